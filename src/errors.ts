@@ -1,0 +1,91 @@
+/**
+ * Errors are values with a kind. The kinds are the ones of CLI.md's JSON contract; the CLI
+ * maps them to exit codes and one-line messages in one place (commands/errors).
+ *
+ * `pyClass` is the Python exception class the reference would raise for the same failure:
+ * build results embed it as "<Class>: <message>" (FORMAT.md §9.17).
+ */
+export type ErrorKind =
+  | 'usage'
+  | 'invalid_rollout_id'
+  | 'corrupt'
+  | 'conflict'
+  | 'frozen'
+  | 'retired'
+  | 'index_offset'
+  | 'schema'
+  | 'lock_timeout'
+  | 'io'
+  | 'other';
+
+export type PyErrorClass =
+  | 'ValueError'
+  | 'RuntimeError'
+  | 'JSONDecodeError'
+  | 'ValidationError'
+  | 'UnicodeDecodeError'
+  | 'KeyError'
+  | 'AssertionError'
+  | 'OSError'
+  | 'TimeoutError';
+
+export interface TokcapErrorOptions {
+  /** Rollout the failure concerns, when there is one. */
+  rolloutId?: string;
+  /** File the failure concerns (path as given), when there is one. */
+  file?: string;
+  pyClass?: PyErrorClass;
+  cause?: unknown;
+}
+
+export class TokcapError extends Error {
+  readonly kind: ErrorKind;
+  readonly rolloutId?: string;
+  readonly file?: string;
+  readonly pyClass: PyErrorClass;
+
+  constructor(kind: ErrorKind, message: string, options: TokcapErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'TokcapError';
+    this.kind = kind;
+    this.rolloutId = options.rolloutId;
+    this.file = options.file;
+    this.pyClass = options.pyClass ?? defaultPyClass(kind);
+  }
+
+  /** "<Class>: <message>", the form the reference consumer puts in a failed build's `error`. */
+  pythonString(): string {
+    return `${this.pyClass}: ${this.message}`;
+  }
+}
+
+function defaultPyClass(kind: ErrorKind): PyErrorClass {
+  switch (kind) {
+    case 'frozen':
+    case 'retired':
+      return 'RuntimeError';
+    case 'corrupt':
+      return 'ValueError';
+    case 'schema':
+      return 'ValidationError';
+    case 'io':
+      return 'OSError';
+    case 'lock_timeout':
+      return 'TimeoutError';
+    default:
+      return 'ValueError';
+  }
+}
+
+export function isTokcapError(e: unknown): e is TokcapError {
+  return e instanceof TokcapError;
+}
+
+/** Wraps a Node fs error (ENOENT, EACCES, ...) as an `io` error naming the file. */
+export function ioError(err: unknown, file: string, rolloutId?: string): TokcapError {
+  if (err instanceof TokcapError) return err;
+  const e = err as NodeJS.ErrnoException;
+  const code = e?.code ? `${e.code}: ` : '';
+  const msg = e?.message ?? String(err);
+  return new TokcapError('io', `${code}${msg.replace(/^[A-Z]+: /, '')}`, { file, rolloutId, cause: err });
+}
