@@ -89,3 +89,11 @@ export function ioError(err: unknown, file: string, rolloutId?: string): TokcapE
   const msg = e?.message ?? String(err);
   return new TokcapError('io', `${code}${msg.replace(/^[A-Z]+: /, '')}`, { file, rolloutId, cause: err });
 }
+
+/** Any thrown value as a TokcapError (unexpected ones become kind `other`). */
+export function toTokcapError(e: unknown, context: { rolloutId?: string; file?: string } = {}): TokcapError {
+  if (e instanceof TokcapError) return e;
+  if ((e as NodeJS.ErrnoException)?.code && context.file) return ioError(e, context.file, context.rolloutId);
+  const msg = e instanceof Error ? e.message : String(e);
+  return new TokcapError('other', msg, { ...context, cause: e });
+}

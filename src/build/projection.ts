@@ -1,0 +1,130 @@
+import type { TokenId } from '../digest/token-digest.js';
+import { isJsonObject, JsonFloat, truthy, type JsonObject, type JsonValue } from '../json/value.js';
+import type { TokenEntry } from '../records/token-entry.js';
+import { builderError, pyEquals, pyLen, pyTypeName } from './python-semantics.js';
+import { appendTokens } from './token-arrays.js';
+
+/**
+ * Projection of a chain into response output items (FORMAT.md §9.14) and the
+ * prefix-contiguity check (§9.15).
+ */
+
+export type ProjectionUsage = { input_tokens: number; output_tokens: number };
+
+/** The projected response, keys in the reference's order. */
+export type ProjectedResponse = {
+  id: string;
+  model: string;
+  object: 'response';
+  output: JsonObject[];
+  usage: ProjectionUsage;
+};
+
+export const NO_TRAINABLE_TOKENS = 'capture produced no trainable generated tokens';
+export const NOT_PREFIX_CONTIGUOUS =
+  "projection is not prefix-contiguous: an output item's prompt_token_ids does not extend the tokens seen so far";
+
+/**
+ * Projects a chain's links (root first, full prompts) into `{"id": "proj-" + R, "model",
+ * "object": "response", "output", "usage"}`. Throws the ValueError of step 3 when no item
+ * carries generated tokens.
+ */
+export function projectChain(rolloutId: string, links: readonly TokenEntry[], model: string): ProjectedResponse {
+  const output: JsonObject[] = [];
+  const running: TokenId[] = [];
+  let previousLength = 0;
+  links.forEach((entry, k) => {
+    // The root's prompt, then each later link's interstitial: its prompt without the first
+    // len(previous prompt + previous generation) tokens.
+    appendTokens(running, entry.prompt_token_ids, k === 0 ? 0 : previousLength);
+    previousLength = entry.prompt_token_ids.length + entry.generation_token_ids.length;
+
+    const items: JsonObject[] = entry.output_items.map((item) => ({ ...item }));
+    const tokenFields = (): JsonObject => {
+      const fields: JsonObject = {
+        prompt_token_ids: running.slice(),
+        generation_token_ids: entry.generation_token_ids.slice(),
+        generation_log_probs: entry.generation_log_probs.map(asFloat),
+      };
+      if (entry.routed_experts !== null) fields.routed_experts = entry.routed_experts;
+      return fields;
+    };
+    if (items.length > 0) {
+      for (const carrier of carrierItems(items, entry.token_item_index)) {
+        // Assignment keeps an existing key's position and appends a new key, like a dict.
+        for (const [key, value] of Object.entries(tokenFields())) carrier[key] = value;
+      }
+      output.push(...items);
+    } else {
+      output.push({ type: 'message', ...tokenFields() });
+    }
+    appendTokens(running, entry.generation_token_ids);
+  });
+
+  if (!output.some((item) => truthy(item.generation_token_ids))) {
+    throw builderError('ValueError', NO_TRAINABLE_TOKENS);
+  }
+  const tokenItems = output.filter((item) => item.generation_token_ids !== undefined && item.generation_token_ids !== null);
+  let outputTokens = 0;
+  for (const item of tokenItems) outputTokens += pyLen(item.generation_token_ids);
+  const first = tokenItems[0];
+  const inputTokens = first === undefined || first.prompt_token_ids == null ? 0 : pyLen(first.prompt_token_ids);
+  return {
+    id: `proj-${rolloutId}`,
+    model,
+    object: 'response',
+    output,
+    usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+  };
+}
+
+/**
+ * The items that receive the token arrays: the one at `token_item_index` when in range;
+ * otherwise every item with a non-null inline `generation_token_ids`; otherwise the last item.
+ */
+function carrierItems(items: JsonObject[], tokenItemIndex: number | null): JsonObject[] {
+  if (tokenItemIndex !== null && tokenItemIndex >= 0 && tokenItemIndex < items.length) return [items[tokenItemIndex]];
+  const inline = items.filter((item) => item.generation_token_ids !== undefined && item.generation_token_ids !== null);
+  if (inline.length > 0) return inline;
+  return [items[items.length - 1]];
+}
+
+/** Log probs are Python floats: an integral value must still print as `0.0`, `-0.0`, `1.0`. */
+function asFloat(x: number): JsonValue {
+  return Number.isInteger(x) ? new JsonFloat(x) : x;
+}
+
+/**
+ * §9.15: every item with non-null `generation_token_ids` must have a `prompt_token_ids` that
+ * starts with all tokens seen so far (previous item's prompt + generation). Throws the
+ * AssertionError of the reference otherwise. Linear: `seen` is kept as its two parts.
+ */
+export function checkPrefixContiguity(output: readonly JsonValue[]): void {
+  let seenHead: readonly JsonValue[] = [];
+  let seenTail: readonly JsonValue[] = [];
+  for (const item of output) {
+    if (!isJsonObject(item)) continue;
+    const generation = item.generation_token_ids;
+    if (generation === undefined || generation === null) continue;
+    const raw = item.prompt_token_ids;
+    const prompt: JsonValue = raw !== undefined && truthy(raw) ? raw : [];
+    if (typeof prompt === 'string') throw builderError('AssertionError', NOT_PREFIX_CONTIGUOUS);
+    if (!Array.isArray(prompt)) {
+      throw builderError(
+        'TypeError',
+        isJsonObject(prompt) ? "unhashable type: 'slice'" : `'${pyTypeName(prompt)}' object is not subscriptable`,
+      );
+    }
+    const seenLength = seenHead.length + seenTail.length;
+    if (prompt.length < seenLength) throw builderError('AssertionError', NOT_PREFIX_CONTIGUOUS);
+    for (let i = 0; i < seenLength; i++) {
+      const seen = i < seenHead.length ? seenHead[i] : seenTail[i - seenHead.length];
+      if (!pyEquals(prompt[i], seen)) throw builderError('AssertionError', NOT_PREFIX_CONTIGUOUS);
+    }
+    if (!Array.isArray(generation)) {
+      throw builderError('TypeError', `can only concatenate list (not "${pyTypeName(generation)}") to list`);
+    }
+    seenHead = prompt;
+    seenTail = generation;
+  }
+}

@@ -1,0 +1,218 @@
+import { lstat } from 'node:fs/promises';
+import { toTokcapError, type TokcapError } from '../errors.js';
+import { classifyLine } from '../jsonl/classify-line.js';
+import { scanLines } from '../jsonl/line-scanner.js';
+import { SUFFIX, rolloutPaths, type FileKind } from '../layout/file-names.js';
+import { openRegularForRead } from '../layout/safe-open.js';
+import { withRolloutLock } from '../lock/rollout-lock.js';
+import { readIncompleteMarkers } from '../sidefiles/incomplete-markers.js';
+import { danglingIntents, readIntents } from '../sidefiles/intents.js';
+import { readState } from '../state/read-state.js';
+import {
+  defaultStateData,
+  entryDigests,
+  indexedSize,
+  isFrozen,
+  isIncompleteFlag,
+  isRetired,
+  refusalCallIds,
+  snapshotId,
+  stateVersion,
+  type RolloutState,
+} from '../state/rollout-state.js';
+import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
+
+/**
+ * The `facts` of one rollout (conformance README §5.1), plus what `inspect` shows beside them.
+ * Read-only: no lock file is created, J is read under a short shared lock, nothing is repaired.
+ */
+export interface RolloutFacts {
+  files: string[];
+  frozen: boolean;
+  retired: boolean;
+  incomplete_flag: boolean;
+  incomplete_marker_calls: string[];
+  intents: string[];
+  dangling_intents: string[];
+  version: number;
+  snapshot_id: string;
+  entries: number;
+  indexed_size: number | null;
+  file_size: number;
+  refusals: string[];
+  /** 'scan' when every line was read, 'index' when counts came from the index plus the tail. */
+  entries_source: 'scan' | 'index';
+  /** A final line that does not parse, followed only by whitespace (a torn write). */
+  torn_tail: boolean;
+  /** J's last byte is not LF (the next writer append would glue onto it, Appendix B.1). */
+  missing_final_newline: boolean;
+  /** Bytes of J past `indexed_size` (pending reconciliation). */
+  unindexed_bytes: number;
+  /** Lines that are not valid entries (bad JSON in the middle, or invalid records). */
+  bad_lines: number;
+  /** Most recent modification time among the rollout's files, in ms since the epoch. */
+  mtime_ms: number;
+  /** Problems met while gathering the facts (unreadable state or intents, lock timeout...). */
+  errors: { file: string; kind: string; message: string }[];
+}
+
+export interface FactsOptions {
+  /** Read every line of J (`--deep`); otherwise counts come from the index plus the tail. */
+  deep?: boolean;
+  /** Files present, when the caller has listed the directory already. */
+  files?: Set<FileKind>;
+}
+
+const FILE_ORDER: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
+
+export async function rolloutFacts(store: StoreOptions, rolloutId: string, options: FactsOptions = {}): Promise<RolloutFacts> {
+  const paths = rolloutPaths(store.dir, rolloutId);
+  const errors: RolloutFacts['errors'] = [];
+  const note = (file: string, e: unknown) => {
+    const err: TokcapError = toTokcapError(e, { rolloutId, file });
+    errors.push({ file, kind: err.kind, message: err.message });
+  };
+  const present = options.files ?? (await presentFiles(paths));
+
+  let state: RolloutState = { exists: false, data: defaultStateData() };
+  let stateReadable = true;
+  if (present.has('state')) {
+    try {
+      state = await readState(paths.state, rolloutId);
+    } catch (e) {
+      stateReadable = false;
+      note(paths.state, e);
+    }
+  }
+  const stateOk = stateReadable && state.exists;
+  let version = 0;
+  if (stateOk) {
+    try {
+      version = stateVersion(state, rolloutId);
+    } catch (e) {
+      note(paths.state, e);
+    }
+  }
+  const idx = stateOk ? indexedSize(state, false) : undefined;
+  const digests = stateOk ? entryDigests(state) : undefined;
+
+  let intents: string[] = [];
+  if (present.has('intents')) {
+    try {
+      intents = await readIntents(paths.intents, rolloutId);
+    } catch (e) {
+      note(paths.intents, e);
+    }
+  }
+  let markers: string[] = [];
+  if (present.has('incomplete')) {
+    try {
+      markers = await readIncompleteMarkers(paths.incomplete, rolloutId);
+    } catch (e) {
+      note(paths.incomplete, e);
+    }
+  }
+
+  const j = {
+    size: 0,
+    entries: 0,
+    callIds: new Set<string>(),
+    torn: false,
+    missingNewline: false,
+    badLines: 0,
+    source: 'scan' as 'scan' | 'index',
+  };
+  if (present.has('jsonl')) {
+    // Fast path only with a readable, non-legacy index that fits inside J.
+    const fast = !options.deep && digests !== undefined && idx !== undefined;
+    try {
+      await withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, readOnly: true }, async () => {
+        const fh = await openRegularForRead(paths.jsonl, rolloutId);
+        if (!fh) return;
+        try {
+          j.size = (await fh.stat()).size;
+          let start = 0;
+          if (fast && idx! <= j.size && idx! > 0) {
+            start = idx!;
+            j.source = 'index';
+            for (const k of Object.keys(digests!)) j.callIds.add(k);
+            j.entries = j.callIds.size;
+          }
+          let pendingBad = false;
+          let lastByteNewline = true;
+          await scanLines(
+            fh,
+            (line) => {
+              lastByteNewline = line.hasNewline;
+              if (line.stripped.length === 0) return;
+              if (pendingBad) {
+                j.badLines++;
+                pendingBad = false;
+              }
+              const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl });
+              if (v.kind === 'entry') {
+                j.entries++;
+                j.callIds.add(v.entry.model_call_id);
+              } else if (v.kind === 'bad_json') pendingBad = true;
+              else j.badLines++;
+            },
+            { start, limit: j.size },
+          );
+          j.torn = pendingBad;
+          j.missingNewline = j.size > 0 && !lastByteNewline;
+        } finally {
+          await fh.close();
+        }
+      });
+    } catch (e) {
+      note(paths.jsonl, e);
+    }
+  }
+
+  let mtime = 0;
+  for (const kind of FILE_ORDER) {
+    if (!present.has(kind)) continue;
+    try {
+      mtime = Math.max(mtime, (await lstat(paths[kind])).mtimeMs);
+    } catch {
+      /* vanished since the listing */
+    }
+  }
+
+  const refusals = stateOk ? refusalCallIds(state) : [];
+  return {
+    files: FILE_ORDER.filter((k) => present.has(k)).map((k) => SUFFIX[k]),
+    frozen: stateOk && isFrozen(state),
+    retired: stateOk && isRetired(state),
+    incomplete_flag: stateOk && isIncompleteFlag(state),
+    incomplete_marker_calls: markers,
+    intents,
+    dangling_intents: danglingIntents(intents, j.callIds, refusals),
+    version,
+    snapshot_id: stateOk ? (snapshotId(state) ?? '') : '',
+    entries: j.entries,
+    indexed_size: !state.exists && stateReadable ? 0 : stateOk ? (idx ?? null) : null,
+    file_size: j.size,
+    refusals,
+    entries_source: j.source,
+    torn_tail: j.torn,
+    missing_final_newline: j.missingNewline,
+    unindexed_bytes: idx !== undefined && idx <= j.size ? j.size - idx : 0,
+    bad_lines: j.badLines,
+    mtime_ms: mtime,
+    errors,
+  };
+}
+
+async function presentFiles(paths: ReturnType<typeof rolloutPaths>): Promise<Set<FileKind>> {
+  const out = new Set<FileKind>();
+  for (const kind of FILE_ORDER) {
+    try {
+      await lstat(paths[kind]);
+      out.add(kind);
+    } catch {
+      /* absent */
+    }
+  }
+  return out;
+}

@@ -1,0 +1,61 @@
+/**
+ * tokcap's public library API. Data path: directory scan (layout) → rollout files (state,
+ * sidefiles, jsonl) → entries (records) → chains (build) → results (facts, verify, build).
+ * This module imports no CLI or UI package.
+ */
+export { TokcapError, isTokcapError, toTokcapError, type ErrorKind, type PyErrorClass } from './errors.js';
+
+// Layout and ids
+export { isValidRolloutId, assertValidRolloutId, validateRolloutIdBatch, dedupeIds, invalidRolloutIdError } from './layout/rollout-id.js';
+export { pyRepr } from './layout/py-repr.js';
+export { SUFFIX, CAPTURE_SUFFIXES, rolloutPaths, rolloutFileName, type FileKind, type RolloutPaths } from './layout/file-names.js';
+export { classifyName, scanDirectory, sortedRolloutIds, type DirectoryListing, type EntryClass } from './layout/scan-directory.js';
+
+// JSON
+export { JsonFloat, truthy, isJsonObject, type JsonValue, type JsonObject } from './json/value.js';
+export { parseJson, parseJsonBytes } from './json/parse-json.js';
+export { canonicalJson, canonicalJsonBytes, orderedJson, compareCodePoints } from './json/canonical-json.js';
+export { formatFloat } from './json/float-layout.js';
+export { round4 } from './json/round4.js';
+
+// Records, digests, JSONL
+export { tokenEntrySchema, validateTokenEntry, entryRuleViolation, KNOWN_FIELDS, type TokenEntry, type ParentResolution } from './records/token-entry.js';
+export { entryToJson, canonicalEntryJson } from './records/canonical-entry.js';
+export { computeTokenDigest, computeTokenDigestOfParts, sha256Hex, EMPTY_TOKEN_DIGEST, type TokenId } from './digest/token-digest.js';
+export { scanLines, scanFileLines, type ScannedLine, type ScanOptions } from './jsonl/line-scanner.js';
+export { classifyLine, type LineVerdict } from './jsonl/classify-line.js';
+export { readEntries, type EntriesRead } from './jsonl/read-entries.js';
+
+// State and side files
+export { readState } from './state/read-state.js';
+export { writeState, type StateWriteVariant } from './state/write-state.js';
+export * as stateFields from './state/rollout-state.js';
+export type { RolloutState } from './state/rollout-state.js';
+export { parseIntents, readIntents, danglingIntents } from './sidefiles/intents.js';
+export { parseIncompleteMarkers, readIncompleteMarkers } from './sidefiles/incomplete-markers.js';
+
+// Locks
+export { withRolloutLock, type RolloutLockOptions, type HeldLock, type LockMode } from './lock/rollout-lock.js';
+
+// Operations
+export { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './ops/store.js';
+export { reconcileIndex, type ReconcileResult } from './ops/reconcile.js';
+export { freezeRollout, newSnapshotId, type Snapshot } from './ops/freeze.js';
+export { readSnapshotReadOnly, type ReadOnlySnapshot } from './ops/read-snapshot.js';
+export { dropRollout } from './ops/drop.js';
+export { retireRollouts, type RemovalResult } from './ops/retire.js';
+export { deleteRollouts } from './ops/delete.js';
+export { sweepRetired, type SweepResult, type SweepOptions, type SweepCandidate } from './ops/sweep.js';
+export { appendEntry, beginCall, markIncomplete, type AppendResult, type WriterOptions } from './ops/writer.js';
+
+// Build (the reference consumer, prefix_merging)
+export { buildRollout, type BuildRolloutOptions } from './build/build-rollout.js';
+export { buildChains, type ChainBuild, type BuildCall, type BuildChain, type BuildNotes } from './build/chain-builder.js';
+export { assemble, failedBuild, noRecordsResult, finishConsumerResult, type ConsumerResult } from './build/consumer-result.js';
+
+// Results
+export { rolloutFacts, type RolloutFacts, type FactsOptions } from './facts/rollout-facts.js';
+export { directoryFacts, type DirectoryFacts, type DirectoryFactsOptions } from './facts/directory-facts.js';
+export { verifyRollout } from './verify/verify-rollout.js';
+export { verifyDirectory, type VerifyResult, type VerifyOptions } from './verify/verify-directory.js';
+export { FINDING_SEVERITY, compareFindings, type Finding, type FindingCode, type Severity } from './verify/findings.js';

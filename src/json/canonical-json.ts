@@ -1,0 +1,141 @@
+/**
+ * orjson-compatible serialisation (FORMAT.md §3.1): compact, strings as JSON.stringify writes
+ * well-formed strings, integers in plain decimal, floats in orjson's layout (float-layout.ts).
+ *
+ * - `canonicalJson` sorts object keys by Unicode code point at every level (OPT_SORT_KEYS): the
+ *   form of entry lines and state files.
+ * - `orderedJson` keeps insertion order (orjson without OPT_SORT_KEYS), for printing results.
+ *
+ * Number kinds (value.ts): a `number` that is integral is an int, a non-integral `number` is a
+ * float, a `JsonFloat` is always a float (`1.0`), a `bigint` is an int. Ints must fit in
+ * -2^63 … 2^64 - 1 like orjson's; strings must be well-formed UTF-16 (no lone surrogates), as
+ * orjson refuses to encode them.
+ */
+import { TokcapError } from '../errors.js';
+import { layoutFloat } from './float-layout.js';
+import { isWellFormed } from './parse-json.js';
+import { JsonFloat, type JsonValue } from './value.js';
+
+export interface CanonicalJsonOptions {
+  /** Positive float exponents with `+` (orjson >= 3.11.7, default) or without. See §3.2. */
+  plusExponent?: boolean;
+  floatKeys?: never;
+}
+
+const MIN_I64 = -(2n ** 63n);
+const MAX_U64 = 2n ** 64n - 1n;
+const MIN_I64_NUM = -9223372036854775808;
+const TWO_64_NUM = 18446744073709551616;
+
+const SURROGATE = /[\ud800-\udfff]/;
+
+/**
+ * Orders strings by Unicode code point (= UTF-8 byte order). UTF-16 code-unit order differs
+ * only where a surrogate (a code point above U+FFFF) meets a unit in U+E000…U+FFFF, which is
+ * corrected at the first differing unit.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 || y >= 0xd800) {
+      // Move surrogates above U+E000…U+FFFF; both ranges keep their internal order.
+      x = x >= 0xe000 ? x - 0x800 : x >= 0xd800 ? x + 0x2000 : x;
+      y = y >= 0xe000 ? y - 0x800 : y >= 0xd800 ? y + 0x2000 : y;
+    }
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** Keys of `o` in code-point order. */
+function sortedKeys(o: object): string[] {
+  const keys = Object.keys(o);
+  for (let i = 0; i < keys.length; i++) {
+    if (SURROGATE.test(keys[i])) return keys.sort(compareCodePoints);
+  }
+  // BMP-only keys: UTF-16 order (the default sort) is code-point order.
+  return keys.sort();
+}
+
+/** orjson.dumps(v, option=OPT_SORT_KEYS). */
+export function canonicalJson(v: JsonValue, opts?: CanonicalJsonOptions): string {
+  return write(v, opts?.plusExponent ?? true, true);
+}
+
+/** The UTF-8 bytes of `canonicalJson(v, opts)`. */
+export function canonicalJsonBytes(v: JsonValue, opts?: CanonicalJsonOptions): Buffer {
+  return Buffer.from(canonicalJson(v, opts), 'utf8');
+}
+
+/**
+ * orjson.dumps(v) without sorting: keys in insertion order (as `Object.keys` lists them, so
+ * integer-like keys come first, in numeric order). Accepts plain objects and arrays built from
+ * JSON values; `undefined`, functions, symbols and other objects are refused.
+ */
+export function orderedJson(v: JsonValue | unknown, opts?: CanonicalJsonOptions): string {
+  return write(v, opts?.plusExponent ?? true, false);
+}
+
+function write(v: unknown, plus: boolean, sort: boolean): string {
+  switch (typeof v) {
+    case 'number':
+      return Number.isInteger(v) ? writeIntNumber(v as number) : layoutFloat(v as number, plus);
+    case 'string':
+      return writeString(v as string);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      if ((v as bigint) < MIN_I64 || (v as bigint) > MAX_U64) throw intRangeError();
+      return (v as bigint).toString();
+    case 'object': {
+      if (v === null) return 'null';
+      if (Array.isArray(v)) {
+        const n = v.length;
+        if (n === 0) return '[]';
+        let out = '[' + write(v[0], plus, sort);
+        for (let i = 1; i < n; i++) out += ',' + write(v[i], plus, sort);
+        return out + ']';
+      }
+      if (v instanceof JsonFloat) return layoutFloat(v.value, plus);
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) throw unsupported(v);
+      const o = v as Record<string, unknown>;
+      const keys = sort ? sortedKeys(o) : Object.keys(o);
+      if (keys.length === 0) return '{}';
+      let out = '{';
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i];
+        if (i > 0) out += ',';
+        out += writeString(k) + ':' + write(o[k], plus, sort);
+      }
+      return out + '}';
+    }
+    default:
+      throw unsupported(v);
+  }
+}
+
+function writeIntNumber(v: number): string {
+  if (v < MIN_I64_NUM || v >= TWO_64_NUM) throw intRangeError();
+  // Beyond 2^53 String() pads the shortest digits with zeros; BigInt gives the exact value.
+  return Number.isSafeInteger(v) ? String(v) : BigInt(v).toString();
+}
+
+function writeString(s: string): string {
+  if (!isWellFormed(s)) {
+    throw new TokcapError('other', 'str is not valid UTF-8: surrogates not allowed', { pyClass: 'ValueError' });
+  }
+  return JSON.stringify(s);
+}
+
+function intRangeError(): TokcapError {
+  return new TokcapError('other', 'Integer exceeds 64-bit range', { pyClass: 'ValueError' });
+}
+
+function unsupported(v: unknown): TokcapError {
+  const what = v === undefined ? 'undefined' : typeof v === 'object' ? (v as object).constructor?.name ?? 'object' : typeof v;
+  return new TokcapError('other', `Type is not JSON serializable: ${what}`, { pyClass: 'ValueError' });
+}

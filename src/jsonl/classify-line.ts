@@ -1,0 +1,37 @@
+import { TokcapError } from '../errors.js';
+import { parseJsonBytes } from '../json/parse-json.js';
+import type { JsonValue } from '../json/value.js';
+import { validateTokenEntry, type TokenEntry } from '../records/token-entry.js';
+
+/** What one stripped, non-blank JSONL line is: not JSON, JSON but not a TokenEntry, or an entry. */
+export type LineVerdict =
+  | { kind: 'bad_json'; error: TokcapError }
+  | { kind: 'invalid'; error: TokcapError; value: JsonValue }
+  | { kind: 'entry'; entry: TokenEntry };
+
+export function parseLineJson(stripped: Uint8Array, context: { rolloutId?: string; file?: string }): JsonValue {
+  try {
+    return parseJsonBytes(stripped);
+  } catch (e) {
+    if (e instanceof TokcapError) {
+      throw new TokcapError('corrupt', e.message, { ...context, pyClass: 'JSONDecodeError', cause: e });
+    }
+    throw e;
+  }
+}
+
+export function classifyLine(stripped: Uint8Array, context: { rolloutId?: string; file?: string } = {}): LineVerdict {
+  let value: JsonValue;
+  try {
+    value = parseLineJson(stripped, context);
+  } catch (e) {
+    if (e instanceof TokcapError) return { kind: 'bad_json', error: e };
+    throw e;
+  }
+  try {
+    return { kind: 'entry', entry: validateTokenEntry(value, context) };
+  } catch (e) {
+    if (e instanceof TokcapError) return { kind: 'invalid', error: e, value };
+    throw e;
+  }
+}

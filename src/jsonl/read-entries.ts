@@ -1,0 +1,58 @@
+import type { FileHandle } from 'node:fs/promises';
+import type { TokcapError } from '../errors.js';
+import type { TokenEntry } from '../records/token-entry.js';
+import { classifyLine } from './classify-line.js';
+import { scanLines } from './line-scanner.js';
+
+export interface ReadEntriesOptions {
+  rolloutId: string;
+  file: string;
+  /**
+   * 'fail' (the reference's read, §7.6): any bad line fails, a torn final line included.
+   * 'ignore' (read-only preview, §12): a final unparseable line followed by nothing but
+   * whitespace is skipped and reported as `tornTail`; everything else still fails.
+   */
+  tornTail: 'fail' | 'ignore';
+  /** Read only up to this byte offset (a size observed under the lock). */
+  limit?: number;
+}
+
+export interface EntriesRead {
+  entries: TokenEntry[];
+  /** Byte offset of a skipped torn final line (only with tornTail 'ignore'). */
+  tornTailAt?: number;
+  size: number;
+}
+
+/** Reads every entry of J in file order (FORMAT.md §7.6). The caller holds the lock. */
+export async function readEntries(fh: FileHandle, options: ReadEntriesOptions): Promise<EntriesRead> {
+  const entries: TokenEntry[] = [];
+  const context = { rolloutId: options.rolloutId, file: options.file };
+  let pending: { error: TokcapError; start: number } | undefined;
+  let failure: TokcapError | undefined;
+  const { end } = await scanLines(
+    fh,
+    (line) => {
+      if (line.stripped.length === 0) return;
+      if (pending) {
+        // Content after an unparseable line: it was a corrupt middle line, not a torn tail.
+        failure = pending.error;
+        return false;
+      }
+      const verdict = classifyLine(line.stripped, context);
+      if (verdict.kind === 'entry') {
+        entries.push(verdict.entry);
+        return;
+      }
+      if (verdict.kind === 'bad_json' && options.tornTail === 'ignore') {
+        pending = { error: verdict.error, start: line.start };
+        return;
+      }
+      failure = verdict.error;
+      return false;
+    },
+    { limit: options.limit },
+  );
+  if (failure) throw failure;
+  return { entries, tornTailAt: pending?.start, size: end };
+}

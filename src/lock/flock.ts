@@ -1,0 +1,100 @@
+/**
+ * Thin FFI binding to libc `flock(2)` (FORMAT.md §2.1, §2.4).
+ *
+ * Real BSD `flock` is required: POSIX `fcntl` record locks are a different lock family on Linux
+ * and do not exclude the Python store's `fcntl.flock` holders. Node has no built-in `flock`, so we
+ * call libc through koffi. Only the non-blocking form is exposed: a blocking `flock` would block
+ * the JS thread (callers poll with backoff instead, see rollout-lock.ts).
+ *
+ * koffi (a native addon, ~10-20 ms to load) and libc are loaded lazily on the first call, so
+ * importing this module costs nothing: commands that never lock (help, listing) do not pay for
+ * the FFI layer. koffi is an ESM+CJS package; its CJS entry is loaded through `createRequire`
+ * because a static `import` would load the addon at module evaluation.
+ */
+import { createRequire } from 'node:module';
+import { getSystemErrorMap } from 'node:util';
+import type KoffiModule from 'koffi';
+
+export type LockMode = 'shared' | 'exclusive';
+
+/** <sys/file.h> on Linux. */
+export const LOCK_SH = 1;
+export const LOCK_EX = 2;
+export const LOCK_NB = 4;
+export const LOCK_UN = 8;
+
+/** Linux errno values. EWOULDBLOCK == EAGAIN on Linux. */
+const EINTR = 4;
+const EWOULDBLOCK = 11;
+
+interface Libc {
+  flock: (fd: number, operation: number) => number;
+  /** Reads (or with an argument, sets) the calling thread's live errno. */
+  errno: (value?: number) => number;
+}
+
+let libc: Libc | undefined;
+
+function loadLibc(): Libc {
+  if (libc === undefined) {
+    const koffi = createRequire(import.meta.url)('koffi') as typeof KoffiModule;
+    const lib = koffi.load('libc.so.6');
+    libc = {
+      flock: lib.func('int flock(int fd, int operation)') as Libc['flock'],
+      errno: (value) => (value === undefined ? koffi.errno() : koffi.errno(value)),
+    };
+  }
+  return libc;
+}
+
+/**
+ * Calls flock, retrying on EINTR. Returns 0 on success, otherwise the errno (-1 if unknown).
+ *
+ * For synchronous calls koffi does NOT capture errno: `koffi.errno()` reads the thread's live
+ * errno (only `.async` calls get a saved copy). So it is read immediately after the call with no
+ * JS work in between, and cleared before the call so that an errno nobody set reads as 0 (then
+ * reported as an error rather than mistaken for EWOULDBLOCK or success).
+ */
+function flockErrno(fd: number, operation: number): number {
+  const { flock, errno: liveErrno } = loadLibc();
+  for (;;) {
+    liveErrno(0);
+    const rc = flock(fd, operation);
+    if (rc === 0) return 0;
+    const errno = liveErrno();
+    if (errno === EINTR) continue;
+    return errno === 0 ? -1 : errno;
+  }
+}
+
+/** An Error shaped like Node's fs errors (`code`, `errno`, `syscall`) so `ioError` formats it. */
+function flockError(errno: number, fd: number): NodeJS.ErrnoException {
+  const entry = errno > 0 ? getSystemErrorMap().get(-errno) : undefined;
+  const code = entry?.[0] ?? `errno ${errno}`;
+  const desc = entry?.[1] ?? 'unknown error';
+  const err = new Error(`${code}: ${desc}, flock (fd ${fd})`) as NodeJS.ErrnoException;
+  err.code = entry?.[0];
+  err.errno = -errno;
+  err.syscall = 'flock';
+  return err;
+}
+
+/**
+ * Non-blocking lock attempt (`LOCK_SH|LOCK_NB` or `LOCK_EX|LOCK_NB`). Returns true if acquired
+ * (or converted, when this open file description already held a lock), false if another open file
+ * description holds a conflicting lock (EWOULDBLOCK). Retries EINTR; throws on any other errno
+ * (EBADF, ENOLCK, ...).
+ */
+export function tryFlock(fd: number, mode: LockMode): boolean {
+  const op = (mode === 'shared' ? LOCK_SH : LOCK_EX) | LOCK_NB;
+  const errno = flockErrno(fd, op);
+  if (errno === 0) return true;
+  if (errno === EWOULDBLOCK) return false;
+  throw flockError(errno, fd);
+}
+
+/** `LOCK_UN`. Throws on failure (e.g. EBADF). Does not close the descriptor. */
+export function unlockFd(fd: number): void {
+  const errno = flockErrno(fd, LOCK_UN);
+  if (errno !== 0) throw flockError(errno, fd);
+}

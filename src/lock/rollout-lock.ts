@@ -1,0 +1,296 @@
+/**
+ * Per-rollout `flock(2)` on `<R>.tokens.lock`, interoperable with the Python store
+ * (FORMAT.md §2).
+ *
+ * - Mutating callers open the lock file like the reference's `open(path, 'a+b')`:
+ *   `O_RDWR | O_CREAT | O_APPEND`, mode 0666 filtered by the umask (§2.1). The file is never
+ *   written, truncated or renamed; only sweep unlinks it, from inside `fn` (§2.3, §7.11).
+ * - Read-only callers (`readOnly: true`) open an EXISTING lock file with `O_RDONLY` and never
+ *   create one (§2.4 allows this; it lets read-only commands work in a directory they cannot
+ *   write, and keeps lookups from littering orphan lock files). If the lock file does not exist,
+ *   nobody holds the lock at that moment: every holder locks an open descriptor of that path, the
+ *   lock file is created by the first locked operation of a rollout (before any J/I/M/S exists)
+ *   and only sweep removes it, from under its own exclusive lock right before releasing it. A
+ *   process still waiting on a swept inode locks a file nobody else opens, so it would not be
+ *   excluded by our lock either (§2.3). `fn` then runs without a lock (`held.locked === false`,
+ *   `held.fd === -1`). Caveat: this is a snapshot; a writer that starts right after the check
+ *   creates the lock file and is not excluded, so such an `fn` may see that writer's very first
+ *   files appear mid-write (in practice: there was nothing to read when it started). Callers
+ *   that cannot accept that must use `readOnly: false`.
+ * - Acquisition never blocks the event loop: `LOCK_NB` attempts with a backoff (1 ms doubling to
+ *   25 ms) between them, up to `waitMs` (0 means a single attempt), then `lock_timeout` (§2.4).
+ * - After acquiring, the descriptor's inode is compared with the path's: if the lock file
+ *   vanished or was replaced meanwhile (a sweep race, §2.3/§2.4), the stale lock is released and
+ *   acquisition starts over on the current file (read-only callers: if it vanished, they proceed
+ *   unlocked as above). The overall deadline is not reset.
+ * - The lock is always released with `LOCK_UN` and then the descriptor is closed, whatever `fn`
+ *   does. Node opens every descriptor with `O_CLOEXEC` (libuv), so child processes spawned while
+ *   a lock is held do not inherit it.
+ *
+ * Never nest: `flock` locks belong to the open file description, so acquiring the lock of a
+ * rollout again from inside `fn` (a second `open` of the same file) conflicts with the outer
+ * lock of the same process and would wait against itself until the timeout (with blocking
+ * `flock`, forever). Such nesting is detected and rejected with
+ * `TokcapError('other', 'internal: nested lock of rollout X')`. Detection follows the async call
+ * chain (AsyncLocalStorage) rather than a process-wide set: two *independent* concurrent
+ * operations of this process on one rollout are not nested; they open separate descriptors,
+ * exclude each other through `flock` like two processes would, and simply wait in turn. A lock is
+ * recognized as the same one by resolved path and by (device, inode), so `dir/./R.tokens.lock`
+ * or a symlinked directory does not slip past the guard.
+ *
+ * FORMAT.md §2.1 also requires never holding two different rollouts' locks at once; that is the
+ * callers' duty (batch operations lock one rollout at a time), this module does not police it.
+ */
+import * as fs from 'node:fs';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { resolve as resolvePath } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ioError, TokcapError } from '../errors.js';
+import { tryFlock, unlockFd, type LockMode } from './flock.js';
+
+export type { LockMode } from './flock.js';
+
+export interface RolloutLockOptions {
+  /** How long to keep retrying, in milliseconds; 0 = try once. */
+  waitMs: number;
+  /** Open an existing lock file `O_RDONLY`, create none (see the module comment). */
+  readOnly?: boolean;
+  /** Aborts the wait (rejects with `signal.reason`); does not interrupt `fn`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * What `fn` receives while the lock is held. `fd` is the locked descriptor of the lock file
+ * (-1 when `locked` is false: read-only caller and no lock file). `fn` must not close `fd`, and
+ * must not write to it; sweep may unlink the lock file's path while holding it (FORMAT.md §7.11
+ * step 5), the release then happens on the unlinked inode.
+ */
+export interface HeldLock {
+  readonly fd: number;
+  readonly locked: boolean;
+}
+
+const INITIAL_BACKOFF_MS = 1;
+const MAX_BACKOFF_MS = 25;
+
+interface Scope {
+  readonly key: string;
+  readonly dev: bigint | null;
+  readonly ino: bigint | null;
+  active: boolean;
+}
+
+/** The locks held by the current async call chain (outermost first). */
+const heldScopes = new AsyncLocalStorage<readonly Scope[]>();
+
+export async function withRolloutLock<T>(
+  lockPath: string,
+  rolloutId: string,
+  mode: LockMode,
+  opts: RolloutLockOptions,
+  fn: (held: HeldLock) => Promise<T> | T,
+): Promise<T> {
+  const key = resolvePath(lockPath);
+  const chain = heldScopes.getStore() ?? [];
+  if (chain.some((s) => s.active && s.key === key)) throw nestedError(rolloutId, lockPath);
+  opts.signal?.throwIfAborted();
+
+  const acquired = await acquire(lockPath, rolloutId, mode, opts, chain);
+  const scope: Scope = {
+    key,
+    dev: acquired?.dev ?? null,
+    ino: acquired?.ino ?? null,
+    active: true,
+  };
+  const held: HeldLock = acquired ? { fd: acquired.fd, locked: true } : { fd: -1, locked: false };
+
+  let result: T;
+  try {
+    result = await heldScopes.run([...chain, scope], () => fn(held));
+  } catch (e) {
+    scope.active = false;
+    if (acquired) {
+      try {
+        release(acquired.fd, lockPath, rolloutId);
+      } catch {
+        // fn's error is the one to report; the descriptor is closed either way.
+      }
+    }
+    throw e;
+  }
+  scope.active = false;
+  if (acquired) release(acquired.fd, lockPath, rolloutId);
+  return result;
+}
+
+interface Acquired {
+  fd: number;
+  dev: bigint;
+  ino: bigint;
+}
+
+/** Returns the locked descriptor, or null when a read-only caller finds no lock file. */
+async function acquire(
+  lockPath: string,
+  rolloutId: string,
+  mode: LockMode,
+  opts: RolloutLockOptions,
+  chain: readonly Scope[],
+): Promise<Acquired | null> {
+  const readOnly = opts.readOnly === true;
+  const waitMs = Number.isNaN(opts.waitMs) || opts.waitMs < 0 ? 0 : opts.waitMs;
+  const deadline = performance.now() + waitMs;
+  let backoff = INITIAL_BACKOFF_MS;
+
+  for (;;) {
+    const fd = openLockFile(lockPath, rolloutId, readOnly);
+    if (fd === null) return null;
+
+    let locked = false;
+    let current: fs.BigIntStats | null;
+    let mine: fs.BigIntStats;
+    try {
+      mine = fstat(fd, lockPath, rolloutId);
+      if (chain.some((s) => s.active && s.dev === mine.dev && s.ino === mine.ino)) {
+        throw nestedError(rolloutId, lockPath);
+      }
+      for (;;) {
+        let got: boolean;
+        try {
+          got = tryFlock(fd, mode);
+        } catch (e) {
+          throw ioError(e, lockPath, rolloutId);
+        }
+        if (got) {
+          locked = true;
+          break;
+        }
+        const left = deadline - performance.now();
+        if (left <= 0) throw timeoutError(waitMs, rolloutId, lockPath);
+        await pause(Math.min(backoff, left), opts.signal);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+      current = statOrNull(lockPath, rolloutId);
+    } catch (e) {
+      closeQuietly(fd, locked);
+      throw e;
+    }
+
+    if (current !== null && current.dev === mine.dev && current.ino === mine.ino) {
+      return { fd, dev: mine.dev, ino: mine.ino };
+    }
+    // The lock file vanished (swept) or was replaced while we waited: our lock is on an inode
+    // newer callers no longer open. Drop it and start over on whatever the path is now.
+    release(fd, lockPath, rolloutId);
+    if (current === null && readOnly) return null;
+  }
+}
+
+/** Mutating: like Python `open(path, 'a+b')`. Read-only: existing file, `O_RDONLY`, or null. */
+function openLockFile(lockPath: string, rolloutId: string, readOnly: boolean): number | null {
+  const { O_RDONLY, O_RDWR, O_CREAT, O_APPEND } = fs.constants;
+  if (readOnly) {
+    try {
+      return fs.openSync(lockPath, O_RDONLY);
+    } catch (e) {
+      if (errCode(e) === 'ENOENT') return null;
+      throw ioError(e, lockPath, rolloutId);
+    }
+  }
+  try {
+    return fs.openSync(lockPath, O_RDWR | O_CREAT | O_APPEND, 0o666);
+  } catch (e) {
+    const code = errCode(e);
+    if (code !== 'EACCES' && code !== 'EROFS') throw ioError(e, lockPath, rolloutId);
+    // The lock file exists but is not writable for us (e.g. created 0644 by another user in a
+    // shared directory, or a read-only mount). flock works on read-only descriptors and the lock
+    // file is never written, so lock an O_RDONLY descriptor of it. If it does not exist we
+    // cannot create it: report the original error.
+    try {
+      return fs.openSync(lockPath, O_RDONLY);
+    } catch {
+      throw ioError(e, lockPath, rolloutId);
+    }
+  }
+}
+
+function release(fd: number, lockPath: string, rolloutId: string): void {
+  let error: unknown;
+  try {
+    unlockFd(fd);
+  } catch (e) {
+    error = e;
+  }
+  try {
+    fs.closeSync(fd);
+  } catch (e) {
+    error ??= e;
+  }
+  if (error !== undefined) throw ioError(error, lockPath, rolloutId);
+}
+
+function closeQuietly(fd: number, locked: boolean): void {
+  if (locked) {
+    try {
+      unlockFd(fd);
+    } catch {
+      // closing releases it anyway
+    }
+  }
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // nothing more to do
+  }
+}
+
+function fstat(fd: number, lockPath: string, rolloutId: string): fs.BigIntStats {
+  try {
+    return fs.fstatSync(fd, { bigint: true });
+  } catch (e) {
+    throw ioError(e, lockPath, rolloutId);
+  }
+}
+
+function statOrNull(lockPath: string, rolloutId: string): fs.BigIntStats | null {
+  try {
+    return fs.statSync(lockPath, { bigint: true });
+  } catch (e) {
+    if (errCode(e) === 'ENOENT') return null;
+    throw ioError(e, lockPath, rolloutId);
+  }
+}
+
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted();
+  try {
+    await sleep(ms, undefined, signal ? { signal } : undefined);
+  } catch (e) {
+    signal?.throwIfAborted();
+    throw e;
+  }
+}
+
+function errCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | null)?.code;
+}
+
+function formatWait(ms: number): string {
+  return ms >= 1000 ? `${+(ms / 1000).toFixed(3)}s` : `${+ms.toFixed(3)}ms`;
+}
+
+function timeoutError(waitMs: number, rolloutId: string, lockPath: string): TokcapError {
+  return new TokcapError(
+    'lock_timeout',
+    `timed out after ${formatWait(waitMs)} waiting for the lock of rollout ${rolloutId}`,
+    { rolloutId, file: lockPath },
+  );
+}
+
+function nestedError(rolloutId: string, lockPath: string): TokcapError {
+  return new TokcapError('other', `internal: nested lock of rollout ${rolloutId}`, {
+    rolloutId,
+    file: lockPath,
+  });
+}

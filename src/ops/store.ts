@@ -1,0 +1,29 @@
+import { rolloutPaths, type RolloutPaths } from '../layout/file-names.js';
+import { assertValidRolloutId } from '../layout/rollout-id.js';
+
+/** Where a store lives and how long operations wait for a rollout's lock. */
+export interface StoreOptions {
+  dir: string;
+  /** Maximum wait for a rollout's lock, in milliseconds (CLI default: 10 s). */
+  lockWaitMs?: number;
+}
+
+export const DEFAULT_LOCK_WAIT_MS = 10_000;
+
+export interface RolloutTarget {
+  dir: string;
+  rolloutId: string;
+  paths: RolloutPaths;
+  lockWaitMs: number;
+}
+
+/** Validates the id before anything touches the filesystem (FORMAT.md §1.2). */
+export function rolloutTarget(store: StoreOptions, rolloutId: string): RolloutTarget {
+  assertValidRolloutId(rolloutId);
+  return {
+    dir: store.dir,
+    rolloutId,
+    paths: rolloutPaths(store.dir, rolloutId),
+    lockWaitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS,
+  };
+}

@@ -1,0 +1,104 @@
+import { existsSync, statSync } from 'node:fs';
+import { opendir } from 'node:fs/promises';
+import { ioError, toTokcapError, type TokcapError } from '../errors.js';
+import { SUFFIX, rolloutPaths } from '../layout/file-names.js';
+import { isValidRolloutId } from '../layout/rollout-id.js';
+import { withRolloutLock } from '../lock/rollout-lock.js';
+import { readState } from '../state/read-state.js';
+import { isRetired } from '../state/rollout-state.js';
+import { fsyncDir } from '../state/fsync-dir.js';
+import { unlinkIfPresent } from './remove-files.js';
+import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './store.js';
+
+export interface SweepCandidate {
+  rolloutId: string;
+  /** Age of the state file in seconds when it was examined. */
+  ageSeconds: number;
+}
+
+export interface SweepResult {
+  /** Removed (or, with dryRun, removable) ids, sorted by code point. */
+  removed: SweepCandidate[];
+  /** Retired, old enough, but J still exists: left alone (tokcap's safety rule, §7.11 step 2.4). */
+  skippedWithRecords: string[];
+  /** Ids whose state could not be read or whose lock timed out. */
+  failed: { rolloutId: string; error: TokcapError }[];
+  dryRun: boolean;
+}
+
+export interface SweepOptions {
+  olderThanSeconds: number;
+  dryRun?: boolean;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+/**
+ * sweep of retired tombstones (FORMAT.md §7.11, older `sweep_retired` semantics plus tokcap's
+ * safety rule). The reference aborts the whole sweep on a malformed state; tokcap reports that
+ * rollout and goes on with the others (the exit code still says something went wrong).
+ * With dryRun nothing is locked, created or removed: candidates are judged from a plain read.
+ */
+export async function sweepRetired(store: StoreOptions, options: SweepOptions): Promise<SweepResult> {
+  const now = (options.now ?? (() => Date.now() / 1000))();
+  const cutoff = now - options.olderThanSeconds;
+  const waitMs = store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+  const dryRun = options.dryRun ?? false;
+  const ids: string[] = [];
+  let dirHandle;
+  try {
+    dirHandle = await opendir(store.dir);
+  } catch (e) {
+    throw ioError(e, store.dir);
+  }
+  for await (const ent of dirHandle) {
+    if (!ent.name.endsWith(SUFFIX.state)) continue;
+    const id = ent.name.slice(0, -SUFFIX.state.length);
+    if (isValidRolloutId(id)) ids.push(id);
+  }
+  ids.sort();
+  const result: SweepResult = { removed: [], skippedWithRecords: [], failed: [], dryRun };
+  const examine = async (id: string): Promise<'remove' | 'skip' | 'records'> => {
+    const paths = rolloutPaths(store.dir, id);
+    let mtime: number;
+    try {
+      mtime = statSync(paths.state).mtimeMs / 1000;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'skip';
+      throw ioError(e, paths.state, id);
+    }
+    if (mtime > cutoff) return 'skip';
+    const state = await readState(paths.state, id);
+    if (!isRetired(state)) return 'skip';
+    if (existsSync(paths.jsonl)) return 'records';
+    ages.set(id, Math.max(0, now - mtime));
+    return 'remove';
+  };
+  const ages = new Map<string, number>();
+  let removedAny = false;
+  for (const id of ids) {
+    const paths = rolloutPaths(store.dir, id);
+    try {
+      const verdict = dryRun
+        ? await examine(id)
+        : await withRolloutLock(paths.lock, id, 'exclusive', { waitMs }, async () => {
+            const v = await examine(id);
+            if (v === 'remove') {
+              unlinkIfPresent(paths.state, id);
+              unlinkIfPresent(paths.intents, id);
+              unlinkIfPresent(paths.incomplete, id);
+              // Still holding the lock on it: waiters on this inode are why sweep is age-gated.
+              unlinkIfPresent(paths.lock, id);
+              removedAny = true;
+            }
+            return v;
+          });
+      if (verdict === 'remove') result.removed.push({ rolloutId: id, ageSeconds: ages.get(id) ?? 0 });
+      else if (verdict === 'records') result.skippedWithRecords.push(id);
+    } catch (e) {
+      result.failed.push({ rolloutId: id, error: toTokcapError(e, { rolloutId: id }) });
+    }
+  }
+  if (removedAny) fsyncDir(store.dir);
+  return result;
+}

@@ -1,0 +1,33 @@
+import { TokcapError } from '../errors.js';
+import { readRegularFile } from '../layout/safe-open.js';
+import { parseJsonBytes } from '../json/parse-json.js';
+import { isJsonObject } from '../json/value.js';
+import { defaultStateData, type RolloutState } from './rollout-state.js';
+
+/**
+ * Reads `<R>.tokens.state.json` (FORMAT.md §5.3). Missing → defaults. Not JSON → `corrupt`
+ * (JSONDecodeError). Not an object → `corrupt` with the reference's ValueError message.
+ */
+export async function readState(statePath: string, rolloutId: string): Promise<RolloutState> {
+  const bytes = await readRegularFile(statePath, rolloutId);
+  if (bytes === undefined) return { exists: false, data: defaultStateData() };
+  return parseStateBytes(bytes, statePath, rolloutId);
+}
+
+export function parseStateBytes(bytes: Uint8Array, statePath: string, rolloutId: string): RolloutState {
+  let value;
+  try {
+    value = parseJsonBytes(bytes);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new TokcapError('corrupt', msg, { rolloutId, file: statePath, pyClass: 'JSONDecodeError', cause: e });
+  }
+  if (!isJsonObject(value)) {
+    throw new TokcapError('corrupt', `Invalid token-capture state for rollout ${rolloutId}`, {
+      rolloutId,
+      file: statePath,
+      pyClass: 'ValueError',
+    });
+  }
+  return { exists: true, data: value };
+}

@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { ioError } from '../errors.js';
+import { canonicalJsonBytes } from '../json/canonical-json.js';
+import type { JsonObject } from '../json/value.js';
+import { fsyncDir } from './fsync-dir.js';
+
+/**
+ * The three state-write variants of FORMAT.md §5.5: they differ only in fsyncs.
+ * - durable: fsync the temp file, rename, fsync the directory;
+ * - nonDurable: no fsync at all (append's normal path; the state is rebuildable from J);
+ * - fence: fsync the temp file, rename, no directory fsync (retire phase 1: one fsync per batch).
+ */
+export type StateWriteVariant = 'durable' | 'nonDurable' | 'fence';
+
+const TEMP_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789_';
+
+function tempName(): string {
+  const bytes = randomBytes(8);
+  let s = '.tokens-state-';
+  // 37 symbols: modulo bias is irrelevant for a uniqueness-only name.
+  for (const b of bytes) s += TEMP_ALPHABET[b % TEMP_ALPHABET.length];
+  return s;
+}
+
+/**
+ * Writes `data` (sorted keys, compact, trailing LF) atomically onto `statePath`. The work is
+ * synchronous on purpose: it runs under the rollout's lock, and a half-done state write must not
+ * interleave with anything else in this process.
+ */
+export function writeState(dir: string, statePath: string, data: JsonObject, variant: StateWriteVariant, rolloutId?: string): void {
+  const bytes = Buffer.concat([canonicalJsonBytes(data), Buffer.from('\n')]);
+  let tmp = '';
+  let fd = -1;
+  for (let attempt = 0; ; attempt++) {
+    tmp = join(dir, tempName());
+    try {
+      fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 100) continue;
+      throw ioError(e, tmp, rolloutId);
+    }
+  }
+  try {
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    if (variant !== 'nonDurable') fsyncSync(fd);
+    closeSync(fd);
+    fd = -1;
+    renameSync(tmp, statePath);
+  } catch (e) {
+    if (fd !== -1) {
+      try {
+        closeSync(fd);
+      } catch {
+        /* already failing */
+      }
+    }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* the temp file may not exist any more */
+    }
+    throw ioError(e, statePath, rolloutId);
+  }
+  if (variant === 'durable') fsyncDir(dir);
+}

@@ -1,0 +1,224 @@
+import { computeTokenDigest, computeTokenDigestOfParts, sha256Hex, type TokenId } from '../digest/token-digest.js';
+import { toTokcapError } from '../errors.js';
+import { classifyLine } from '../jsonl/classify-line.js';
+import { scanLines } from '../jsonl/line-scanner.js';
+import { rolloutPaths } from '../layout/file-names.js';
+import { openRegularForRead } from '../layout/safe-open.js';
+import { withRolloutLock } from '../lock/rollout-lock.js';
+import type { TokenEntry } from '../records/token-entry.js';
+import { readState } from '../state/read-state.js';
+import { entryDigests, indexedSize, type RolloutState } from '../state/rollout-state.js';
+import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
+import { finding, type Finding } from './findings.js';
+
+interface LineRecord {
+  line: number;
+  digest: string;
+}
+
+/**
+ * verify-digests for one rollout (conformance README §5.2; FORMAT.md §12). Read-only: the state
+ * is read without a lock (it is replaced atomically), J under a short shared lock on an existing
+ * lock file. Damage is reported as findings, never thrown; only a lock timeout or an I/O error
+ * reading J is thrown.
+ */
+export async function verifyRollout(store: StoreOptions, rolloutId: string): Promise<Finding[]> {
+  const paths = rolloutPaths(store.dir, rolloutId);
+  const out: Finding[] = [];
+  const add = (f: Finding) => out.push(f);
+
+  let state: RolloutState | undefined;
+  try {
+    const s = await readState(paths.state, rolloutId);
+    if (s.exists) state = s;
+  } catch (e) {
+    const err = toTokcapError(e, { rolloutId, file: paths.state });
+    if (err.kind !== 'corrupt') throw err;
+    add(finding(rolloutId, 'state_unreadable', `state file is unreadable: ${err.message}`));
+  }
+  const idxValue = state ? indexedSize(state, false) : undefined;
+  const digests = state ? entryDigests(state) : undefined;
+  const indexed = state !== undefined && digests !== undefined && idxValue !== undefined;
+
+  const byCall = new Map<string, LineRecord[]>();
+  const first = new Map<string, TokenEntry>();
+  let size = 0;
+
+  await withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, readOnly: true }, async () => {
+    const fh = await openRegularForRead(paths.jsonl, rolloutId);
+    if (!fh) return;
+    try {
+      size = (await fh.stat()).size;
+      let pendingBad: number | undefined;
+      await scanLines(
+        fh,
+        (line) => {
+          if (line.stripped.length === 0) return;
+          if (pendingBad !== undefined) {
+            add(finding(rolloutId, 'malformed_line', 'line is not valid JSON and more content follows it', { line: pendingBad }));
+            pendingBad = undefined;
+          }
+          const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl });
+          if (v.kind === 'bad_json') {
+            pendingBad = line.lineNo;
+            return;
+          }
+          if (v.kind === 'invalid') {
+            add(finding(rolloutId, 'invalid_entry', `line is not a valid token record: ${v.error.message}`, { line: line.lineNo }));
+            return;
+          }
+          const e = v.entry;
+          const callId = e.model_call_id;
+          if (e.rollout_id !== rolloutId) {
+            add(finding(rolloutId, 'rollout_id_mismatch', `record names rollout ${JSON.stringify(e.rollout_id)}`, { call_id: callId, line: line.lineNo }));
+          }
+          const d = sha256Hex(line.stripped);
+          let recs = byCall.get(callId);
+          if (!recs) byCall.set(callId, (recs = []));
+          recs.push({ line: line.lineNo, digest: d });
+          if (!first.has(callId)) first.set(callId, e);
+          if (indexed) {
+            if (line.end <= idxValue!) {
+              const want = digests![callId];
+              if (want === undefined) {
+                add(finding(rolloutId, 'entry_not_indexed', 'indexed line whose call id is not in entry_digests', { call_id: callId, line: line.lineNo }));
+              } else if (want !== d) {
+                add(finding(rolloutId, 'entry_digest_mismatch', `entry digest ${d} differs from the index (${want})`, { call_id: callId, line: line.lineNo }));
+              }
+            } else {
+              add(finding(rolloutId, 'unindexed_tail', 'valid line past indexed_size (pending reconciliation)', { call_id: callId, line: line.lineNo }));
+            }
+          }
+        },
+        { limit: size },
+      );
+      if (pendingBad !== undefined) {
+        add(finding(rolloutId, 'torn_tail', 'final line is not valid JSON (a torn write; freeze will truncate it)', { line: pendingBad }));
+      }
+    } finally {
+      await fh.close();
+    }
+  });
+
+  if (state && idxValue !== undefined && idxValue > size) {
+    add(finding(rolloutId, 'index_past_end', `indexed_size ${idxValue} is past the end of the JSONL (${size} bytes)`));
+  }
+  if (indexed) {
+    for (const key of Object.keys(digests!)) {
+      if (!byCall.has(key)) add(finding(rolloutId, 'index_orphan', 'entry_digests names a call with no valid line', { call_id: key }));
+    }
+  }
+  for (const [callId, recs] of byCall) {
+    if (recs.length < 2) continue;
+    const same = recs.every((r) => r.digest === recs[0].digest);
+    const lines = recs.map((r) => r.line).join(', ');
+    add(
+      same
+        ? finding(rolloutId, 'duplicate_identical', `call appears on ${recs.length} identical lines (${lines})`, { call_id: callId })
+        : finding(rolloutId, 'conflicting_payload', `call appears on ${recs.length} lines with different payloads (${lines})`, { call_id: callId }),
+    );
+  }
+  checkTokens(rolloutId, first, add);
+  return out;
+}
+
+/** Per-call token checks on the first valid line of each call id. */
+function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f: Finding) => void): void {
+  // Cumulative sequences, reconstructed through delta parents; null = cannot be walked.
+  const cumMemo = new Map<string, TokenId[] | null>();
+  const cumOf = (id: string): TokenId[] | null => {
+    if (cumMemo.has(id)) return cumMemo.get(id)!;
+    // Walk up iteratively to a non-delta ancestor (or a failure), then build back down.
+    const path: TokenEntry[] = [];
+    const onPath = new Set<string>();
+    let cur: string | null = id;
+    let base: TokenId[] | null = null;
+    for (;;) {
+      if (cur === null || onPath.has(cur)) break;
+      if (cumMemo.has(cur)) {
+        base = cumMemo.get(cur)!;
+        break;
+      }
+      const e = first.get(cur);
+      if (!e) break;
+      onPath.add(cur);
+      if (!e.prompt_is_delta) {
+        base = [...e.prompt_token_ids, ...e.generation_token_ids];
+        cumMemo.set(cur, base);
+        break;
+      }
+      path.push(e);
+      cur = e.parent_call_id;
+    }
+    // `path` holds the delta entries from `id` up to (excluding) the base, nearest first.
+    for (let i = path.length - 1; i >= 0; i--) {
+      const e = path[i];
+      base = base === null ? null : [...base, ...e.prompt_token_ids, ...e.generation_token_ids];
+      cumMemo.set(e.model_call_id, base);
+    }
+    if (!cumMemo.has(id)) cumMemo.set(id, base);
+    return cumMemo.get(id)!;
+  };
+  const digestOr = (ids: readonly TokenId[], length?: number): string | null => {
+    try {
+      return computeTokenDigest(ids, length);
+    } catch {
+      return null;
+    }
+  };
+
+  for (const [callId, e] of first) {
+    const digest = e.digest;
+    if (!e.prompt_is_delta) {
+      if (digest) {
+        let d: string | null;
+        try {
+          d = computeTokenDigestOfParts([e.prompt_token_ids, e.generation_token_ids]);
+        } catch {
+          d = null;
+        }
+        if (d !== digest) add(finding(rolloutId, 'token_digest_mismatch', 'stamped digest is not the digest of prompt + generation', { call_id: callId }));
+      }
+      const len = e.prompt_token_ids.length + e.generation_token_ids.length;
+      if (e.cum_len !== null && e.cum_len !== len) {
+        add(finding(rolloutId, 'cum_len_mismatch', `cum_len ${e.cum_len} is not ${len}`, { call_id: callId }));
+      }
+    } else {
+      const cum = cumOf(callId);
+      if (cum === null) {
+        add(finding(rolloutId, 'delta_unreconstructable', 'the delta parent chain cannot be walked to a full record', { call_id: callId }));
+      } else if ((digest && digestOr(cum) !== digest) || (e.cum_len !== null && e.cum_len !== cum.length)) {
+        add(finding(rolloutId, 'delta_digest_mismatch', 'reconstructed cumulative sequence does not match the stamped digest or cum_len', { call_id: callId }));
+      }
+    }
+    const parentId = e.parent_call_id;
+    if (e.parent_resolution === 'resolved' && parentId !== null && !first.has(parentId)) {
+      add(finding(rolloutId, 'parent_missing', 'resolved parent is not among the valid entries', { call_id: callId, parent_call_id: parentId }));
+    }
+    if (parentId !== null && first.has(parentId)) {
+      const p = first.get(parentId)!;
+      let childPrompt: readonly TokenId[] | null;
+      if (e.prompt_is_delta) {
+        const cum = cumOf(callId);
+        childPrompt = cum === null ? null : cum.slice(0, cum.length - e.generation_token_ids.length);
+      } else childPrompt = e.prompt_token_ids;
+      let parentLen: number | null = p.cum_len;
+      let parentDigest: string | null = p.digest ? p.digest : null;
+      if (parentLen === null || parentDigest === null) {
+        const pc = cumOf(parentId);
+        if (pc !== null) {
+          if (parentLen === null) parentLen = pc.length;
+          if (parentDigest === null) parentDigest = digestOr(pc);
+        }
+      }
+      if (childPrompt !== null && parentLen !== null && parentDigest !== null) {
+        if (parentLen > childPrompt.length || digestOr(childPrompt, parentLen) !== parentDigest) {
+          add(finding(rolloutId, 'parent_link_mismatch', "the child's prompt does not start with the parent's cumulative tokens", { call_id: callId, parent_call_id: parentId }));
+        }
+      }
+    }
+    if (!digest || e.cum_len === null) {
+      add(finding(rolloutId, 'missing_digest', 'digest or cum_len is missing', { call_id: callId }));
+    }
+  }
+}
