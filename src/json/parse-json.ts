@@ -87,7 +87,7 @@ function parseValue(c: number): JsonValue {
   if ((c >= 48 && c <= 57) || c === 45) return parseNumber(c);
   switch (c) {
     case 34:
-      return parseString();
+      return detach(parseString());
     case 123:
       return parseObject();
     case 91:
@@ -182,7 +182,8 @@ function parseObject(): JsonObject {
     c = src.charCodeAt(pos);
     if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
     if (c === 44) {
-      c = skipWs2();
+      pos++;
+      c = skipWs();
       if (c === 125) fail('trailing comma is not allowed', pos + 1);
       continue;
     }
@@ -195,10 +196,14 @@ function parseObject(): JsonObject {
   }
 }
 
-/** Steps over the character at `pos`, then over whitespace; returns the next character. */
-function skipWs2(): number {
-  pos++;
-  return skipWs();
+/**
+ * A copy of `s` that does not keep the source text alive. V8 represents a slice of 13 or more
+ * characters as a view into its parent, so a string value kept from a parsed record would pin
+ * the whole line; the concatenation is flattened into a fresh string by `slice`. Keys need no
+ * copy: V8 internalizes property names.
+ */
+function detach(s: string): string {
+  return s.length < 13 ? s : (' ' + s).slice(1);
 }
 
 function parseString(): string {
