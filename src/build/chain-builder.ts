@@ -46,6 +46,8 @@ export interface BuildCall {
   /** Index in the snapshot (file order) of the kept copy. */
   readonly fileIndex: number;
   readonly status: CallStatus;
+  /** Why an unreconstructable delta was dropped: its parent walk failed, or its digest differs. */
+  readonly unreconstructable: 'parent_walk_failed' | 'digest_mismatch' | null;
   /** The stored record held only a parent-relative prompt suffix. */
   readonly storedAsDelta: boolean;
   readonly parentResolution: ParentResolution | null;
@@ -120,7 +122,6 @@ export interface ChainBuild {
 
 interface Node {
   readonly id: string;
-  readonly source: MaterializedEntry;
   readonly entry: TokenEntry;
   readonly cumulative: CumulativeSequence;
   readonly order: number;
@@ -200,7 +201,6 @@ export function buildChains(entries: readonly TokenEntry[]): ChainBuild {
     const entry = source.entry;
     const node: Node = {
       id: entry.model_call_id,
-      source,
       entry,
       cumulative: new CumulativeSequence(entry.prompt_token_ids, entry.generation_token_ids, source.cumulativeDigest),
       order: nodes.length,
@@ -416,6 +416,7 @@ function finish(
       call: {
         ...common(u.entry, u.fileIndex),
         status: 'unreconstructable',
+        unreconstructable: u.why === 'walk' ? 'parent_walk_failed' : 'digest_mismatch',
         storedAsDelta: true,
         order: null,
         parentId: null,
@@ -437,6 +438,7 @@ function finish(
       call: {
         ...common(m.entry, m.fileIndex),
         status: node === undefined ? 'empty_generation' : 'placed',
+        unreconstructable: null,
         storedAsDelta: m.storedAsDelta,
         order: node?.order ?? null,
         parentId: node?.parent?.id ?? null,
