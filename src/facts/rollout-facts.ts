@@ -159,6 +159,12 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
             { start, limit: j.size },
           );
           j.torn = pendingBad;
+          if (start >= j.size && j.size > 0) {
+            // Nothing was scanned (all indexed): look at the last byte itself.
+            const last = Buffer.alloc(1);
+            await fh.read(last, 0, 1, j.size - 1);
+            lastByteNewline = last[0] === 0x0a;
+          }
           j.missingNewline = j.size > 0 && !lastByteNewline;
         } finally {
           await fh.close();
@@ -180,6 +186,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
   }
 
   const refusals = stateOk ? refusalCallIds(state) : [];
+  const reportedIndexedSize = !state.exists && stateReadable ? 0 : stateOk ? (idx ?? null) : null;
   return {
     files: FILE_ORDER.filter((k) => present.has(k)).map((k) => SUFFIX[k]),
     frozen: stateOk && isFrozen(state),
@@ -191,13 +198,13 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
     version,
     snapshot_id: stateOk ? (snapshotId(state) ?? '') : '',
     entries: j.entries,
-    indexed_size: !state.exists && stateReadable ? 0 : stateOk ? (idx ?? null) : null,
+    indexed_size: reportedIndexedSize,
     file_size: j.size,
     refusals,
     entries_source: j.source,
     torn_tail: j.torn,
     missing_final_newline: j.missingNewline,
-    unindexed_bytes: idx !== undefined && idx <= j.size ? j.size - idx : 0,
+    unindexed_bytes: reportedIndexedSize !== null && reportedIndexedSize <= j.size ? j.size - reportedIndexedSize : 0,
     bad_lines: j.badLines,
     mtime_ms: mtime,
     errors,

@@ -68,6 +68,12 @@ export async function readSnapshotReadOnly(store: StoreOptions, rolloutId: strin
             }
             const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl });
             if (v.kind === 'bad_json') {
+              // Only a line a freeze would reconcile can be a torn tail; inside the indexed
+              // prefix it is corruption (freeze would freeze, then fail reading it).
+              if (line.start < offset) {
+                failure = v.error;
+                return false;
+              }
               pending = { error: v.error, start: line.start };
               return;
             }
