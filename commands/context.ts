@@ -1,0 +1,153 @@
+/**
+ * The `CommandContext` handed to every command module's `run(ctx)`: the resolved inputs (dir,
+ * ids, typed options) and the only ways a command talks to the outside world (stdout, stderr,
+ * progress, styles, exit code). Commands never touch process.stdout, process.exit or chalk.
+ */
+import type { CommandName, CommandOptionsMap, GlobalOptions } from './options.js';
+import { EXIT_OK, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
+import { createStyles, colorLevel, type Styles } from './styles.js';
+import { ProgressLine, noProgress, type ProgressFactory } from './progress.js';
+import { stringifyJson } from './json-out.js';
+import { renderTable, type Column } from './table.js';
+
+export interface OutStream {
+  write(chunk: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+/** Everything the CLI uses from the process; injectable for in-process tests. */
+export interface CliIo {
+  stdout: OutStream;
+  stderr: OutStream;
+  stdin: NodeJS.ReadableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+}
+
+/** Exit-code accumulator: the highest code raised wins (CLI.md "Exit codes"). */
+export class ExitCodeAccumulator {
+  private code: ExitCode = EXIT_OK;
+  get value(): ExitCode {
+    return this.code;
+  }
+  raise(code: ExitCode): void {
+    if (code > this.code) this.code = code;
+  }
+}
+
+export interface CommandContext<N extends CommandName = CommandName> {
+  readonly command: N;
+  /** The capture directory (DIR, else $TOKCAP_DIR). Empty string only for `completion`. */
+  readonly dir: string;
+  /**
+   * Rollout ids: positional ones, then those of --ids-from, duplicates dropped, order kept.
+   * Already batch-validated unless the command's idValidation says otherwise (build; freeze
+   * --json), in which case the command must validate them itself.
+   */
+  readonly ids: readonly string[];
+  /** Ids were given (positionally or by --ids-from). When false, read-only commands cover every rollout. */
+  readonly idsGiven: boolean;
+  /** The raw positional arguments as commander parsed them (completion: [SHELL]). */
+  readonly positionals: readonly string[];
+  readonly options: Readonly<GlobalOptions & CommandOptionsMap[N]>;
+  readonly env: NodeJS.ProcessEnv;
+  readonly stdin: NodeJS.ReadableStream;
+  readonly tty: { readonly stdout: boolean; readonly stderr: boolean };
+  readonly styles: Styles;
+  readonly exitCode: ExitCodeAccumulator;
+
+  /** Writes one line (a newline is added) of human output to stdout. No-op under --json. */
+  out(text: string): void;
+  /** Writes THE json document to stdout (compact, one line). Allowed once per run. */
+  json(value: unknown): void;
+  /** Writes one line to stderr, always (even with --quiet). */
+  err(line: string): void;
+  /** `tokcap: warning: <line>` on stderr; suppressed by --quiet. */
+  warn(line: string): void;
+  /** Starts a progress bar on stderr (no-op unless stderr is a TTY and not --quiet/--json). */
+  progress: ProgressFactory;
+  /** Raises the exit code (highest wins). Same as `exitCode.raise`. */
+  raise(code: ExitCode): void;
+  /**
+   * Reports a per-rollout failure and keeps going: writes the one-line error on stderr, raises
+   * the exit code for its kind, and returns the inline JSON form to put in the --json output.
+   */
+  fail(e: unknown, rolloutId?: string): ErrorJson;
+  /** A table in the layout that fits stdout (boxed on a TTY, plain otherwise). */
+  table(columns: readonly Column[], rows: readonly (readonly string[])[]): string;
+}
+
+export interface ContextInit<N extends CommandName> {
+  command: N;
+  dir: string;
+  ids: readonly string[];
+  idsGiven: boolean;
+  positionals: readonly string[];
+  options: GlobalOptions & CommandOptionsMap[N];
+  io: CliIo;
+  exitCode?: ExitCodeAccumulator;
+}
+
+export function createContext<N extends CommandName>(init: ContextInit<N>): CommandContext<N> {
+  const { io, options } = init;
+  const stdoutIsTTY = io.stdout.isTTY === true;
+  const stderrIsTTY = io.stderr.isTTY === true;
+  const styles = createStyles(colorLevel({ color: options.color, env: io.env, stdoutIsTTY }));
+  const exitCode = init.exitCode ?? new ExitCodeAccumulator();
+  const line = new ProgressLine(io.stderr);
+  const progressOn = stderrIsTTY && !options.quiet && !options.json;
+  let jsonWritten = false;
+
+  const writeErr = (text: string) => {
+    line.clear();
+    io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+    line.restore();
+  };
+
+  const ctx: CommandContext<N> = {
+    command: init.command,
+    dir: init.dir,
+    ids: init.ids,
+    idsGiven: init.idsGiven,
+    positionals: init.positionals,
+    options,
+    env: io.env,
+    stdin: io.stdin,
+    tty: { stdout: stdoutIsTTY, stderr: stderrIsTTY },
+    styles,
+    exitCode,
+    out(text) {
+      if (options.json) return;
+      io.stdout.write(`${text}\n`);
+    },
+    json(value) {
+      if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
+      jsonWritten = true;
+      io.stdout.write(`${stringifyJson(value)}\n`);
+    },
+    err(text) {
+      writeErr(text);
+    },
+    warn(text) {
+      if (options.quiet) return;
+      writeErr(`tokcap: warning: ${text}`);
+    },
+    progress: (o) => (progressOn ? line.start(o) : noProgress()),
+    raise(code) {
+      exitCode.raise(code);
+    },
+    fail(e, rolloutId) {
+      for (const l of formatErrorReport(e, io.env)) writeErr(l);
+      exitCode.raise(exitCodeFor(e));
+      return errorJson(e, rolloutId);
+    },
+    table(columns, rows) {
+      return renderTable(columns, rows, { layout: stdoutIsTTY ? 'boxed' : 'plain', headingStyle: styles.heading });
+    },
+  };
+  return ctx;
+}

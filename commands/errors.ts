@@ -1,0 +1,118 @@
+/**
+ * The ONE place that maps errors to exit codes and formats them (CLI.md "Exit codes", "Errors go
+ * to stderr as one line each"). Nothing else in commands/ decides an exit code for an error.
+ */
+import { TokcapError, type ErrorKind } from '../src/errors.js';
+
+export const EXIT_OK = 0;
+/** The command ran and reports a negative outcome (findings, drop returned false, masked). */
+export const EXIT_NEGATIVE = 1;
+export const EXIT_USAGE = 2;
+export const EXIT_FAILURE = 3;
+export type ExitCode = 0 | 1 | 2 | 3;
+
+const EXIT_BY_KIND: { readonly [K in ErrorKind]: ExitCode } = {
+  usage: EXIT_USAGE,
+  invalid_rollout_id: EXIT_USAGE,
+  corrupt: EXIT_FAILURE,
+  conflict: EXIT_FAILURE,
+  frozen: EXIT_FAILURE,
+  retired: EXIT_FAILURE,
+  index_offset: EXIT_FAILURE,
+  schema: EXIT_FAILURE,
+  lock_timeout: EXIT_FAILURE,
+  io: EXIT_FAILURE,
+  other: EXIT_FAILURE,
+};
+
+export function exitCodeForKind(kind: ErrorKind): ExitCode {
+  return EXIT_BY_KIND[kind];
+}
+
+/** Exit code for anything thrown: TokcapErrors by kind; everything else is 3. */
+export function exitCodeFor(e: unknown): ExitCode {
+  return e instanceof TokcapError ? exitCodeForKind(e.kind) : EXIT_FAILURE;
+}
+
+/** Shorthand for a usage error (exit 2). */
+export function usageError(message: string): TokcapError {
+  return new TokcapError('usage', message);
+}
+
+/** What every stub throws until the lead writes the command body. */
+export function notImplemented(): TokcapError {
+  return new TokcapError('other', 'not implemented yet');
+}
+
+/** Collapses a message onto one line (errors are one line each on stderr). */
+function oneLine(s: string): string {
+  return s
+    .replace(/\s*[\r\n]+\s*/g, ' ')
+    .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
+    .trim();
+}
+
+function isErrnoException(e: unknown): e is NodeJS.ErrnoException {
+  return e instanceof Error && typeof (e as NodeJS.ErrnoException).code === 'string' && 'errno' in e;
+}
+
+/**
+ * `<rollout or file>: <reason>` without the `tokcap: ` prefix. The subject is the rollout id if
+ * the error names one, else the file. An invalid_rollout_id error carries no subject: its message
+ * already shows the id, quoted (an invalid id may contain anything).
+ */
+export function describeError(e: unknown): string {
+  if (e instanceof TokcapError) {
+    const subject = e.kind === 'invalid_rollout_id' ? undefined : (e.rolloutId ?? e.file);
+    const reason = oneLine(e.message) || e.kind;
+    return subject === undefined || subject === '' ? reason : `${oneLine(subject)}: ${reason}`;
+  }
+  if (isErrnoException(e)) {
+    // A raw Node fs error that escaped the library: an I/O error about its path.
+    const msg = oneLine(e.message);
+    return e.path && !msg.includes(e.path) ? `${e.path}: ${msg}` : msg;
+  }
+  if (e instanceof Error) return `unexpected error: ${oneLine(`${e.name}: ${e.message}`)}`;
+  return `unexpected error: ${oneLine(String(e))}`;
+}
+
+/** The one-line stderr message: `tokcap: <rollout or file>: <reason>`. */
+export function formatErrorLine(e: unknown): string {
+  return `tokcap: ${describeError(e)}`;
+}
+
+/** TOKCAP_DEBUG=1 (any non-empty value other than 0/false) prints stack traces. */
+export function debugEnabled(env: NodeJS.ProcessEnv): boolean {
+  const v = env.TOKCAP_DEBUG;
+  return v !== undefined && v !== '' && v !== '0' && v.toLowerCase() !== 'false';
+}
+
+/** The lines written to stderr for an error: the one-liner, then (debug only) the stack. */
+export function formatErrorReport(e: unknown, env: NodeJS.ProcessEnv): string[] {
+  const lines = [formatErrorLine(e)];
+  if (debugEnabled(env)) {
+    let cur: unknown = e;
+    let depth = 0;
+    while (cur !== undefined && cur !== null && depth < 8) {
+      const stack = cur instanceof Error ? (cur.stack ?? `${cur.name}: ${cur.message}`) : String(cur);
+      lines.push(depth === 0 ? stack : `caused by: ${stack}`);
+      cur = cur instanceof Error ? cur.cause : undefined;
+      depth += 1;
+    }
+  }
+  return lines;
+}
+
+export interface ErrorJson {
+  rollout_id: string | null;
+  error: { kind: ErrorKind; message: string };
+}
+
+/** The inline per-rollout error of the JSON contract: `{"rollout_id", "error": {"kind", "message"}}`. */
+export function errorJson(e: unknown, rolloutId?: string): ErrorJson {
+  const id = rolloutId ?? (e instanceof TokcapError ? e.rolloutId : undefined) ?? null;
+  if (e instanceof TokcapError) return { rollout_id: id, error: { kind: e.kind, message: e.message } };
+  if (isErrnoException(e)) return { rollout_id: id, error: { kind: 'io', message: e.message } };
+  const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  return { rollout_id: id, error: { kind: 'other', message } };
+}

@@ -1,0 +1,643 @@
+/**
+ * THE option table. Everything user-facing about the command line is declared here once and
+ * consumed by: the commander program (commands/program.ts), `--help`, the man pages
+ * (scripts/gen-man.ts via commands/docs.ts) and the shell completion scripts
+ * (commands/completion.ts). Change an option here and all of them follow.
+ *
+ * Types: each command has an options interface (`InspectOptions`, ...). Its table is an
+ * `OptionTable<InspectOptions>`: one `OptionSpec` per key, keyed by commander's attribute name
+ * (`--ids-from` -> `idsFrom`, `--no-color` -> `color`), so the compiler checks that every typed
+ * option is declared and that each value parser returns the declared type; a test checks that
+ * each key is the attribute name commander derives from the flags.
+ *
+ * This module must stay cheap to load: no library code beyond errors and the duration parser.
+ */
+import { TokcapError } from '../src/errors.js';
+import { parseDuration } from './duration.js';
+
+// ---------------------------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------------------------
+
+export const COMMAND_NAMES = [
+  'inspect',
+  'freeze',
+  'build',
+  'verify-digests',
+  'sweep',
+  'retire',
+  'delete',
+  'export',
+  'watch',
+  'completion',
+] as const;
+export type CommandName = (typeof COMMAND_NAMES)[number];
+
+/** How the value of an option (or an argument) completes in a shell. */
+export type CompletionHint = 'file' | 'dir' | 'rollout-id' | 'none';
+
+export interface OptionSpec<T> {
+  /** Commander flag syntax: `--deep`, `-q, --quiet`, `--status <state>`, `--no-color`. */
+  flags: string;
+  /** One sentence or two; shown in --help, man pages and zsh/fish completion. */
+  description: string;
+  /** Default value (after parsing). Boolean flags default to false without saying so. */
+  default?: T;
+  /** How the default is shown in help when the raw value differs (e.g. `10s` for 10 seconds). */
+  defaultLabel?: string;
+  /** Allowed values (checked by commander; listed in help and completion). */
+  choices?: readonly string[];
+  /** Value parser: raw string -> value; throws TokcapError('usage') with a helpful message. */
+  parse?: (raw: string) => T;
+  /** Must be given (commander "mandatory option"). */
+  required?: boolean;
+  /** Completion of the option's value (options with `<value>` only). Default 'none'. */
+  complete?: CompletionHint;
+}
+
+/** One spec per key of `O`, keyed by commander attribute name. */
+export type OptionTable<O> = { [K in keyof O]-?: OptionSpec<O[K]> };
+
+export interface ArgSpec {
+  /** Shown in synopsis and help: DIR, ID, SHELL. */
+  name: string;
+  description: string;
+  required: boolean;
+  variadic: boolean;
+  choices?: readonly string[];
+  complete: CompletionHint;
+}
+
+export interface Example {
+  command: string;
+  description: string;
+}
+
+/** What a command's `check` sees: everything the user gave, before the module is loaded. */
+export interface CheckInput<O> {
+  options: GlobalOptions & O;
+  ids: readonly string[];
+  /** Rollout ids given positionally or through --ids-from (even if the file held none). */
+  idsGiven: boolean;
+  stdoutIsTTY: boolean;
+}
+
+/**
+ * How rollout ids are validated before the command module runs (CLI.md "Invocation"):
+ * - 'batch': the whole batch is validated first; one invalid id -> exit 2, nothing read.
+ * - 'batch-unless-json': as 'batch', except with --json, where the command itself reports an
+ *   inline invalid_rollout_id error per invalid id (freeze).
+ * - 'command': the command handles invalid ids itself (build: a failed build per bad id).
+ * - 'none': the command takes no ids.
+ */
+export type IdValidation = 'batch' | 'batch-unless-json' | 'command' | 'none';
+
+export interface CommandSpec<N extends CommandName> {
+  name: N;
+  /** One line, no final period: command list, man NAME line, completion descriptions. */
+  summary: string;
+  /** Paragraphs separated by blank lines (plain text; `code` spans allowed). */
+  description: string;
+  args: readonly ArgSpec[];
+  options: OptionTable<CommandOptionsMap[N]>;
+  examples: readonly Example[];
+  idValidation: IdValidation;
+  /**
+   * True when this invocation changes a store. Such invocations never act on every rollout
+   * implicitly: they need ids, --ids-from or --all (CLI.md "Invocation").
+   */
+  mutates: (options: CommandOptionsMap[N]) => boolean;
+  /** Extra usage checks; return a message to fail with exit 2. */
+  check?: (input: CheckInput<CommandOptionsMap[N]>) => string | undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value lists and parsers
+// ---------------------------------------------------------------------------------------------
+
+export const STATUS_FILTERS = ['live', 'frozen', 'retired', 'incomplete', 'dangling', 'torn', 'all'] as const;
+export type StatusFilter = (typeof STATUS_FILTERS)[number];
+
+export const SORT_KEYS = ['id', 'state', 'calls', 'version', 'size', 'age'] as const;
+export type SortKey = (typeof SORT_KEYS)[number];
+
+export const EXPORT_FORMATS = ['jsonl', 'tinker'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+export type Shell = (typeof SHELLS)[number];
+
+function usage(message: string): never {
+  throw new TokcapError('usage', message);
+}
+
+export function parsePositiveInt(raw: string): number {
+  if (!/^[1-9][0-9]*$/.test(raw)) usage(`expected a positive integer, got '${raw}'`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) usage(`'${raw}' is too large`);
+  return n;
+}
+
+export function parseNonNegativeInt(raw: string): number {
+  if (!/^(0|[1-9][0-9]*)$/.test(raw)) usage(`expected a non-negative integer, got '${raw}'`);
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) usage(`'${raw}' is too large`);
+  return n;
+}
+
+export function parseNonEmpty(raw: string): string {
+  if (raw.length === 0) usage('expected a non-empty value');
+  return raw;
+}
+
+/** `a,b, c` -> ['a', 'b', 'c']; empty items are an error; duplicates dropped, order kept. */
+export function parseFieldList(raw: string): string[] {
+  const items = raw.split(',').map((s) => s.trim());
+  if (items.some((s) => s.length === 0)) usage(`expected a comma-separated list of field names, got '${raw}'`);
+  return [...new Set(items)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------------------------
+
+export interface GlobalOptions {
+  /** --json: one JSON document on stdout, nothing else on stdout. */
+  json: boolean;
+  /** --no-color sets this to false (NO_COLOR and a non-TTY stdout also disable colour). */
+  color: boolean;
+  /** -q/--quiet: only errors on stderr. */
+  quiet: boolean;
+  /** --lock-wait, in seconds. */
+  lockWait: number;
+}
+
+export const DEFAULT_LOCK_WAIT_SECONDS = 10;
+
+export const GLOBAL_OPTIONS: OptionTable<GlobalOptions> = {
+  json: {
+    flags: '--json',
+    description: 'print one JSON document on stdout (the machine-readable contract) and nothing else there',
+  },
+  color: {
+    flags: '--no-color',
+    description: 'no colour (also: NO_COLOR set, or stdout not a terminal)',
+    default: true,
+  },
+  quiet: {
+    flags: '-q, --quiet',
+    description: 'write only errors on stderr (no warnings, no progress)',
+  },
+  lockWait: {
+    flags: '--lock-wait <duration>',
+    description: "how long to wait for a rollout's lock before failing with a lock_timeout error naming the busy rollout",
+    default: DEFAULT_LOCK_WAIT_SECONDS,
+    defaultLabel: '10s',
+    parse: parseDuration,
+  },
+};
+
+/** Handled by commander itself; listed for the docs. */
+export const BUILTIN_OPTIONS: readonly { flags: string; description: string }[] = [
+  { flags: '-h, --help', description: 'show help for the command, with examples' },
+  { flags: '-V, --version', description: 'print the tokcap version (before the command: `tokcap -V`)' },
+];
+
+const idsFrom: OptionSpec<string | undefined> = {
+  flags: '--ids-from <file>',
+  description: 'read more rollout ids from a file, one per line (`-`: standard input); blank lines and lines starting with # are ignored',
+  complete: 'file',
+};
+
+export interface InspectOptions {
+  deep: boolean;
+  status: StatusFilter;
+  sort: SortKey;
+  limit: number | undefined;
+  idsFrom: string | undefined;
+}
+export interface FreezeOptions {
+  all: boolean;
+  idsFrom: string | undefined;
+}
+export interface BuildOptions {
+  freeze: boolean;
+  all: boolean;
+  model: string;
+  failOnMask: boolean;
+  idsFrom: string | undefined;
+}
+export interface VerifyDigestsOptions {
+  strict: boolean;
+  idsFrom: string | undefined;
+}
+export interface SweepOptions {
+  /** Seconds. */
+  olderThan: number;
+  dryRun: boolean;
+}
+export interface RetireOptions {
+  snapshotId: string | undefined;
+  version: number | undefined;
+  idsFrom: string | undefined;
+}
+export interface DeleteOptions {
+  idsFrom: string | undefined;
+}
+export interface ExportOptions {
+  out: string;
+  format: ExportFormat;
+  freeze: boolean;
+  all: boolean;
+  trainableOnly: boolean;
+  fields: string[] | undefined;
+  force: boolean;
+  idsFrom: string | undefined;
+}
+export interface WatchOptions {
+  once: boolean;
+}
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface CompletionOptions {}
+
+export interface CommandOptionsMap {
+  inspect: InspectOptions;
+  freeze: FreezeOptions;
+  build: BuildOptions;
+  'verify-digests': VerifyDigestsOptions;
+  sweep: SweepOptions;
+  retire: RetireOptions;
+  delete: DeleteOptions;
+  export: ExportOptions;
+  watch: WatchOptions;
+  completion: CompletionOptions;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+// ---------------------------------------------------------------------------------------------
+
+const DIR_ARG: ArgSpec = {
+  name: 'DIR',
+  description: 'the capture directory (default: $TOKCAP_DIR)',
+  required: false,
+  variadic: false,
+  complete: 'dir',
+};
+
+const IDS_ARG: ArgSpec = {
+  name: 'ID',
+  description: 'rollout ids (put ids that start with - after --); duplicates are dropped, order is kept',
+  required: false,
+  variadic: true,
+  complete: 'rollout-id',
+};
+
+const NO_SELECTION_HINT = 'it never acts on every rollout implicitly';
+
+/** Shared usage checks for `--all` (freeze and the --freeze forms). */
+function checkAll(name: string, o: { all: boolean; freeze?: boolean }, idsGiven: boolean): string | undefined {
+  if (o.all && idsGiven) return `${name}: --all cannot be combined with rollout ids or --ids-from`;
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+// ---------------------------------------------------------------------------------------------
+
+export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
+  inspect: {
+    name: 'inspect',
+    summary: 'Show the rollouts of a capture directory and their state',
+    description: [
+      'Lists every rollout of DIR (or only the given ids) with its state (live, frozen, retired, incomplete, dangling intents, torn tail), its counts and its version, and the names in DIR that carry a capture suffix but an invalid rollout id.',
+      'Read-only: it takes only short shared locks, creates no lock file, never truncates a torn tail (it reports it) and never writes state. Counts come from the state index by default; `--deep` reads every line.',
+      'With `--json`: `{"dir", "rollouts": {ID: FACTS}, "invalid_names": [...]}`, where FACTS holds the files, state flags, intents, dangling intents, version, snapshot id, entry count and sizes of the rollout.',
+    ].join('\n\n'),
+    args: [DIR_ARG, IDS_ARG],
+    options: {
+      deep: { flags: '--deep', description: 'read every line instead of trusting the state index for counts (slower; "entries_source": "scan")' },
+      status: {
+        flags: '--status <state>',
+        description: 'show only rollouts in this state',
+        choices: STATUS_FILTERS,
+        default: 'all',
+      },
+      sort: {
+        flags: '--sort <key>',
+        description: 'order of the listing',
+        choices: SORT_KEYS,
+        default: 'id',
+      },
+      limit: { flags: '--limit <n>', description: 'show at most N rollouts (after filtering and sorting)', parse: parsePositiveInt },
+      idsFrom,
+    },
+    examples: [
+      { command: 'tokcap inspect /data/captures', description: 'Every rollout of a capture directory, one line each.' },
+      { command: 'tokcap inspect /data/captures r-0007 r-0012 --deep', description: 'Two rollouts, counting every line instead of trusting the index.' },
+      { command: 'TOKCAP_DIR=/data/captures tokcap inspect --status dangling --sort age --limit 20', description: 'The 20 oldest rollouts with dangling intents, using $TOKCAP_DIR.' },
+      { command: 'tokcap inspect /data/captures --json | jq \'.rollouts | keys\'', description: 'Machine-readable facts.' },
+    ],
+    idValidation: 'batch',
+    mutates: () => false,
+  },
+
+  freeze: {
+    name: 'freeze',
+    summary: 'Freeze rollouts so that writers can no longer add to them',
+    description: [
+      'Freezes each rollout: reconciles the state index with the record file, marks the rollout frozen with a fresh snapshot id and a new version, and reports its entries and dangling intents. Freezing is idempotent: freezing again returns the same snapshot id and version unless new lines were reconciled.',
+      'A writer that still uses a frozen rollout fails on its next call, so freeze only finished rollouts; `--all` is meant for finished runs. freeze never acts on every rollout implicitly: give ids, `--ids-from` or `--all`.',
+      'Ids are validated as a batch first: one invalid id fails the command (exit 2) and changes nothing. With `--json` the array is still printed, with an inline `invalid_rollout_id` error for each invalid id.',
+    ].join('\n\n'),
+    args: [DIR_ARG, { ...IDS_ARG, description: `rollout ids to freeze (required unless --all or --ids-from; ${NO_SELECTION_HINT})` }],
+    options: {
+      all: { flags: '--all', description: 'freeze every rollout in DIR (finished runs only: live writers will fail)' },
+      idsFrom,
+    },
+    examples: [
+      { command: 'tokcap freeze /data/captures r-0007 r-0012', description: 'Freeze two rollouts.' },
+      { command: 'tokcap freeze /data/captures --all --json > snapshots.json', description: 'Freeze a finished run and keep the snapshot ids and versions.' },
+      { command: 'tokcap freeze /data/captures --ids-from done.txt', description: 'Freeze the rollouts listed in a file.' },
+      { command: 'tokcap freeze /data/captures -- -rf', description: 'Ids that start with - go after --.' },
+    ],
+    idValidation: 'batch-unless-json',
+    mutates: () => true,
+    check: ({ options, idsGiven }) => checkAll('freeze', options, idsGiven),
+  },
+
+  build: {
+    name: 'build',
+    summary: 'Build trajectories from rollouts, as the reference consumer does',
+    description: [
+      'Builds the trajectory of each rollout exactly as the reference consumer would (prefix merging), and reports it with its metrics.',
+      'Without `--freeze` nothing on disk changes: each result is what the reference would return for a frozen copy of the rollout, without `_capture_snapshot`, plus `"preview": true`; without ids every rollout is built. With `--freeze` each rollout is frozen first and then built, and the result includes `_capture_snapshot`; then ids, `--ids-from` or `--all` are required.',
+      "An invalid rollout id is not a usage error here: it is that rollout's failed build (`\"error\": \"ValueError: Invalid rollout id: ...\"`), and the other ids are still built.",
+    ].join('\n\n'),
+    args: [DIR_ARG, { ...IDS_ARG, description: 'rollout ids to build (default: every rollout; required with --freeze unless --all or --ids-from)' }],
+    options: {
+      freeze: { flags: '--freeze', description: 'freeze each rollout first, then build it (changes the store)' },
+      all: { flags: '--all', description: 'with --freeze: freeze and build every rollout in DIR (finished runs only)' },
+      model: { flags: '--model <name>', description: 'model name recorded in the build results', default: '' },
+      failOnMask: { flags: '--fail-on-mask', description: 'exit 1 when a rollout would be masked (not trainable)' },
+      idsFrom,
+    },
+    examples: [
+      { command: 'tokcap build /data/captures r-0007', description: 'Preview the trajectory of one rollout; nothing on disk changes.' },
+      { command: 'tokcap build /data/captures --freeze --all --model qwen3-8b --json > built.json', description: 'Freeze and build a finished run, as the trainer would.' },
+      { command: 'tokcap build /data/captures --fail-on-mask -q', description: 'CI gate: exit 1 if any rollout would be masked.' },
+    ],
+    idValidation: 'command',
+    mutates: (o) => o.freeze,
+    check: ({ options, idsGiven }) => {
+      if (options.all && !options.freeze) return 'build: --all only applies with --freeze (without --freeze, build covers every rollout by default)';
+      return checkAll('build', options, idsGiven);
+    },
+  },
+
+  'verify-digests': {
+    name: 'verify-digests',
+    summary: 'Check records, digests and the state index for damage',
+    description: [
+      'Reads every line of each rollout and checks it against the state index: entry digests, token digests, the indexed size and the parent links. Each problem is a finding with a code and a severity (error or warning).',
+      'Damage it finds (a corrupt line, an unreadable state file, a broken index) is a finding, so exit 1, not 3. Read-only.',
+    ].join('\n\n'),
+    args: [DIR_ARG, { ...IDS_ARG, description: 'rollout ids to verify (default: every rollout)' }],
+    options: {
+      strict: { flags: '--strict', description: 'warnings fail too (exit 1)' },
+      idsFrom,
+    },
+    examples: [
+      { command: 'tokcap verify-digests /data/captures', description: 'Verify every rollout; exit 1 on any error finding.' },
+      { command: 'tokcap verify-digests /data/captures r-0007 --strict', description: 'Warnings count as failures too.' },
+      { command: 'tokcap verify-digests /data/captures --json | jq \'.findings[] | select(.severity == "error")\'', description: 'Only the errors, machine-readable.' },
+    ],
+    idValidation: 'batch',
+    mutates: () => false,
+  },
+
+  sweep: {
+    name: 'sweep',
+    summary: 'Remove the fences of retired rollouts older than an age',
+    description: [
+      'Removes the leftovers (state fence, intents, incomplete marker, lock file) of every retired rollout whose state file was last changed longer ago than `--older-than`. Rollouts that are not retired, or have no state file, are never touched; a retired rollout whose record file still exists is skipped and reported (run `tokcap retire` on it again to finish).',
+      'The age is required: sweep never acts on every rollout implicitly. `--older-than 0s` means any age. `--dry-run` lists what would be removed and changes nothing.',
+    ].join('\n\n'),
+    args: [DIR_ARG],
+    options: {
+      olderThan: {
+        flags: '--older-than <duration>',
+        description: 'only rollouts whose state file is at least this old, e.g. 7d, 36h, 1d12h (0s: any age)',
+        parse: parseDuration,
+        required: true,
+      },
+      dryRun: { flags: '--dry-run', description: 'list what would be removed; change nothing' },
+    },
+    examples: [
+      { command: 'tokcap sweep /data/captures --older-than 7d', description: 'Remove fences retired more than a week ago.' },
+      { command: 'tokcap sweep /data/captures --older-than 36h --dry-run', description: 'Show what would go, without removing anything.' },
+      { command: 'tokcap sweep /data/captures --older-than 0s --json', description: 'Remove every retired fence; print the removed ids and their count.' },
+    ],
+    idValidation: 'none',
+    mutates: () => true,
+  },
+
+  retire: {
+    name: 'retire',
+    summary: 'Retire rollouts: fence them and remove their records',
+    description: [
+      'Writes a fence (a retired state) for each rollout, so that later writes fail, then removes its record, intents and incomplete files. Works on rollouts in any condition, including ids never seen (they get a fence). Retiring again is harmless.',
+      'With `--snapshot-id` and `--version` it is a conditional drop of a consumed snapshot instead: each rollout is retired only if it is frozen with exactly that snapshot id and version; otherwise nothing changes and the command exits 1.',
+      'retire never acts on every rollout implicitly: give ids or `--ids-from`.',
+    ].join('\n\n'),
+    args: [DIR_ARG, { ...IDS_ARG, description: `rollout ids to retire (required unless --ids-from; ${NO_SELECTION_HINT})` }],
+    options: {
+      snapshotId: { flags: '--snapshot-id <id>', description: 'conditional drop: only if the rollout is frozen with this snapshot id (needs --version)', parse: parseNonEmpty },
+      version: { flags: '--version <n>', description: 'conditional drop: only if the rollout is at this version (needs --snapshot-id)', parse: parseNonNegativeInt },
+      idsFrom,
+    },
+    examples: [
+      { command: 'tokcap retire /data/captures r-0007 r-0012', description: 'Retire two rollouts unconditionally.' },
+      { command: 'tokcap retire /data/captures r-0007 --snapshot-id 6ade57050ec84faeab9d884d3ce992f6 --version 3', description: 'Drop a consumed snapshot only if it is still the one that was consumed.' },
+      { command: 'tokcap retire /data/captures --ids-from consumed.txt --json', description: 'Retire the rollouts listed in a file; print removed and absent ids.' },
+    ],
+    idValidation: 'batch',
+    mutates: () => true,
+    check: ({ options }) => {
+      if ((options.snapshotId === undefined) !== (options.version === undefined)) {
+        return 'retire: --snapshot-id and --version go together (conditional drop)';
+      }
+      return undefined;
+    },
+  },
+
+  delete: {
+    name: 'delete',
+    summary: 'Delete rollouts completely, fence included',
+    description: [
+      'Removes the record, intents, incomplete and state files of each rollout; the lock file stays. Unlike retire this also removes the fence, so a late writer of the old attempt could start a fresh capture under the same id: use it for ids that can no longer be written, or that are about to be reused.',
+      'delete never acts on every rollout implicitly: give ids or `--ids-from`.',
+    ].join('\n\n'),
+    args: [DIR_ARG, { ...IDS_ARG, description: `rollout ids to delete (required unless --ids-from; ${NO_SELECTION_HINT})` }],
+    options: { idsFrom },
+    examples: [
+      { command: 'tokcap delete /data/captures r-0007', description: 'Delete one rollout and its fence.' },
+      { command: 'tokcap delete /data/captures --ids-from - < stale.txt', description: 'Delete the ids read from standard input.' },
+      { command: 'tokcap delete /data/captures --json -- -rf', description: 'Ids that start with - go after --.' },
+    ],
+    idValidation: 'batch',
+    mutates: () => true,
+  },
+
+  export: {
+    name: 'export',
+    summary: 'Export built trajectories to a training file',
+    description: [
+      'Builds each rollout (as `tokcap build` does) and writes the trajectories to `--out` in the chosen format. Masked rollouts are written with their mask unless `--trainable-only` leaves them out; the summary counts trainable and masked rollouts.',
+      'Without `--freeze` nothing in the store changes (the trajectories are previews of frozen copies). With `--freeze` each rollout is frozen first; then ids, `--ids-from` or `--all` are required. An existing output file is kept unless `--force` is given.',
+    ].join('\n\n'),
+    args: [DIR_ARG, { ...IDS_ARG, description: 'rollout ids to export (default: every rollout; required with --freeze unless --all or --ids-from)' }],
+    options: {
+      out: { flags: '--out <path>', description: 'output file', required: true, complete: 'file', parse: parseNonEmpty },
+      format: { flags: '--format <format>', description: 'output format', choices: EXPORT_FORMATS, default: 'jsonl' },
+      freeze: { flags: '--freeze', description: 'freeze each rollout first (changes the store)' },
+      all: { flags: '--all', description: 'with --freeze: freeze and export every rollout in DIR (finished runs only)' },
+      trainableOnly: { flags: '--trainable-only', description: 'leave masked rollouts out' },
+      fields: { flags: '--fields <list>', description: 'comma-separated fields to keep in each exported record (default: all)', parse: parseFieldList },
+      force: { flags: '--force', description: 'overwrite the output file if it exists' },
+      idsFrom,
+    },
+    examples: [
+      { command: 'tokcap export /data/captures --out train.jsonl', description: 'Export every rollout (a preview: the store is unchanged).' },
+      { command: 'tokcap export /data/captures --freeze --all --trainable-only --out train.jsonl --force', description: 'Freeze a finished run and export only what is trainable.' },
+      { command: 'tokcap export /data/captures r-0007 --format tinker --out r-0007.tinker.jsonl', description: 'One rollout in the tinker format.' },
+    ],
+    idValidation: 'batch',
+    mutates: (o) => o.freeze,
+    check: ({ options, idsGiven }) => {
+      if (options.all && !options.freeze) return 'export: --all only applies with --freeze (without --freeze, export covers every rollout by default)';
+      return checkAll('export', options, idsGiven);
+    },
+  },
+
+  watch: {
+    name: 'watch',
+    summary: 'Watch a capture directory live in the terminal',
+    description: [
+      'A live terminal view of DIR: rollouts with their state, dangling intents, incomplete markers and the causes that would mask them, refreshed as writers work. Read-only.',
+      'It needs a terminal: without one (and without `--once`) it exits 2 and suggests `tokcap inspect`. `--once` prints a single snapshot and exits; `--once --json` prints it as one JSON document.',
+    ].join('\n\n'),
+    args: [DIR_ARG],
+    options: {
+      once: { flags: '--once', description: 'print one snapshot and exit (works without a terminal)' },
+    },
+    examples: [
+      { command: 'tokcap watch /data/captures', description: 'The live view (q quits).' },
+      { command: 'tokcap watch /data/captures --once --json', description: 'One machine-readable snapshot of what the view shows.' },
+    ],
+    idValidation: 'none',
+    mutates: () => false,
+    check: ({ options, stdoutIsTTY }) => {
+      if (!options.once && !stdoutIsTTY) {
+        return "watch: needs a terminal; use 'tokcap watch --once' or 'tokcap inspect' when the output is not a terminal";
+      }
+      return undefined;
+    },
+  },
+
+  completion: {
+    name: 'completion',
+    summary: 'Print a shell completion script',
+    description: [
+      'Prints a completion script for bash, zsh or fish, generated from the same option table as this help: commands, their options, the values of `--status`, `--sort` and `--format`, directories for DIR and rollout ids found in DIR.',
+    ].join('\n\n'),
+    args: [
+      { name: 'SHELL', description: 'the shell to complete for', required: true, variadic: false, choices: SHELLS, complete: 'none' },
+    ],
+    options: {},
+    examples: [
+      { command: 'tokcap completion bash > ~/.local/share/bash-completion/completions/tokcap', description: 'Install for bash.' },
+      { command: 'tokcap completion zsh > "${fpath[1]}/_tokcap"', description: 'Install for zsh (any directory on $fpath).' },
+      { command: 'tokcap completion fish > ~/.config/fish/completions/tokcap.fish', description: 'Install for fish.' },
+    ],
+    idValidation: 'none',
+    mutates: () => false,
+  },
+};
+
+/** Program-level documentation (tokcap(1), `tokcap --help`). */
+export const PROGRAM = {
+  name: 'tokcap',
+  summary: 'inspect, verify, freeze, build and sweep NeMo Gym token-capture directories',
+  description: [
+    'tokcap works on the token-capture directories written by NeMo Gym model servers, interoperating byte for byte and lock for lock with the Python store: it inspects and verifies them, freezes and builds trajectories the way the reference consumer does, exports them for training, and retires, deletes and sweeps what has been consumed.',
+    'DIR is the capture directory; when it is omitted, $TOKCAP_DIR is used. Rollout ids are validated as a whole batch before anything is read or changed. Commands that change a store never act on every rollout implicitly.',
+  ].join('\n\n'),
+  examples: [
+    { command: 'tokcap inspect /data/captures', description: 'What is in a capture directory.' },
+    { command: 'tokcap verify-digests /data/captures --json', description: 'Check it, machine-readable.' },
+    { command: 'tokcap build /data/captures --freeze --all --model qwen3-8b --json > built.json', description: 'Freeze and build a finished run.' },
+    { command: 'tokcap sweep /data/captures --older-than 7d', description: 'Clean up fences retired more than a week ago.' },
+  ] as readonly Example[],
+} as const;
+
+export const EXIT_CODES: readonly { code: number; short: string; meaning: string }[] = [
+  { code: 0, short: 'success: did what was asked, found nothing wrong', meaning: 'the command did what was asked and found nothing wrong' },
+  {
+    code: 1,
+    short: 'negative outcome: findings, a drop refused, a masked rollout',
+    meaning:
+      'the command ran and reports a negative outcome: verify-digests found an error (or a warning with --strict); a conditional drop returned false; build --fail-on-mask found a masked rollout',
+  },
+  { code: 2, short: 'usage error: nothing was read or changed', meaning: 'usage: unknown option, missing argument, invalid rollout id, bad duration; nothing was read or changed' },
+  {
+    code: 3,
+    short: 'the store could not be processed',
+    meaning:
+      'the store could not be processed: unreadable or corrupt file, conflicting payloads, a write refused because the rollout is frozen or retired, lock timeout, I/O error',
+  },
+];
+
+export const EXIT_CODES_NOTE =
+  'When several rollouts are processed and outcomes differ, the highest code wins; every rollout is still processed and reported.';
+
+export const ENVIRONMENT: readonly { name: string; description: string }[] = [
+  { name: 'TOKCAP_DIR', description: 'the capture directory used when DIR is omitted' },
+  { name: 'NO_COLOR', description: 'when set to a non-empty value, no colour (as --no-color)' },
+  { name: 'TOKCAP_DEBUG', description: 'when set to 1, errors also print their stack trace' },
+];
+
+/** `[DIR] [ID...]` style synopsis of a command's arguments. */
+export function argsSynopsis(args: readonly ArgSpec[]): string {
+  return args
+    .map((a) => {
+      const inner = `${a.name}${a.variadic ? '...' : ''}`;
+      return a.required ? `<${inner}>` : `[${inner}]`;
+    })
+    .join(' ');
+}
+
+/** The value placeholder of an option (`<state>`), or undefined for boolean flags. */
+export function optionValueName(flags: string): string | undefined {
+  return /<([^>]+)>/.exec(flags)?.[1];
+}
+
+/** Long flag (`--status`) of an option spec. */
+export function optionLongFlag(flags: string): string {
+  const m = /--[a-z][a-z0-9-]*/.exec(flags);
+  if (!m) throw new Error(`option table: no long flag in '${flags}'`);
+  return m[0];
+}
+
+/** Short flag (`-q`) of an option spec, if any. */
+export function optionShortFlag(flags: string): string | undefined {
+  return /(^|[ ,])(-[a-zA-Z])(?=[ ,]|$)/.exec(flags)?.[2];
+}
+
+/** All specs of a command: its own options, then the global ones. */
+export function commandOptionEntries(name: CommandName): [string, OptionSpec<unknown>][] {
+  return [
+    ...(Object.entries(COMMANDS[name].options) as [string, OptionSpec<unknown>][]),
+    ...(Object.entries(GLOBAL_OPTIONS) as [string, OptionSpec<unknown>][]),
+  ];
+}

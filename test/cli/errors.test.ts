@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { TokcapError, type ErrorKind } from '../../src/errors.js';
+import { invalidRolloutIdError } from '../../src/layout/rollout-id.js';
+import {
+  debugEnabled,
+  errorJson,
+  exitCodeFor,
+  exitCodeForKind,
+  formatErrorLine,
+  formatErrorReport,
+} from '../../commands/errors.js';
+
+const KINDS: [ErrorKind, number][] = [
+  ['usage', 2],
+  ['invalid_rollout_id', 2],
+  ['corrupt', 3],
+  ['conflict', 3],
+  ['frozen', 3],
+  ['retired', 3],
+  ['index_offset', 3],
+  ['schema', 3],
+  ['lock_timeout', 3],
+  ['io', 3],
+  ['other', 3],
+];
+
+describe('exit codes', () => {
+  it.each(KINDS)('%s -> %d', (kind, code) => {
+    expect(exitCodeForKind(kind)).toBe(code);
+    expect(exitCodeFor(new TokcapError(kind, 'x'))).toBe(code);
+  });
+
+  it('maps anything that is not a TokcapError to 3', () => {
+    expect(exitCodeFor(new TypeError('boom'))).toBe(3);
+    expect(exitCodeFor('a string')).toBe(3);
+    expect(exitCodeFor(undefined)).toBe(3);
+    const enoent = Object.assign(new Error("ENOENT: no such file or directory, open '/x'"), { code: 'ENOENT', errno: -2, path: '/x' });
+    expect(exitCodeFor(enoent)).toBe(3);
+  });
+});
+
+describe('formatErrorLine', () => {
+  it('names the rollout, else the file', () => {
+    expect(formatErrorLine(new TokcapError('frozen', 'rollout is frozen', { rolloutId: 'r1', file: '/d/r1.tokens.jsonl' }))).toBe(
+      'tokcap: r1: rollout is frozen',
+    );
+    expect(formatErrorLine(new TokcapError('io', 'EACCES: permission denied', { file: '/d/r1.tokens.state.json' }))).toBe(
+      'tokcap: /d/r1.tokens.state.json: EACCES: permission denied',
+    );
+    expect(formatErrorLine(new TokcapError('usage', 'no capture directory'))).toBe('tokcap: no capture directory');
+  });
+
+  it('does not repeat an invalid id as the subject', () => {
+    expect(formatErrorLine(invalidRolloutIdError('a/b'))).toBe("tokcap: Invalid rollout id: 'a/b'");
+  });
+
+  it('is always one line, control characters escaped', () => {
+    const line = formatErrorLine(new TokcapError('corrupt', 'line 3:\n  bad json\r\n', { rolloutId: 'r\u00071' }));
+    expect(line).not.toMatch(/[\r\n]/);
+    expect(line).toBe('tokcap: r\\x071: line 3: bad json');
+  });
+
+  it('formats unexpected errors and raw fs errors', () => {
+    expect(formatErrorLine(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(
+      "tokcap: unexpected error: TypeError: Cannot read properties of undefined (reading 'x')",
+    );
+    const enoent = Object.assign(new Error('ENOENT: no such file or directory, scandir'), { code: 'ENOENT', errno: -2, path: '/nope' });
+    expect(formatErrorLine(enoent)).toBe('tokcap: /nope: ENOENT: no such file or directory, scandir');
+    expect(formatErrorLine(42)).toBe('tokcap: unexpected error: 42');
+  });
+});
+
+describe('TOKCAP_DEBUG', () => {
+  it('adds the stack (and causes) only when enabled', () => {
+    const e = new TokcapError('io', 'disk on fire', { rolloutId: 'r1', cause: new Error('root cause') });
+    expect(formatErrorReport(e, {})).toEqual(['tokcap: r1: disk on fire']);
+    const lines = formatErrorReport(e, { TOKCAP_DEBUG: '1' });
+    expect(lines[0]).toBe('tokcap: r1: disk on fire');
+    expect(lines[1]).toMatch(/^TokcapError: disk on fire\n\s+at /);
+    expect(lines[2]).toMatch(/^caused by: Error: root cause/);
+  });
+
+  it('is enabled by 1, not by empty or 0', () => {
+    expect(debugEnabled({ TOKCAP_DEBUG: '1' })).toBe(true);
+    expect(debugEnabled({ TOKCAP_DEBUG: '' })).toBe(false);
+    expect(debugEnabled({ TOKCAP_DEBUG: '0' })).toBe(false);
+    expect(debugEnabled({})).toBe(false);
+  });
+});
+
+describe('errorJson', () => {
+  it('has the inline error shape of the JSON contract', () => {
+    expect(errorJson(new TokcapError('conflict', 'conflicting payload for c1', { rolloutId: 'r1' }))).toEqual({
+      rollout_id: 'r1',
+      error: { kind: 'conflict', message: 'conflicting payload for c1' },
+    });
+    expect(errorJson(invalidRolloutIdError('bad id'), 'bad id')).toEqual({
+      rollout_id: 'bad id',
+      error: { kind: 'invalid_rollout_id', message: "Invalid rollout id: 'bad id'" },
+    });
+  });
+
+  it('prefers the explicit rollout id and maps foreign errors', () => {
+    expect(errorJson(new TokcapError('io', 'x', { rolloutId: 'a' }), 'b').rollout_id).toBe('b');
+    expect(errorJson(new RangeError('nope'), 'r')).toEqual({ rollout_id: 'r', error: { kind: 'other', message: 'RangeError: nope' } });
+    const eacces = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES', errno: -13 });
+    expect(errorJson(eacces, 'r').error.kind).toBe('io');
+    expect(errorJson(new Error('x')).rollout_id).toBeNull();
+  });
+});

@@ -1,0 +1,107 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import type { CliIo, CommandContext } from '../../commands/context.js';
+import type { CommandLoaders } from '../../commands/program.js';
+import { COMMAND_NAMES, type CommandName } from '../../commands/options.js';
+import { run } from '../../commands/run.js';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BIN = join(ROOT, 'bin', 'tokcap.js');
+
+export interface FakeStream {
+  text: string;
+  isTTY?: boolean;
+  columns?: number;
+  write(s: string): boolean;
+}
+
+export function fakeStream(isTTY = false): FakeStream {
+  return {
+    text: '',
+    isTTY,
+    columns: 100,
+    write(s: string) {
+      this.text += s;
+      return true;
+    },
+  };
+}
+
+export interface FakeIo extends CliIo {
+  stdout: FakeStream;
+  stderr: FakeStream;
+}
+
+export function fakeIo(opts: { env?: NodeJS.ProcessEnv; stdin?: string; stdoutTTY?: boolean; stderrTTY?: boolean } = {}): FakeIo {
+  return {
+    stdout: fakeStream(opts.stdoutTTY ?? false),
+    stderr: fakeStream(opts.stderrTTY ?? false),
+    stdin: Readable.from(opts.stdin === undefined ? [] : [Buffer.from(opts.stdin)]),
+    env: opts.env ?? {},
+  };
+}
+
+/** Loaders whose modules record the context they were run with (and optionally act on it). */
+export function recordingLoaders(act?: (ctx: CommandContext) => void | Promise<void>): {
+  loaders: CommandLoaders;
+  loaded: CommandName[];
+  contexts: CommandContext[];
+} {
+  const loaded: CommandName[] = [];
+  const contexts: CommandContext[] = [];
+  const loaders = Object.fromEntries(
+    COMMAND_NAMES.map((name) => [
+      name,
+      async () => {
+        loaded.push(name);
+        return {
+          run: async (ctx: CommandContext) => {
+            contexts.push(ctx);
+            await act?.(ctx);
+          },
+        };
+      },
+    ]),
+  ) as unknown as CommandLoaders;
+  return { loaders, loaded, contexts };
+}
+
+/** Runs the CLI in-process: `cli(['inspect', 'dir'])`. */
+export async function cli(args: string[], io: FakeIo = fakeIo(), loaders?: CommandLoaders) {
+  const code = await run(['node', 'tokcap', ...args], { io, loaders });
+  return { code, stdout: io.stdout.text, stderr: io.stderr.text, io };
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(p));
+    else if (/\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name)) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Makes sure dist/ holds a build of the current sources (`npm test` runs tsc first; a bare
+ * `vitest run test/cli` may not have). Compile errors elsewhere in src/ do not stop tsc emitting.
+ */
+export async function ensureBuilt(): Promise<void> {
+  const out = join(ROOT, 'dist', 'commands', 'run.js');
+  const fresh = existsSync(out) && statSync(out).mtimeMs >= Math.max(newestMtime(join(ROOT, 'commands')), newestMtime(join(ROOT, 'src')));
+  if (fresh) return;
+  await execa('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, reject: false });
+  if (!existsSync(out)) throw new Error('dist/commands/run.js missing after tsc');
+}
+
+/** The environment of a spawned tokcap, without TOKCAP_DIR / NO_COLOR / TOKCAP_DEBUG from the outer shell. */
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !['TOKCAP_DIR', 'NO_COLOR', 'TOKCAP_DEBUG', 'FORCE_COLOR'].includes(k)) env[k] = v;
+  }
+  return { ...env, ...extra };
+}
