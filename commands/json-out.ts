@@ -1,68 +1,33 @@
 /**
- * Serialises a `--json` document. Plain JSON.stringify cannot write the library's JSON model
- * (src/json/value.ts): integers beyond 2^53 are `bigint`, and integral floats are `JsonFloat`
- * boxes that must print as `1.0`, not `1`. This writer handles both, compactly, on one line.
- *
- * TODO(lead): if src/ grows a canonical serializer with the Python float layout (FORMAT.md §3.2),
- * switch `stringifyJson` to it so CLI output and conformance expectations use one writer.
+ * Serialises a `--json` document with the library's writer (src/json/canonical-json.ts): keys
+ * in insertion order (build results keep the reference's key order), integral floats as `1.0`,
+ * big integers exact, the Python float layout (FORMAT.md §3.2). Object keys whose value is
+ * `undefined` are left out, as JSON.stringify would.
  */
+import { orderedJson } from '../src/json/canonical-json.js';
 import { JsonFloat } from '../src/json/value.js';
 
-function floatText(v: number): string {
-  if (!Number.isFinite(v)) throw new TypeError(`cannot write ${v} as JSON`);
-  if (Object.is(v, -0)) return '-0.0';
-  if (Number.isInteger(v) && Math.abs(v) < 1e16) return `${v}.0`;
-  return JSON.stringify(v);
+function dropUndefined(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map((x) => (x === undefined ? null : dropUndefined(x)));
+  if (v && typeof v === 'object' && !(v instanceof JsonFloat)) {
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return v;
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (x === undefined) {
+        changed = true;
+        continue;
+      }
+      const y = dropUndefined(x);
+      if (y !== x) changed = true;
+      out[k] = y;
+    }
+    return changed ? out : v;
+  }
+  return v;
 }
 
 export function stringifyJson(value: unknown): string {
-  const parts: string[] = [];
-  const seen = new Set<object>();
-  const write = (v: unknown): void => {
-    if (v === null || v === undefined) {
-      parts.push('null');
-    } else if (typeof v === 'bigint') {
-      parts.push(v.toString());
-    } else if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw new TypeError(`cannot write ${v} as JSON`);
-      parts.push(JSON.stringify(v));
-    } else if (typeof v === 'string' || typeof v === 'boolean') {
-      parts.push(JSON.stringify(v));
-    } else if (v instanceof JsonFloat) {
-      parts.push(floatText(v.value));
-    } else if (typeof v === 'object') {
-      if (seen.has(v)) throw new TypeError('cannot write a cyclic structure as JSON');
-      seen.add(v);
-      if (Array.isArray(v)) {
-        parts.push('[');
-        v.forEach((item, i) => {
-          if (i > 0) parts.push(',');
-          write(item);
-        });
-        parts.push(']');
-      } else {
-        const obj = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
-        if (obj !== v) {
-          seen.delete(v);
-          write(obj);
-          return;
-        }
-        parts.push('{');
-        let first = true;
-        for (const [k, item] of Object.entries(v)) {
-          if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
-          if (!first) parts.push(',');
-          first = false;
-          parts.push(JSON.stringify(k), ':');
-          write(item);
-        }
-        parts.push('}');
-      }
-      seen.delete(v);
-    } else {
-      throw new TypeError(`cannot write a ${typeof v} as JSON`);
-    }
-  };
-  write(value);
-  return parts.join('');
+  return orderedJson(dropUndefined(value));
 }

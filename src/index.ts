@@ -52,6 +52,10 @@ export { appendEntry, beginCall, markIncomplete, type AppendResult, type WriterO
 export { buildRollout, type BuildRolloutOptions } from './build/build-rollout.js';
 export { buildChains, type ChainBuild, type BuildCall, type BuildChain, type BuildNotes } from './build/chain-builder.js';
 export { assemble, failedBuild, noRecordsResult, finishConsumerResult, type ConsumerResult } from './build/consumer-result.js';
+export { maskCauses, describeReason, type MaskCause, type MaskCauseCode, type MaskContext } from './build/mask-causes.js';
+
+// Fixtures
+export { generateStore, MIX_SHAPES, shapeOf, type FixtureOptions, type MixShape } from './fixture/generate-store.js';
 
 // Results
 export { rolloutFacts, type RolloutFacts, type FactsOptions } from './facts/rollout-facts.js';
