@@ -62,7 +62,7 @@ export interface CommandContext<N extends CommandName = CommandName> {
 
   /** Writes one line (a newline is added) of human output to stdout. No-op under --json. */
   out(text: string): void;
-  /** Writes THE json document to stdout (compact, one line). Allowed once per run. */
+  /** Writes THE json document to stdout (compact, one line) under --json; no-op otherwise. Once per run. */
   json(value: unknown): void;
   /** Writes one line to stderr, always (even with --quiet). */
   err(line: string): void;
@@ -125,6 +125,8 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       io.stdout.write(`${text}\n`);
     },
     json(value) {
+      // Commands call json() unconditionally with their document; it only prints under --json.
+      if (!options.json) return;
       if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
       jsonWritten = true;
       io.stdout.write(`${stringifyJson(value)}\n`);

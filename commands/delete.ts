@@ -1,16 +1,14 @@
 /**
- * tokcap delete — see COMMANDS['delete'] in ./options.ts for its arguments, options and help text.
- *
- * Contract (CLI.md): removes records and fences; the lock file stays.
- * --json: {"removed": [...], "absent": [...]}.
+ * tokcap delete DIR ID... — removes records AND fences (FORMAT.md §7.10), so the ids can be
+ * reused. Removing a fence lets a late writer of the old attempt start a fresh capture: use it
+ * only for ids whose writers are gone. The lock file stays.
  */
+import { deleteRollouts } from '../src/ops/delete.js';
 import type { CommandContext } from './context.js';
-import { notImplemented } from './errors.js';
+import { reportRemoval } from './removal-output.js';
+import { storeOf } from './shared.js';
 
 export async function run(ctx: CommandContext<'delete'>): Promise<void> {
-  // TODO(lead): implement against the library (src/). ctx.dir, ctx.ids and ctx.options are
-  // resolved and validated as described in ./context.ts; report per-rollout failures with
-  // ctx.fail(e, id) and outcomes with ctx.raise(code).
-  void ctx;
-  throw notImplemented();
+  const result = await deleteRollouts(storeOf(ctx), ctx.ids);
+  reportRemoval(ctx, result, 'deleted', 'cleared');
 }

@@ -1,20 +1,67 @@
 /**
- * tokcap freeze — see COMMANDS['freeze'] in ./options.ts for its arguments, options and help text.
- *
- * Contract (CLI.md): ids (or --ids-from / --all) are required (program.ts enforces it).
- * Without --json the batch is already validated (exit 2 on an invalid id). With --json it is
- * NOT: validate here, print the array with an inline invalid_rollout_id error per invalid id
- * (use errorJson from ./errors.ts), change nothing, and raise 2.
- * --json: [{"rollout_id", "entries", "entry_call_ids", "incomplete", "snapshot_id", "version",
- * "dangling_intents"} | inline error], one element per id in argument order.
+ * tokcap freeze DIR ID... — the reference freeze (FORMAT.md §7.7) for each id, one at a time.
+ * --json: one element per id in argument order, the snapshot identity or an inline error. With
+ * an invalid id nothing is frozen (the batch is validated first); --json still prints the array,
+ * marking invalid ids `invalid_rollout_id` and the others as not attempted, and exits 2.
  */
+import { freezeRollout } from '../src/ops/freeze.js';
+import { invalidRolloutIdError, isValidRolloutId } from '../src/layout/rollout-id.js';
+import { TokcapError } from '../src/errors.js';
+import { scanDirectory } from '../src/layout/scan-directory.js';
 import type { CommandContext } from './context.js';
-import { notImplemented } from './errors.js';
+import { errorJson, EXIT_USAGE } from './errors.js';
+import { plural, showId, storeOf } from './shared.js';
 
 export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
-  // TODO(lead): implement against the library (src/). ctx.dir, ctx.ids and ctx.options are
-  // resolved and validated as described in ./context.ts; report per-rollout failures with
-  // ctx.fail(e, id) and outcomes with ctx.raise(code).
-  void ctx;
-  throw notImplemented();
+  const ids = ctx.options.all ? [...(await scanDirectory(ctx.dir)).rollouts.keys()].sort() : [...ctx.ids];
+  const invalid = ids.filter((id) => !isValidRolloutId(id));
+  if (invalid.length > 0) {
+    for (const id of invalid) ctx.err(`tokcap: ${invalidRolloutIdError(id).message}`);
+    ctx.raise(EXIT_USAGE);
+    ctx.json(
+      ids.map((id) =>
+        isValidRolloutId(id)
+          ? errorJson(new TokcapError('other', 'not frozen: the batch contains an invalid rollout id, so nothing was changed'), id)
+          : errorJson(invalidRolloutIdError(id), id),
+      ),
+    );
+    return;
+  }
+  const store = storeOf(ctx);
+  const out: unknown[] = [];
+  const rows: string[][] = [];
+  for (const id of ids) {
+    try {
+      const s = await freezeRollout(store, id);
+      out.push({
+        rollout_id: id,
+        entries: s.entries.length,
+        entry_call_ids: s.entries.map((e) => e.model_call_id),
+        incomplete: s.incomplete,
+        snapshot_id: s.snapshotId,
+        version: s.version,
+        dangling_intents: s.danglingIntents,
+      });
+      rows.push([
+        ctx.styles.id(id),
+        s.snapshotId,
+        String(s.version),
+        String(s.entries.length),
+        s.incomplete ? ctx.styles.warn('yes') : 'no',
+        s.danglingIntents.length ? ctx.styles.warn(s.danglingIntents.map(showId).join(', ')) : '-',
+      ]);
+    } catch (e) {
+      out.push(ctx.fail(e, id));
+    }
+  }
+  ctx.json(out);
+  if (rows.length > 0) {
+    ctx.out(
+      ctx.table(
+        [{ header: 'rollout' }, { header: 'snapshot id' }, { header: 'version', align: 'right' }, { header: 'entries', align: 'right' }, { header: 'incomplete' }, { header: 'dangling intents' }],
+        rows,
+      ),
+    );
+  }
+  if (!ctx.options.quiet) ctx.out(ctx.styles.dim(`froze ${plural(rows.length, 'rollout')}${rows.length < ids.length ? `, ${ids.length - rows.length} failed` : ''}`));
 }

@@ -1,17 +1,32 @@
 /**
- * tokcap sweep — see COMMANDS['sweep'] in ./options.ts for its arguments, options and help text.
- *
- * Contract (CLI.md): ctx.options.olderThan is in seconds (0 = any age). Skips a retired rollout
- * whose record file still exists, and reports it (ctx.warn). --dry-run changes nothing.
- * --json: {"removed": [ids, sorted], "count": n, "dry_run": bool}.
+ * tokcap sweep DIR --older-than DUR [--dry-run] — removes retired tombstones whose state file is
+ * at least DUR old (FORMAT.md §7.11 plus tokcap's safety rule: a tombstone whose JSONL still
+ * exists is skipped and reported). Quiet when there is nothing to do, for cron.
  */
+import { sweepRetired } from '../src/ops/sweep.js';
 import type { CommandContext } from './context.js';
-import { notImplemented } from './errors.js';
+import { formatAge, plural, storeOf } from './shared.js';
 
 export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
-  // TODO(lead): implement against the library (src/). ctx.dir, ctx.ids and ctx.options are
-  // resolved and validated as described in ./context.ts; report per-rollout failures with
-  // ctx.fail(e, id) and outcomes with ctx.raise(code).
-  void ctx;
-  throw notImplemented();
+  const result = await sweepRetired(storeOf(ctx), { olderThanSeconds: ctx.options.olderThan, dryRun: ctx.options.dryRun });
+  const errors = result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId));
+  for (const id of result.skippedWithRecords) {
+    ctx.warn(`${id}: retired but its records are still there (an interrupted retire); run 'tokcap retire DIR ${id}' to finish it, then sweep again`);
+  }
+  const doc: Record<string, unknown> = {
+    removed: result.removed.map((r) => r.rolloutId),
+    count: result.removed.length,
+    dry_run: result.dryRun,
+  };
+  if (result.skippedWithRecords.length) doc.skipped_with_records = result.skippedWithRecords;
+  if (errors.length) doc.errors = errors;
+  ctx.json(doc);
+  if (ctx.options.quiet) return;
+  const threshold = formatAge(ctx.options.olderThan);
+  for (const r of result.removed) {
+    const why = ctx.styles.dim(`retired tombstone, state unchanged for ${formatAge(r.ageSeconds)} (>= ${threshold})`);
+    ctx.out(`${result.dryRun ? 'would remove' : ctx.styles.ok('removed')} ${ctx.styles.id(r.rolloutId)}  ${why}`);
+  }
+  if (result.dryRun) ctx.out(ctx.styles.dim(`dry run: ${plural(result.removed.length, 'tombstone')} would be swept; nothing changed`));
+  else if (result.removed.length > 0) ctx.out(ctx.styles.dim(`swept ${plural(result.removed.length, 'tombstone')}`));
 }

@@ -1,18 +1,56 @@
 /**
- * tokcap verify-digests — see COMMANDS['verify-digests'] in ./options.ts for its arguments, options and help text.
- *
- * Contract (CLI.md): read-only. --json: {"ok": bool, "findings": [{"rollout_id", "code",
- * "severity", "call_id"?, "line"?, "parent_call_id"?, "message"}]} sorted as in
- * conformance/README.md. Exit 1 on an error finding (or a warning with --strict); damage found
- * is a finding (1), not a failure (3).
+ * tokcap verify-digests DIR [ID...] [--strict] — the findings of conformance README §5.2: index
+ * vs raw line bytes, token digests and cum_len, delta reconstruction, parent links. Read-only.
+ * Exit 1 on any error finding (or any warning with --strict); damage is a finding, not exit 3.
  */
+import { scanDirectory } from '../src/layout/scan-directory.js';
+import { verifyDirectory } from '../src/verify/verify-directory.js';
+import type { Finding } from '../src/verify/findings.js';
 import type { CommandContext } from './context.js';
-import { notImplemented } from './errors.js';
+import { EXIT_NEGATIVE } from './errors.js';
+import { plural, showId, storeOf } from './shared.js';
 
 export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> {
-  // TODO(lead): implement against the library (src/). ctx.dir, ctx.ids and ctx.options are
-  // resolved and validated as described in ./context.ts; report per-rollout failures with
-  // ctx.fail(e, id) and outcomes with ctx.raise(code).
-  void ctx;
-  throw notImplemented();
+  const listing = await scanDirectory(ctx.dir);
+  const ids = ctx.idsGiven ? [...ctx.ids] : undefined;
+  const total = ids ? ids.filter((id) => listing.rollouts.has(id)).length : listing.rollouts.size;
+  const bar = total > 50 ? ctx.progress({ title: 'verifying', total }) : undefined;
+  const result = await verifyDirectory(storeOf(ctx), { ids, onProgress: (done) => bar?.update(done) });
+  bar?.done();
+  for (const id of ids ?? []) {
+    if (!listing.rollouts.has(id)) ctx.warn(`${id}: no such rollout in ${ctx.dir}`);
+  }
+  const errors = result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId));
+  const nErrors = result.findings.filter((f) => f.severity === 'error').length;
+  const nWarnings = result.findings.length - nErrors;
+  if (nErrors > 0 || (ctx.options.strict && nWarnings > 0)) ctx.raise(EXIT_NEGATIVE);
+
+  const doc: Record<string, unknown> = { ok: result.ok, findings: result.findings };
+  if (errors.length) doc.errors = errors;
+  ctx.json(doc);
+
+  const byRollout = new Map<string, Finding[]>();
+  for (const f of result.findings) {
+    let list = byRollout.get(f.rollout_id);
+    if (!list) byRollout.set(f.rollout_id, (list = []));
+    list.push(f);
+  }
+  if (!ctx.options.quiet || nErrors > 0) {
+    for (const [id, list] of byRollout) {
+      if (ctx.options.quiet && !list.some((f) => f.severity === 'error')) continue;
+      const e = list.filter((f) => f.severity === 'error').length;
+      ctx.out(`${ctx.styles.id(id)}  ${e ? ctx.styles.error(plural(e, 'error')) : ''}${e && list.length - e ? ', ' : ''}${list.length - e ? ctx.styles.warn(plural(list.length - e, 'warning')) : ''}`);
+      for (const f of list) {
+        const sev = f.severity === 'error' ? ctx.styles.error('error  ') : ctx.styles.warn('warning');
+        const where = [f.line !== undefined ? `line ${f.line}` : '', f.call_id !== undefined ? `call ${showId(f.call_id)}` : '', f.parent_call_id !== undefined ? `parent ${showId(f.parent_call_id)}` : '']
+          .filter(Boolean)
+          .join(', ');
+        ctx.out(`  ${sev} ${f.code}${where ? ctx.styles.dim(` (${where})`) : ''}: ${f.message}`);
+      }
+    }
+  }
+  if (!ctx.options.quiet) {
+    const summary = `${plural(result.rollouts, 'rollout')} verified: ${plural(nErrors, 'error')}, ${plural(nWarnings, 'warning')} in ${plural(byRollout.size, 'rollout')}`;
+    ctx.out(nErrors ? ctx.styles.error(summary) : nWarnings ? ctx.styles.warn(summary) : ctx.styles.ok(summary));
+  }
 }

@@ -1,0 +1,43 @@
+/**
+ * Small pieces several command modules share: the store handle from the context, the listing of
+ * rollouts a read-only command covers, and human formatting of ages and sizes.
+ */
+import { scanDirectory, type DirectoryListing } from '../src/layout/scan-directory.js';
+import type { StoreOptions } from '../src/ops/store.js';
+import type { CommandContext } from './context.js';
+import type { CommandName } from './options.js';
+
+export function storeOf(ctx: CommandContext<CommandName>): StoreOptions {
+  return { dir: ctx.dir, lockWaitMs: Math.round(ctx.options.lockWait * 1000) };
+}
+
+/** The rollouts a read-only command covers: the ids given, else every rollout present. */
+export async function targetIds(ctx: CommandContext<CommandName>, listing?: DirectoryListing): Promise<{ ids: string[]; listing: DirectoryListing }> {
+  const l = listing ?? (await scanDirectory(ctx.dir));
+  const ids = ctx.idsGiven ? [...ctx.ids] : [...l.rollouts.keys()].sort();
+  return { ids, listing: l };
+}
+
+export function formatAge(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '-';
+  if (seconds < 60) return `${Math.floor(seconds)}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86400)}d`;
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(n / 1024 / 1024 / 1024).toFixed(2)} GiB`;
+}
+
+export function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
+/** Shows an id, making the empty one visible. */
+export function showId(id: string): string {
+  return id === '' ? '""' : id;
+}
