@@ -46,7 +46,9 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
     if (r.mask_sample) masked++;
     if (isStoreFailure(r)) {
       failed++;
-      ctx.raise(EXIT_FAILURE);
+      // A tombstone in a directory-wide preview is expected, not a store failure.
+      const tombstone = !ctx.options.freeze && !ctx.idsGiven && 'error' in r && r.error.endsWith(' is retired');
+      if (!tombstone) ctx.raise(EXIT_FAILURE);
     }
     if (!ctx.options.json && !ctx.options.quiet) human.push(...(await explain(ctx, id, r)));
   }

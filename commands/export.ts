@@ -1,17 +1,94 @@
 /**
- * tokcap export — see COMMANDS['export'] in ./options.ts for its arguments, options and help text.
+ * tokcap export — see COMMANDS['export'] in ./options.ts for its arguments, options and help text,
+ * and docs/export.md for the formats.
  *
- * Contract (CLI.md): --json: {"out": PATH, "format", "rollouts": n, "trainable": n, "masked": n}.
- * Without --freeze nothing in the store changes; refuse to overwrite --out unless --force
- * (which error kind/exit code for an existing --out is not in CLI.md: usage (2) suggested).
+ * Contract (CLI.md): --json: {"out": PATH, "format", "rollouts": n, "trainable": n, "masked": n}
+ * plus "failed" (failed builds, counted in masked) and "exported" (lines/records written).
+ * Without --freeze nothing in the store changes. An existing --out is refused (usage, exit 2)
+ * unless --force. Failed builds are exported (masked), not errors; exit 3 only when the store
+ * cannot be listed (DIR missing, not a directory, unreadable) or a rollout's lock cannot be had.
+ * SIGINT/SIGTERM/SIGHUP remove the temporary output before the process dies.
  */
 import type { CommandContext } from './context.js';
-import { notImplemented } from './errors.js';
+import { exportStore, parseFieldSelection, type ExportSummary } from '../src/export/index.js';
+import type { Progress } from './progress.js';
+
+const CLEANUP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export async function run(ctx: CommandContext<'export'>): Promise<void> {
-  // TODO(lead): implement against the library (src/). ctx.dir, ctx.ids and ctx.options are
-  // resolved and validated as described in ./context.ts; report per-rollout failures with
-  // ctx.fail(e, id) and outcomes with ctx.raise(code).
-  void ctx;
-  throw notImplemented();
+  const o = ctx.options;
+  // Usage problems first: nothing is read before they are settled.
+  const fields = o.fields === undefined ? undefined : parseFieldSelection(o.fields);
+
+  let discard: (() => void) | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    discard?.();
+    removeHandlers();
+    // Die of the signal as if we had not caught it (exit status 128 + n for the parent).
+    process.kill(process.pid, signal);
+  };
+  const removeHandlers = () => {
+    for (const s of CLEANUP_SIGNALS) process.removeListener(s, onSignal);
+  };
+  for (const s of CLEANUP_SIGNALS) process.on(s, onSignal);
+
+  let progress: Progress | undefined;
+  let summary: ExportSummary;
+  try {
+    summary = await exportStore(
+      {
+        dir: ctx.dir,
+        lockWaitMs: o.lockWait * 1000,
+        ids: ctx.idsGiven ? ctx.ids : undefined,
+        freeze: o.freeze,
+        format: o.format,
+        out: o.out,
+        force: o.force,
+        trainableOnly: o.trainableOnly,
+        fields,
+      },
+      {
+        onStart: (total) => {
+          progress = ctx.progress({ title: 'exporting', total });
+        },
+        onRollout: (_done, _total, id) => progress?.tick(1, id),
+        onRolloutError: (e, id) => {
+          ctx.fail(e, id);
+        },
+        onTemporary: (_path, discardSync) => {
+          discard = discardSync;
+        },
+      },
+    );
+  } finally {
+    progress?.done();
+    removeHandlers();
+  }
+
+  if (o.json) {
+    ctx.json({
+      out: summary.out,
+      format: summary.format,
+      rollouts: summary.rollouts,
+      trainable: summary.trainable,
+      masked: summary.masked,
+      failed: summary.failed,
+      exported: summary.exported,
+    });
+    return;
+  }
+  if (o.quiet) return;
+  ctx.out(summaryLine(summary, o.trainableOnly));
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+export function summaryLine(s: ExportSummary, trainableOnly: boolean): string {
+  const failed = s.failed > 0 ? ` (${plural(s.failed, 'failed build')})` : '';
+  if (trainableOnly) {
+    return `exported ${s.exported} of ${plural(s.rollouts, 'rollout')} to ${s.out} (${s.format}): ${s.trainable} trainable; ${s.masked} masked left out${failed}`;
+  }
+  return `exported ${plural(s.rollouts, 'rollout')} to ${s.out} (${s.format}): ${s.trainable} trainable, ${s.masked} masked${failed}`;
 }

@@ -491,31 +491,40 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
 
   export: {
     name: 'export',
-    summary: 'Export built trajectories to a training file',
+    summary: 'Export built trajectories for training and analysis',
     description: [
-      'Builds each rollout (as `tokcap build` does) and writes the trajectories to `--out` in the chosen format. Masked rollouts are written with their mask unless `--trainable-only` leaves them out; the summary counts trainable and masked rollouts.',
-      'Without `--freeze` nothing in the store changes (the trajectories are previews of frozen copies). With `--freeze` each rollout is frozen first; then ids, `--ids-from` or `--all` are required. An existing output file is kept unless `--force` is given.',
+      'Builds each rollout (as `tokcap build` does), one at a time, and writes the trajectories to `--out` in rollout-id order. `--format jsonl` (the default) writes one line per rollout: the build result (rebuilt response with its token fields, metrics, `mask_sample`), `rollout_id` first and `mask_causes` last. `--format tinker` writes a training-run directory in the layout of tinker-cookbook\'s TrainingRunStore: `config.json`, `metrics.jsonl` and `iteration_000000/train_rollout_summaries.jsonl`, one record per rollout whose steps are the calls of the main chain (rewards are not captured and are written as 0.0).',
+      'A rollout that fails to build is exported as its failed-build result (masked) and counted; the export goes on. `--trainable-only` leaves masked rollouts out. `--fields` slims jsonl lines: `NAME` keeps only the named top-level keys (plus `rollout_id`), `-NAME` drops one, and `-tokens` replaces the token arrays of the output items by their lengths, for analysis.',
+      'Output is atomic: it is written under a temporary name beside `--out` (`.<name>.tokcap-tmp-<hex>`) and renamed into place only when complete, so an interrupted export leaves nothing at `--out` (SIGINT and SIGTERM remove the temporary output; after a SIGKILL it may remain and can be deleted). An existing `--out` is refused unless `--force`, which replaces it (a directory only if it is empty or a previous tokcap export).',
+      'Without `--freeze` nothing in the store changes (the trajectories are previews of frozen copies). With `--freeze` each rollout is frozen first, as the reference consumer does; then ids, `--ids-from` or `--all` are required. Exit 3 only when DIR cannot be listed or a rollout\'s lock cannot be had in time.',
     ].join('\n\n'),
     args: [DIR_ARG, { ...IDS_ARG, description: 'rollout ids to export (default: every rollout; required with --freeze unless --all or --ids-from)' }],
     options: {
-      out: { flags: '--out <path>', description: 'output file', required: true, complete: 'file', parse: parseNonEmpty },
-      format: { flags: '--format <format>', description: 'output format', choices: EXPORT_FORMATS, default: 'jsonl' },
+      out: { flags: '--out <path>', description: 'output file (jsonl) or directory (tinker); must not exist unless --force', required: true, complete: 'file', parse: parseNonEmpty },
+      format: { flags: '--format <format>', description: 'jsonl: one build result per line; tinker: a TrainingRunStore directory', choices: EXPORT_FORMATS, default: 'jsonl' },
       freeze: { flags: '--freeze', description: 'freeze each rollout first (changes the store)' },
       all: { flags: '--all', description: 'with --freeze: freeze and export every rollout in DIR (finished runs only)' },
-      trainableOnly: { flags: '--trainable-only', description: 'leave masked rollouts out' },
-      fields: { flags: '--fields <list>', description: 'comma-separated fields to keep in each exported record (default: all)', parse: parseFieldList },
-      force: { flags: '--force', description: 'overwrite the output file if it exists' },
+      trainableOnly: { flags: '--trainable-only', description: 'leave masked rollouts out (they are still counted)' },
+      fields: {
+        flags: '--fields <list>',
+        description: 'jsonl only: comma-separated top-level keys to keep (rollout_id always stays); -NAME drops a key; -tokens replaces the token arrays by their lengths',
+        parse: parseFieldList,
+      },
+      force: { flags: '--force', description: 'replace --out if it exists' },
       idsFrom,
     },
     examples: [
       { command: 'tokcap export /data/captures --out train.jsonl', description: 'Export every rollout (a preview: the store is unchanged).' },
       { command: 'tokcap export /data/captures --freeze --all --trainable-only --out train.jsonl --force', description: 'Freeze a finished run and export only what is trainable.' },
-      { command: 'tokcap export /data/captures r-0007 --format tinker --out r-0007.tinker.jsonl', description: 'One rollout in the tinker format.' },
+      { command: 'tokcap export /data/captures --format tinker --out runs/capture-0001', description: 'A tinker-cookbook training-run directory (config.json, metrics.jsonl, iteration_000000/).' },
+      { command: 'tokcap export /data/captures --fields -tokens --out analysis.jsonl', description: 'Everything but the token arrays, for pandas or DuckDB.' },
+      { command: 'tokcap export /data/captures --fields metrics,mask_sample,mask_causes --out masks.jsonl', description: 'Only the metrics and why rollouts are masked.' },
     ],
     idValidation: 'batch',
     mutates: (o) => o.freeze,
     check: ({ options, idsGiven }) => {
       if (options.all && !options.freeze) return 'export: --all only applies with --freeze (without --freeze, export covers every rollout by default)';
+      if (options.fields !== undefined && options.format !== 'jsonl') return 'export: --fields applies to --format jsonl only';
       return checkAll('export', options, idsGiven);
     },
   },

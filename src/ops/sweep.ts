@@ -38,6 +38,7 @@ export interface SweepOptions {
  * safety rule). The reference aborts the whole sweep on a malformed state; tokcap reports that
  * rollout and goes on with the others (the exit code still says something went wrong).
  * With dryRun nothing is locked, created or removed: candidates are judged from a plain read.
+ * Without it, only candidates are locked (and so get a lock file, which sweep then removes).
  */
 export async function sweepRetired(store: StoreOptions, options: SweepOptions): Promise<SweepResult> {
   const now = (options.now ?? (() => Date.now() / 1000))();
@@ -79,8 +80,12 @@ export async function sweepRetired(store: StoreOptions, options: SweepOptions): 
   for (const id of ids) {
     const paths = rolloutPaths(store.dir, id);
     try {
-      const verdict = dryRun
-        ? await examine(id)
+      // A first look without the lock: most state files are not old retired tombstones, and
+      // locking them would create a lock file per rollout on every cron run. Candidates are
+      // examined again under the exclusive lock before anything is removed.
+      const first = await examine(id);
+      const verdict = dryRun || first !== 'remove'
+        ? first
         : await withRolloutLock(paths.lock, id, 'exclusive', { waitMs }, async () => {
             const v = await examine(id);
             if (v === 'remove') {

@@ -31,5 +31,6 @@ export function tokcap(args: string[], options: { env?: Record<string, string>; 
     input: options.input,
     cwd: options.cwd,
     timeout: 60_000,
+    stripFinalNewline: false,
   }) as Promise<Result>;
 }

@@ -1,0 +1,46 @@
+/**
+ * `tokcap export` as a library (issue 5): rollouts of a capture directory written as jsonl build
+ * results or as a tinker training-run directory, streamed one rollout at a time, atomically.
+ * No CLI or UI imports here.
+ */
+export { exportStore, jsonlRecord, exportedCauses, tokcapVersion, EXPORT_FORMATS, type ExportOptions, type ExportHooks, type ExportSummary, type ExportFormatName } from './export-store.js';
+export { buildForExport, type ExportBuild, type MainChainStep, type BuildForExportOptions } from './build-for-export.js';
+export {
+  parseFieldSelection,
+  applyFieldSelection,
+  selectsEverything,
+  slimItem,
+  ALL_FIELDS,
+  EXPORT_RECORD_KEYS,
+  TOKENS_PSEUDO_FIELD,
+  TOKEN_ARRAY_COUNTS,
+  TOKEN_ARRAYS_REMOVED,
+  type FieldSelection,
+} from './fields.js';
+export {
+  AtomicOutput,
+  checkOutputTarget,
+  isTemporaryOutputName,
+  isTokcapExportDirectory,
+  tempPathFor,
+  TEMP_MARKER,
+  OLD_MARKER,
+  type OutputKind,
+  type OutputTargetOptions,
+} from './atomic-output.js';
+export {
+  GroupIndexer,
+  ExportTotals,
+  rolloutGroupKey,
+  iterationDirName,
+  tinkerRolloutSummary,
+  tinkerMetricsRecord,
+  tinkerConfig,
+  prettyJson,
+  REWARD_SOURCE_NOT_CAPTURED,
+  TINKER_CONFIG,
+  TINKER_METRICS,
+  TINKER_ITERATION_DIR,
+  TINKER_ROLLOUT_SUMMARIES,
+} from './tinker.js';
+export { LineSink } from './line-sink.js';

@@ -1,0 +1,222 @@
+import { orderedJson } from '../json/canonical-json.js';
+import { round4 } from '../json/round4.js';
+import { JsonFloat } from '../json/value.js';
+import type { ExportBuild } from './build-for-export.js';
+
+/**
+ * The `tinker` export: a training-run directory in the layout of tinker-cookbook's
+ * TrainingRunStore, so its readers can open it.
+ *
+ *     OUT/
+ *       config.json                                what was exported, from where, when, by which tokcap
+ *       metrics.jsonl                              one record: directory-level build metrics
+ *       iteration_000000/
+ *         train_rollout_summaries.jsonl            one record per exported rollout
+ *
+ * JSON files are written with a 2-space indent (Python's `json.dump(indent=2)` layout), JSONL
+ * with one compact object per line, iteration directories as `iteration_%06d`. Everything an
+ * export holds is iteration 0: a capture directory has no notion of training iterations.
+ */
+
+export const TINKER_ITERATION_DIR = 'iteration_000000';
+export const TINKER_ROLLOUT_SUMMARIES = 'train_rollout_summaries.jsonl';
+export const TINKER_CONFIG = 'config.json';
+export const TINKER_METRICS = 'metrics.jsonl';
+
+/** `iteration_%06d`. */
+export function iterationDirName(i: number): string {
+  return `iteration_${String(i).padStart(6, '0')}`;
+}
+
+/** What the trajectory metrics say about rewards, which the capture store does not hold. */
+export const REWARD_SOURCE_NOT_CAPTURED = 'not captured';
+
+/**
+ * The group a rollout belongs to. NeMo Gym style ids `<task>-r<repeat>` and
+ * `<task>-r<repeat>-a<attempt>` (e.g. `t12-r3`, `t12-r3-a1`) group by `<task>`: the repeats of a
+ * task are the trajectories of one group, as in GRPO-style sampling. Any other id is a group of
+ * its own.
+ */
+export function rolloutGroupKey(rolloutId: string): string {
+  const m = /^(.+)-r\d+(?:-a\d+)?$/.exec(rolloutId);
+  return m ? m[1] : rolloutId;
+}
+
+/**
+ * Assigns `group_idx` and `traj_idx` to exported rollouts, in export order: a group gets the next
+ * index the first time one of its rollouts is exported; `traj_idx` counts the group's exported
+ * rollouts. Indices are dense (no gaps even when --trainable-only leaves rollouts out). Holds
+ * one small counter per group.
+ */
+export class GroupIndexer {
+  private readonly groups = new Map<string, { index: number; next: number }>();
+
+  assign(rolloutId: string): { group_idx: number; traj_idx: number } {
+    const key = rolloutGroupKey(rolloutId);
+    let g = this.groups.get(key);
+    if (!g) this.groups.set(key, (g = { index: this.groups.size, next: 0 }));
+    return { group_idx: g.index, traj_idx: g.next++ };
+  }
+
+  get groupCount(): number {
+    return this.groups.size;
+  }
+}
+
+const ZERO = () => new JsonFloat(0);
+
+/** One `train_rollout_summaries.jsonl` record (keys in TrainingRunStore's order). */
+export function tinkerRolloutSummary(build: ExportBuild, index: { group_idx: number; traj_idx: number }): Record<string, unknown> {
+  const { result } = build;
+  const m = result.metrics as Record<string, unknown>;
+  const trajectoryMetrics: Record<string, unknown> = {
+    rollout_id: result.rollout_id,
+    reward_source: REWARD_SOURCE_NOT_CAPTURED,
+    masked: result.mask_sample ? 1 : 0,
+    build_failed: 'error' in result ? 1 : 0,
+    capture_incomplete: m.capture_incomplete === true ? 1 : 0,
+  };
+  for (const key of [
+    'n_calls',
+    'chains',
+    'roots',
+    'quarantined_calls',
+    'quarantined_fraction',
+    'delivered_fraction',
+    'generated_tokens_captured',
+    'generated_tokens_delivered',
+    'unresolved_parent_calls',
+    'empty_generation_calls',
+  ]) {
+    if (key in m) trajectoryMetrics[key] = m[key];
+  }
+  const last = build.steps.length - 1;
+  const steps = build.steps.map((s, k) => ({
+    step_idx: k,
+    ob_len: s.promptTokens,
+    ac_len: s.generatedTokens,
+    reward: ZERO(),
+    episode_done: k === last,
+    metrics: {},
+    logs: { call_id: s.callId },
+  }));
+  return {
+    group_idx: index.group_idx,
+    traj_idx: index.traj_idx,
+    total_reward: ZERO(),
+    final_reward: ZERO(),
+    trajectory_metrics: trajectoryMetrics,
+    steps,
+    // The observation after the last call is not captured; tinker reports an ended episode's
+    // final observation as empty.
+    final_ob_len: 0,
+  };
+}
+
+/** Running totals behind `metrics.jsonl` (and the export summary). */
+export class ExportTotals {
+  rollouts = 0;
+  exported = 0;
+  trainable = 0;
+  masked = 0;
+  failed = 0;
+  errors = 0;
+  generatedTokensCaptured = 0;
+  generatedTokensDelivered = 0;
+
+  add(build: ExportBuild, exported: boolean): void {
+    const { result } = build;
+    this.rollouts += 1;
+    if (exported) this.exported += 1;
+    if (result.mask_sample) this.masked += 1;
+    else this.trainable += 1;
+    if ('error' in result) this.failed += 1;
+    if (build.error) this.errors += 1;
+    const m = result.metrics as Record<string, unknown>;
+    if (typeof m.generated_tokens_captured === 'number') this.generatedTokensCaptured += m.generated_tokens_captured;
+    if (typeof m.generated_tokens_delivered === 'number') this.generatedTokensDelivered += m.generated_tokens_delivered;
+  }
+
+  get maskedFraction(): number {
+    return this.rollouts === 0 ? 0 : round4(this.masked / this.rollouts);
+  }
+
+  get deliveredFraction(): number {
+    return this.generatedTokensCaptured === 0 ? 0 : round4(this.generatedTokensDelivered / this.generatedTokensCaptured);
+  }
+}
+
+/** The one `metrics.jsonl` record: directory-level build metrics over every rollout built. */
+export function tinkerMetricsRecord(t: ExportTotals): Record<string, unknown> {
+  return {
+    step: 0,
+    rollouts: t.rollouts,
+    exported: t.exported,
+    trainable: t.trainable,
+    masked: t.masked,
+    failed_builds: t.failed,
+    masked_fraction: new JsonFloat(t.maskedFraction),
+    delivered_fraction: new JsonFloat(t.deliveredFraction),
+    generated_tokens_captured: t.generatedTokensCaptured,
+    generated_tokens_delivered: t.generatedTokensDelivered,
+  };
+}
+
+export interface TinkerConfigInfo {
+  version: string;
+  createdAt: Date;
+  sourceDir: string;
+  /** Ids as selected (undefined: every rollout of the directory). */
+  ids?: readonly string[];
+  freeze: boolean;
+  trainableOnly: boolean;
+  model: string;
+  totals: ExportTotals;
+  groups: number;
+}
+
+/** `config.json`: what was exported, from where, when, with which tokcap. */
+export function tinkerConfig(info: TinkerConfigInfo): Record<string, unknown> {
+  return {
+    exporter: 'tokcap',
+    tokcap_version: info.version,
+    format: 'tinker',
+    created_at: info.createdAt.toISOString(),
+    source: {
+      capture_dir: info.sourceDir,
+      selection: info.ids === undefined ? 'all' : 'ids',
+      ...(info.ids === undefined ? {} : { rollout_ids: [...info.ids] }),
+      freeze: info.freeze,
+      read_only: !info.freeze,
+    },
+    builder: 'prefix_merging',
+    model: info.model,
+    trainable_only: info.trainableOnly,
+    rewards: 'not captured: total_reward, final_reward and step rewards are 0.0',
+    iterations: 1,
+    rollouts: info.totals.rollouts,
+    exported: info.totals.exported,
+    groups: info.groups,
+  };
+}
+
+/**
+ * Python's `json.dumps(value, indent=2)` layout (`", "` → `","` + newline, `": "` after keys,
+ * `[]`/`{}` for empty containers), with the scalars written by the library's writer (so floats
+ * keep the Python layout). Non-ASCII stays UTF-8 (Python would escape it; both read the same).
+ */
+export function prettyJson(value: unknown, indent = 2, level = 0): string {
+  const pad = (n: number) => ' '.repeat(n * indent);
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    const items = value.map((v) => pad(level + 1) + prettyJson(v, indent, level + 1));
+    return `[\n${items.join(',\n')}\n${pad(level)}]`;
+  }
+  if (value !== null && typeof value === 'object' && !(value instanceof JsonFloat)) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) return '{}';
+    const items = entries.map(([k, v]) => `${pad(level + 1)}${orderedJson(k)}: ${prettyJson(v, indent, level + 1)}`);
+    return `{\n${items.join(',\n')}\n${pad(level)}}`;
+  }
+  return orderedJson(value);
+}

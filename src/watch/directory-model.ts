@@ -1,0 +1,445 @@
+/**
+ * The directory model behind `tokcap watch`: a store of rollout rows that can be refreshed as a
+ * whole (`rescan`) or for named rollouts only (`refresh`), with every read asynchronous, per
+ * rollout, and read-only (facts + preview build: short shared locks on existing lock files, no
+ * lock file created, nothing written, torn tails reported and left alone).
+ *
+ * Cheapness: a rollout is re-read only when the (inode, size, mtime) of one of its files changed
+ * since the last read; a rescan first stats every rollout (a few lstat calls each), then reads
+ * only the changed ones, most recently modified first. Reads run with bounded concurrency, and
+ * rollouts named by change events jump the queue ahead of a long initial load.
+ *
+ * No UI here: listeners are told "something changed" and take a `snapshot()` when they want.
+ */
+import { lstat } from 'node:fs/promises';
+import { toTokcapError } from '../errors.js';
+import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
+import { rolloutPaths, type FileKind } from '../layout/file-names.js';
+import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
+import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
+import { previewRollout, type PreviewContext, type PreviewOutcome } from './preview.js';
+import { deriveRow, directoryTotals, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow } from './rows.js';
+
+export interface FileStat {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+/** Everything the model reads, injectable for tests (defaults: the library's read-only paths). */
+export interface WatchReaders {
+  scan(dir: string): Promise<DirectoryListing>;
+  /** lstat; null when the file does not exist. */
+  stat(path: string): Promise<FileStat | null>;
+  facts(store: StoreOptions, id: string, files: Set<FileKind>): Promise<RolloutFacts>;
+  preview(store: StoreOptions, id: string, context: PreviewContext): Promise<PreviewOutcome>;
+}
+
+export const DEFAULT_READERS: WatchReaders = {
+  scan: scanDirectory,
+  async stat(path) {
+    try {
+      const s = await lstat(path);
+      return { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      throw e;
+    }
+  },
+  facts: (store, id, files) => rolloutFacts(store, id, { files }),
+  preview: previewRollout,
+};
+
+export interface DirectoryModelOptions {
+  dir: string;
+  lockWaitMs?: number;
+  /** Rollout reads in flight at once (default 8). */
+  concurrency?: number;
+  /** Stat calls in flight at once during a rescan (default 64). */
+  statConcurrency?: number;
+  /** Clock for `changedAt` (default Date.now). */
+  now?: () => number;
+  readers?: Partial<WatchReaders>;
+}
+
+export interface DirectorySnapshot {
+  readonly dir: string;
+  /** Every known rollout, in no particular order (see rows.ts `visibleRows`). */
+  readonly rows: readonly RolloutRow[];
+  readonly totals: DirectoryTotals;
+  readonly invalidNames: readonly string[];
+  readonly tempStateFiles: readonly string[];
+  /** Rollout reads queued or running. */
+  readonly pending: number;
+  /** The first full scan and all its reads are done. */
+  readonly ready: boolean;
+  /** The directory itself could not be listed (last attempt). */
+  readonly scanError?: string;
+  /** Bumped on every change. */
+  readonly version: number;
+}
+
+/** The capture files that make a rollout present (the lock file does not count). */
+const SIGNATURE_KINDS: readonly FileKind[] = ['jsonl', 'state', 'intents', 'incomplete'];
+
+interface Signature {
+  key: string;
+  present: Set<FileKind>;
+  mtimeMs: number;
+}
+
+interface Waiter {
+  minRun: number;
+  resolve: () => void;
+}
+
+export class DirectoryModel {
+  readonly dir: string;
+  private readonly store: StoreOptions;
+  private readonly readers: WatchReaders;
+  private readonly concurrency: number;
+  private readonly statConcurrency: number;
+  private readonly now: () => number;
+
+  private readonly rows = new Map<string, RolloutRow>();
+  private readonly signatures = new Map<string, string>();
+  /** When each id was last added or read (model clock): a rescan listing older than that does not remove it. */
+  private readonly touched = new Map<string, number>();
+  private invalidNames: string[] = [];
+  private tempStateFiles: string[] = [];
+  private scanError: string | undefined;
+
+  /** Ids named by change events: read first. */
+  private readonly urgent = new Set<string>();
+  /** Ids found changed by a rescan, most recently modified first. */
+  private readonly backlog = new Set<string>();
+  private readonly forced = new Set<string>();
+  private readonly inflight = new Set<string>();
+  private readonly again = new Set<string>();
+  private runCounter = 0;
+  private readonly waiters = new Map<string, Waiter[]>();
+  private idleWaiters: (() => void)[] = [];
+
+  private scanning: Promise<void> | null = null;
+  private rescanAgain = false;
+  private initialDone = false;
+  private firstScanDone = false;
+  private disposed = false;
+  private version = 0;
+  private cached: DirectorySnapshot | null = null;
+  private readonly listeners = new Set<() => void>();
+  /** Duration of the last complete rescan (stat pass), ms. */
+  lastRescanMs = 0;
+
+  constructor(options: DirectoryModelOptions) {
+    this.dir = options.dir;
+    this.store = { dir: options.dir, lockWaitMs: options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS };
+    this.readers = { ...DEFAULT_READERS, ...options.readers };
+    this.concurrency = Math.max(1, options.concurrency ?? 8);
+    this.statConcurrency = Math.max(1, options.statConcurrency ?? 64);
+    this.now = options.now ?? Date.now;
+  }
+
+  get storeOptions(): StoreOptions {
+    return this.store;
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  row(id: string): RolloutRow | undefined {
+    return this.rows.get(id);
+  }
+
+  snapshot(): DirectorySnapshot {
+    if (this.cached && this.cached.version === this.version) return this.cached;
+    const rows = [...this.rows.values()];
+    this.cached = {
+      dir: this.dir,
+      rows,
+      totals: directoryTotals(rows, this.invalidNames.length, this.tempStateFiles.length),
+      invalidNames: this.invalidNames,
+      tempStateFiles: this.tempStateFiles,
+      pending: this.urgent.size + this.backlog.size + this.inflight.size,
+      ready: this.initialDone,
+      scanError: this.scanError,
+      version: this.version,
+    };
+    return this.cached;
+  }
+
+  /**
+   * Lists the directory again: adds new rollouts, drops vanished ones, and queues a read of every
+   * rollout whose files changed. Resolves when the changed rollouts are queued (see `idle`).
+   * Calls made while a rescan runs coalesce into one more rescan.
+   */
+  rescan(): Promise<void> {
+    if (this.scanning) {
+      this.rescanAgain = true;
+      return this.scanning;
+    }
+    const run = async () => {
+      do {
+        this.rescanAgain = false;
+        await this.scanOnce();
+      } while (this.rescanAgain && !this.disposed);
+    };
+    this.scanning = run().finally(() => {
+      this.scanning = null;
+      this.checkIdle();
+    });
+    return this.scanning;
+  }
+
+  /**
+   * Re-reads the named rollouts (ahead of any rescan backlog) if their files changed, or always
+   * with `force`. Resolves when each of them has been read (or found unchanged or gone).
+   */
+  refresh(ids: Iterable<string>, options: { force?: boolean } = {}): Promise<void> {
+    const promises: Promise<void>[] = [];
+    for (const id of ids) {
+      if (this.disposed) break;
+      promises.push(new Promise<void>((resolve) => this.addWaiter(id, resolve)));
+      if (options.force) this.forced.add(id);
+      if (this.inflight.has(id)) {
+        this.again.add(id);
+        continue;
+      }
+      this.backlog.delete(id);
+      this.urgent.add(id);
+    }
+    this.pump();
+    return Promise.all(promises).then(() => undefined);
+  }
+
+  /** Resolves when no rescan runs and no read is queued or running. */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.urgent.clear();
+    this.backlog.clear();
+    this.again.clear();
+    this.listeners.clear();
+    for (const list of this.waiters.values()) for (const w of list) w.resolve();
+    this.waiters.clear();
+    this.checkIdle();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private isIdle(): boolean {
+    return this.scanning === null && this.urgent.size === 0 && this.backlog.size === 0 && this.inflight.size === 0;
+  }
+
+  private checkIdle(): void {
+    if (!this.isIdle()) return;
+    if (this.firstScanDone && !this.initialDone) {
+      this.initialDone = true;
+      this.changed();
+    }
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private addWaiter(id: string, resolve: () => void): void {
+    const list = this.waiters.get(id) ?? [];
+    list.push({ minRun: this.runCounter, resolve });
+    this.waiters.set(id, list);
+  }
+
+  private changed(): void {
+    this.version++;
+    for (const l of [...this.listeners]) {
+      try {
+        l();
+      } catch {
+        // a listener's failure is its own business
+      }
+    }
+  }
+
+  private async scanOnce(): Promise<void> {
+    const started = this.now();
+    const t0 = performance.now();
+    let listing: DirectoryListing;
+    try {
+      listing = await this.readers.scan(this.dir);
+    } catch (e) {
+      this.scanError = toTokcapError(e, { file: this.dir }).message;
+      this.firstScanDone = true;
+      this.changed();
+      return;
+    }
+    if (this.disposed) return;
+    let dirty = this.scanError !== undefined;
+    this.scanError = undefined;
+    if (!sameList(this.invalidNames, listing.invalidNames) || !sameList(this.tempStateFiles, listing.tempStateFiles)) {
+      this.invalidNames = listing.invalidNames;
+      this.tempStateFiles = listing.tempStateFiles;
+      dirty = true;
+    }
+    for (const id of [...this.rows.keys()]) {
+      if (listing.rollouts.has(id) || this.inflight.has(id) || this.urgent.has(id)) continue;
+      if ((this.touched.get(id) ?? 0) > started) continue;
+      this.forget(id);
+      dirty = true;
+    }
+    const ids = [...listing.rollouts.keys()];
+    for (const id of ids) {
+      if (this.rows.has(id)) continue;
+      this.rows.set(id, placeholderRow(id));
+      this.touched.set(id, this.now());
+      dirty = true;
+    }
+    if (dirty) this.changed();
+
+    // Stat pass: which rollouts changed since they were read?
+    const changed: { id: string; mtimeMs: number }[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length && !this.disposed) {
+        const id = ids[next++];
+        let sig: Signature;
+        try {
+          sig = await this.signature(id);
+        } catch {
+          changed.push({ id, mtimeMs: 0 });
+          continue;
+        }
+        const row = this.rows.get(id);
+        if (row && !row.loaded && row.mtimeMs !== sig.mtimeMs) this.rows.set(id, { ...row, mtimeMs: sig.mtimeMs });
+        if (!row || !row.loaded || row.error || this.signatures.get(id) !== sig.key) changed.push({ id, mtimeMs: sig.mtimeMs });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.statConcurrency, ids.length) }, worker));
+    if (this.disposed) return;
+    changed.sort((a, b) => b.mtimeMs - a.mtimeMs);
+    for (const { id } of changed) {
+      if (this.urgent.has(id)) continue;
+      if (this.inflight.has(id)) this.again.add(id);
+      else this.backlog.add(id);
+    }
+    this.lastRescanMs = performance.now() - t0;
+    this.firstScanDone = true;
+    if (changed.length > 0) this.changed();
+    this.pump();
+  }
+
+  private forget(id: string): void {
+    this.rows.delete(id);
+    this.signatures.delete(id);
+    this.touched.delete(id);
+  }
+
+  private async signature(id: string): Promise<Signature> {
+    const paths = rolloutPaths(this.dir, id);
+    const present = new Set<FileKind>();
+    const parts: string[] = [];
+    let mtimeMs = 0;
+    for (const kind of SIGNATURE_KINDS) {
+      const s = await this.readers.stat(paths[kind]);
+      if (s === null) continue;
+      present.add(kind);
+      parts.push(`${kind}:${s.ino}:${s.size}:${s.mtimeMs}`);
+      mtimeMs = Math.max(mtimeMs, s.mtimeMs);
+    }
+    return { key: parts.join('|'), present, mtimeMs };
+  }
+
+  private pump(): void {
+    while (!this.disposed && this.inflight.size < this.concurrency) {
+      const id = takeFirst(this.urgent) ?? takeFirst(this.backlog);
+      if (id === undefined) break;
+      const force = this.forced.delete(id);
+      this.inflight.add(id);
+      const run = ++this.runCounter;
+      void this.readOne(id, force).finally(() => this.finishRun(id, run));
+    }
+    this.checkIdle();
+  }
+
+  private finishRun(id: string, run: number): void {
+    this.inflight.delete(id);
+    const list = this.waiters.get(id);
+    if (list) {
+      const keep = list.filter((w) => w.minRun >= run);
+      for (const w of list) if (w.minRun < run) w.resolve();
+      if (keep.length > 0) this.waiters.set(id, keep);
+      else this.waiters.delete(id);
+    }
+    if (this.again.delete(id) && !this.disposed) this.urgent.add(id);
+    this.pump();
+  }
+
+  private async readOne(id: string, force: boolean): Promise<void> {
+    const prev = this.rows.get(id);
+    const changedAt = () => (this.initialDone ? this.now() : (prev?.changedAt ?? null));
+    const seq = (prev?.seq ?? 0) + 1;
+    let sig: Signature;
+    try {
+      sig = await this.signature(id);
+    } catch (e) {
+      this.put(id, errorRow(prev ?? placeholderRow(id), rowError(e, id), changedAt(), seq), undefined);
+      return;
+    }
+    if (this.disposed) return;
+    if (sig.present.size === 0) {
+      if (this.rows.has(id)) {
+        this.forget(id);
+        this.changed();
+      }
+      return;
+    }
+    if (!force && prev?.loaded && !prev.error && this.signatures.get(id) === sig.key) return;
+
+    let row: RolloutRow;
+    try {
+      const facts = await this.readers.facts(this.store, id, sig.present);
+      let preview: PreviewOutcome | undefined;
+      if (!facts.retired) {
+        preview = await this.readers.preview(this.store, id, {
+          incompleteMarkers: facts.incomplete_marker_calls,
+          incompleteFlag: facts.incomplete_flag,
+          danglingIntents: facts.dangling_intents,
+        });
+      }
+      row = deriveRow({ id, facts, preview, changedAt: changedAt(), seq });
+    } catch (e) {
+      row = errorRow(prev ?? placeholderRow(id, sig.mtimeMs), rowError(e, id), changedAt(), seq);
+    }
+    if (this.disposed) return;
+    this.put(id, row, sig.key);
+  }
+
+  private put(id: string, row: RolloutRow, signature: string | undefined): void {
+    this.rows.set(id, row);
+    if (signature === undefined) this.signatures.delete(id);
+    else this.signatures.set(id, signature);
+    this.touched.set(id, this.now());
+    this.changed();
+  }
+}
+
+function rowError(e: unknown, id: string): { kind: string; message: string } {
+  const err = toTokcapError(e, { rolloutId: id });
+  return { kind: err.kind, message: err.message };
+}
+
+function takeFirst(set: Set<string>): string | undefined {
+  for (const v of set) {
+    set.delete(v);
+    return v;
+  }
+  return undefined;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

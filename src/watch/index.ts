@@ -1,0 +1,27 @@
+/**
+ * The UI-free model of `tokcap watch`: directory rows, rollout detail, the --once JSON snapshot.
+ * Nothing here imports React or Ink; the view (commands/watch/) renders these values.
+ */
+export { DirectoryModel, DEFAULT_READERS, type DirectoryModelOptions, type DirectorySnapshot, type WatchReaders, type FileStat } from './directory-model.js';
+export {
+  ROW_STATES,
+  SORT_MODES,
+  SORT_LABEL,
+  NO_FILTER,
+  deriveRow,
+  directoryTotals,
+  nextSortMode,
+  placeholderRow,
+  rowMatches,
+  rowState,
+  visibleRows,
+  type DirectoryTotals,
+  type RolloutRow,
+  type RowError,
+  type RowFilter,
+  type RowState,
+  type SortMode,
+} from './rows.js';
+export { previewRollout, type PreviewContext, type PreviewOutcome } from './preview.js';
+export { loadRolloutDetail, assembleDetail, chainTree, type RolloutDetail, type TreeNode, type UnplacedCall, type BuildVerdict, type DigestCheck, type DetailReaders } from './rollout-detail.js';
+export { watchSnapshotJson, rowJson, type WatchSnapshotJson, type WatchRolloutJson } from './snapshot-json.js';

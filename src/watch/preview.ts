@@ -1,0 +1,83 @@
+/**
+ * The read-only preview build behind the watch view: the same dictionary `buildRollout(store, id,
+ * { freeze: false })` returns (one shared-lock read of the snapshot, nothing written), plus the
+ * chain build and the snapshot's dangling intents, so that the mask causes are explained from the
+ * very snapshot the verdict came from. `preview.test.ts` checks it against `buildRollout`.
+ */
+import { toTokcapError } from '../errors.js';
+import { assembleWithChains, failedBuild, finishConsumerResult, noRecordsResult, type ConsumerResult } from '../build/consumer-result.js';
+import type { ChainBuild } from '../build/chain-builder.js';
+import { maskCauses, type MaskCause } from '../build/mask-causes.js';
+import { readSnapshotReadOnly } from '../ops/read-snapshot.js';
+import type { StoreOptions } from '../ops/store.js';
+import type { RowError } from './rows.js';
+
+export type PreviewOutcome =
+  | {
+      kind: 'built';
+      /** What `build` (without --freeze) prints for this rollout. */
+      result: ConsumerResult;
+      /** The chain build behind a successful (or builder-failed) result; null otherwise. */
+      chains: ChainBuild | null;
+      /** Dangling intents of the snapshot read (the failed read falls back to the caller's). */
+      danglingIntents: readonly string[];
+      /** Byte offset of a torn final line a freeze would truncate (the preview skips it). */
+      tornTailAt?: number;
+      causes: MaskCause[];
+    }
+  | {
+      /** The preview could not be computed at all (lock timeout, unexpected failure). */
+      kind: 'unreadable';
+      error: RowError;
+    };
+
+export interface PreviewContext {
+  /** Incomplete-marker call ids (for the cause text). */
+  incompleteMarkers: readonly string[];
+  /** The state's incomplete flag. */
+  incompleteFlag: boolean;
+  /** Dangling intents as the caller read them, used when the snapshot itself cannot be read. */
+  danglingIntents: readonly string[];
+}
+
+export async function previewRollout(store: StoreOptions, rolloutId: string, context: PreviewContext): Promise<PreviewOutcome> {
+  let snapshot;
+  try {
+    snapshot = await readSnapshotReadOnly(store, rolloutId);
+  } catch (e) {
+    const err = toTokcapError(e, { rolloutId });
+    if (err.kind === 'lock_timeout') return { kind: 'unreadable', error: { kind: err.kind, message: err.message } };
+    const result: ConsumerResult = { ...failedBuild(rolloutId, err.pythonString(), 0), preview: true };
+    return {
+      kind: 'built',
+      result,
+      chains: null,
+      danglingIntents: context.danglingIntents,
+      causes: maskCauses(result, { ...context, chains: null }),
+    };
+  }
+  try {
+    let chains: ChainBuild | null = null;
+    let result: ConsumerResult;
+    if (snapshot.entries.length === 0) result = noRecordsResult(rolloutId);
+    else ({ result, chains } = assembleWithChains(rolloutId, snapshot.entries, ''));
+    result = { ...finishConsumerResult(result, { incomplete: snapshot.incomplete }), preview: true };
+    return {
+      kind: 'built',
+      result,
+      chains,
+      danglingIntents: snapshot.danglingIntents,
+      tornTailAt: snapshot.tornTailAt,
+      causes: maskCauses(result, {
+        danglingIntents: snapshot.danglingIntents,
+        incompleteMarkers: context.incompleteMarkers,
+        incompleteFlag: context.incompleteFlag,
+        chains,
+      }),
+    };
+  } catch (e) {
+    // The reference would crash here (an error its consumer does not catch); show it, keep going.
+    const err = toTokcapError(e, { rolloutId });
+    return { kind: 'unreadable', error: { kind: err.kind, message: `build crashed: ${err.message}` } };
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * The rollout detail behind `tokcap watch`'s rollout view: the chain tree of a rollout (every
+ * call under its parent as the builder decided), the calls the builder dropped, the dangling
+ * intents, the incomplete markers (the empty call id kept), the digest check per call and the
+ * build verdict with every mask cause. Read-only, like the directory model: three short reads
+ * under shared locks taken one after the other (facts, snapshot, digests), nothing written.
+ */
+import { toTokcapError } from '../errors.js';
+import type { BuildCall, ChainBuild, LinkOutcome } from '../build/chain-builder.js';
+import { describeReason, type MaskCause } from '../build/mask-causes.js';
+import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
+import type { StoreOptions } from '../ops/store.js';
+import type { Finding } from '../verify/findings.js';
+import { verifyRollout } from '../verify/verify-rollout.js';
+import { previewRollout, type PreviewOutcome } from './preview.js';
+import { rowState, type RowError, type RowState } from './rows.js';
+
+/** The digest check of one call (`verify-digests` findings that name it). */
+export type DigestCheck =
+  | { status: 'ok' }
+  | { status: 'unchecked' }
+  | { status: 'findings'; severity: 'error' | 'warning'; codes: string[] };
+
+export interface TreeNode {
+  readonly id: string;
+  readonly depth: number;
+  /** For each ancestor level 1..depth-1: whether a later sibling follows there (draw a `│`). Roots draw none. */
+  readonly guides: readonly boolean[];
+  /** Last child of its parent (or last root). */
+  readonly last: boolean;
+  readonly outcome: LinkOutcome;
+  /** The `parent_link_failures` reason, if any, and its explanation. */
+  readonly reason: string | null;
+  readonly reasonText: string | null;
+  /** The parent the record claimed (when it differs from where the builder put it, it shows). */
+  readonly claimedParentId: string | null;
+  readonly promptLength: number | null;
+  readonly storedPromptLength: number;
+  readonly storedAsDelta: boolean;
+  readonly generationLength: number;
+  readonly quarantined: boolean;
+  readonly unresolvedRetry: boolean;
+  readonly unresolvedBoundary: boolean;
+  readonly onMain: boolean;
+  readonly duplicateCopies: number;
+  readonly conflictingCopies: number;
+  readonly digest: DigestCheck;
+}
+
+/** A call the builder did not place (steps 2 and 3). */
+export interface UnplacedCall {
+  readonly id: string;
+  readonly why: 'empty_generation' | 'unreconstructable';
+  readonly detail: string;
+  readonly storedAsDelta: boolean;
+  readonly digest: DigestCheck;
+}
+
+export interface BuildVerdict {
+  /** Whether a preview build ran (a retired tombstone is not built). */
+  readonly built: boolean;
+  readonly masked: boolean | null;
+  /** The failed build's `error` string. */
+  readonly error?: string;
+  readonly causes: readonly MaskCause[];
+  readonly roots?: number;
+  readonly chains?: number;
+  readonly nCalls?: number;
+  readonly deliveredFraction?: number;
+}
+
+export interface RolloutDetail {
+  readonly id: string;
+  readonly state: RowState;
+  readonly facts: RolloutFacts | null;
+  readonly tree: readonly TreeNode[];
+  readonly unplaced: readonly UnplacedCall[];
+  readonly chains: readonly { name: string; callIds: readonly string[]; generatedTokens: number }[];
+  readonly danglingIntents: readonly string[];
+  readonly incompleteMarkers: readonly string[];
+  readonly incompleteFlag: boolean;
+  /** A torn final line (crash artefact) and where it starts, when the snapshot read saw one. */
+  readonly tornTail: { at?: number } | null;
+  readonly verdict: BuildVerdict;
+  /** verify-digests findings that name no call (torn tail, unindexed tail, index problems...). */
+  readonly rolloutFindings: readonly Finding[];
+  readonly digestError?: string;
+  readonly errors: readonly RowError[];
+}
+
+export interface DetailReaders {
+  facts(store: StoreOptions, id: string): Promise<RolloutFacts>;
+  preview: typeof previewRollout;
+  verify(store: StoreOptions, id: string): Promise<Finding[]>;
+}
+
+const DEFAULT_DETAIL_READERS: DetailReaders = {
+  facts: (store, id) => rolloutFacts(store, id),
+  preview: previewRollout,
+  verify: verifyRollout,
+};
+
+export async function loadRolloutDetail(store: StoreOptions, id: string, readers: Partial<DetailReaders> = {}): Promise<RolloutDetail> {
+  const r = { ...DEFAULT_DETAIL_READERS, ...readers };
+  const errors: RowError[] = [];
+  let facts: RolloutFacts | null = null;
+  try {
+    facts = await r.facts(store, id);
+    for (const e of facts.errors) errors.push({ kind: e.kind, message: e.message });
+  } catch (e) {
+    const err = toTokcapError(e, { rolloutId: id });
+    errors.push({ kind: err.kind, message: err.message });
+  }
+  let preview: PreviewOutcome | undefined;
+  if (facts && !facts.retired) {
+    preview = await r.preview(store, id, {
+      incompleteMarkers: facts.incomplete_marker_calls,
+      incompleteFlag: facts.incomplete_flag,
+      danglingIntents: facts.dangling_intents,
+    });
+    if (preview.kind === 'unreadable') errors.push(preview.error);
+  }
+  let findings: Finding[] | null = null;
+  let digestError: string | undefined;
+  try {
+    findings = await r.verify(store, id);
+  } catch (e) {
+    digestError = toTokcapError(e, { rolloutId: id }).message;
+  }
+  return assembleDetail(id, facts, preview, findings, digestError, errors);
+}
+
+/** Pure part of `loadRolloutDetail` (exported for tests). */
+export function assembleDetail(
+  id: string,
+  facts: RolloutFacts | null,
+  preview: PreviewOutcome | undefined,
+  findings: readonly Finding[] | null,
+  digestError: string | undefined,
+  errors: RowError[],
+): RolloutDetail {
+  const built = preview?.kind === 'built' ? preview : undefined;
+  const chains = built?.chains ?? null;
+  const byCall = new Map<string, Finding[]>();
+  const rolloutFindings: Finding[] = [];
+  for (const f of findings ?? []) {
+    if (f.call_id === undefined) rolloutFindings.push(f);
+    else byCall.set(f.call_id, [...(byCall.get(f.call_id) ?? []), f]);
+  }
+  const digestOf = (callId: string): DigestCheck => {
+    if (findings === null) return { status: 'unchecked' };
+    const fs = byCall.get(callId);
+    if (!fs || fs.length === 0) return { status: 'ok' };
+    return { status: 'findings', severity: fs.some((f) => f.severity === 'error') ? 'error' : 'warning', codes: [...new Set(fs.map((f) => f.code))] };
+  };
+
+  const result = built?.result;
+  const verdict: BuildVerdict = built
+    ? {
+        built: true,
+        masked: result!.mask_sample,
+        error: 'error' in result! ? result.error : undefined,
+        causes: built.causes,
+        ...('error' in result!
+          ? { nCalls: result.metrics.n_calls }
+          : {
+              roots: result!.metrics.roots,
+              chains: result!.metrics.chains,
+              nCalls: result!.metrics.n_calls,
+              deliveredFraction: result!.metrics.delivered_fraction.value,
+            }),
+      }
+    : { built: false, masked: null, causes: [] };
+
+  const state: RowState = facts ? rowState(facts) : 'live';
+  return {
+    id,
+    state,
+    facts,
+    tree: chains ? chainTree(chains, new Set(result && 'unresolved_retries' in result ? result.unresolved_retries : []), digestOf) : [],
+    unplaced: chains ? unplacedCalls(chains, digestOf) : [],
+    chains: chains ? chains.chains.map((c) => ({ name: c.name, callIds: c.callIds, generatedTokens: c.generatedTokens })) : [],
+    danglingIntents: built?.danglingIntents ?? facts?.dangling_intents ?? [],
+    incompleteMarkers: facts?.incomplete_marker_calls ?? [],
+    incompleteFlag: facts?.incomplete_flag ?? false,
+    tornTail: built?.tornTailAt !== undefined ? { at: built.tornTailAt } : facts?.torn_tail ? {} : null,
+    verdict,
+    rolloutFindings,
+    digestError,
+    errors,
+  };
+}
+
+/** Flattens the builder's parent links into a pre-order tree (roots and children in step-4 order). */
+export function chainTree(build: ChainBuild, unresolvedRetries: ReadonlySet<string>, digestOf: (id: string) => DigestCheck): TreeNode[] {
+  const placed = build.calls.filter((c) => c.status === 'placed');
+  const byId = new Map<string, BuildCall>(placed.map((c) => [c.id, c]));
+  const main = new Set(build.mainChain?.callIds ?? []);
+  const roots = placed.filter((c) => c.parentId === null || !byId.has(c.parentId)).sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
+  const out: TreeNode[] = [];
+  const visit = (call: BuildCall, depth: number, guides: boolean[], last: boolean) => {
+    out.push({
+      id: call.id,
+      depth,
+      guides,
+      last,
+      outcome: call.outcome ?? 'boundary',
+      reason: call.reason,
+      reasonText: call.reason ? describeReason(call.reason) : null,
+      claimedParentId: call.claimedParentId,
+      promptLength: call.promptLength,
+      storedPromptLength: call.storedPromptLength,
+      storedAsDelta: call.storedAsDelta,
+      generationLength: call.generationLength,
+      quarantined: call.quarantined,
+      unresolvedRetry: unresolvedRetries.has(call.id),
+      unresolvedBoundary: call.unresolvedBoundary,
+      onMain: main.has(call.id),
+      duplicateCopies: call.duplicateCopies,
+      conflictingCopies: call.conflictingCopies,
+      digest: digestOf(call.id),
+    });
+    const kids = call.children.map((k) => byId.get(k)).filter((k): k is BuildCall => k !== undefined);
+    // Roots are drawn flush left, so guides start below them.
+    const childGuides = depth === 0 ? [] : [...guides, !last];
+    kids.forEach((k, i) => visit(k, depth + 1, childGuides, i === kids.length - 1));
+  };
+  roots.forEach((r, i) => visit(r, 0, [], i === roots.length - 1));
+  return out;
+}
+
+function unplacedCalls(build: ChainBuild, digestOf: (id: string) => DigestCheck): UnplacedCall[] {
+  const out: UnplacedCall[] = [];
+  for (const c of build.calls) {
+    if (c.status === 'empty_generation') {
+      out.push({ id: c.id, why: 'empty_generation', detail: 'empty generation (dropped before linking)', storedAsDelta: c.storedAsDelta, digest: digestOf(c.id) });
+    } else if (c.status === 'unreconstructable') {
+      const detail = c.unreconstructable === 'digest_mismatch' ? 'delta prompt rebuilt but its digest differs' : 'delta prompt cannot be rebuilt (parent walk failed)';
+      out.push({ id: c.id, why: 'unreconstructable', detail, storedAsDelta: c.storedAsDelta, digest: digestOf(c.id) });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,105 @@
+/**
+ * `tokcap watch DIR --once --json`: one JSON document of what the view shows, built from the
+ * same directory model as the live view.
+ *
+ * {
+ *   "dir": DIR,
+ *   "totals": {"rollouts", "live", "frozen", "retired", "incomplete", "dangling", "torn",
+ *              "would_mask", "unreadable", "invalid_names", "temp_state_files"},
+ *   "invalid_names": [...],
+ *   "rollouts": {ID: {"state", "calls", "frozen", "retired", "incomplete_flag",
+ *                     "incomplete_marker_calls", "dangling_intents", "torn_tail", "version",
+ *                     "snapshot_id", "mtime_ms", "would_mask", "mask_causes": [{"code",
+ *                     "message", "calls"?}], "build_error"?, "error"?: {"kind", "message"}}}
+ * }
+ *
+ * Rollouts are keyed by id in code-point order (as `inspect --json`). `would_mask` is null for a
+ * retired tombstone (it is never built again). Field names follow `inspect`'s facts.
+ */
+import type { DirectorySnapshot } from './directory-model.js';
+import type { RolloutRow } from './rows.js';
+
+export interface WatchRolloutJson {
+  state: string;
+  calls: number;
+  frozen: boolean;
+  retired: boolean;
+  incomplete_flag: boolean;
+  incomplete_marker_calls: string[];
+  dangling_intents: string[];
+  torn_tail: boolean;
+  version: number;
+  snapshot_id: string;
+  mtime_ms: number;
+  would_mask: boolean | null;
+  mask_causes: { code: string; message: string; calls?: string[] }[];
+  build_error?: string;
+  error?: { kind: string; message: string };
+}
+
+export interface WatchSnapshotJson {
+  dir: string;
+  totals: {
+    rollouts: number;
+    live: number;
+    frozen: number;
+    retired: number;
+    incomplete: number;
+    dangling: number;
+    torn: number;
+    would_mask: number;
+    unreadable: number;
+    invalid_names: number;
+    temp_state_files: number;
+  };
+  invalid_names: string[];
+  rollouts: Record<string, WatchRolloutJson>;
+}
+
+export function rowJson(r: RolloutRow): WatchRolloutJson {
+  const out: WatchRolloutJson = {
+    state: r.state,
+    calls: r.calls,
+    frozen: r.frozen,
+    retired: r.retired,
+    incomplete_flag: r.incompleteFlag,
+    incomplete_marker_calls: [...r.incompleteMarkers],
+    dangling_intents: [...r.danglingIntents],
+    torn_tail: r.tornTail,
+    version: r.version,
+    snapshot_id: r.snapshotId,
+    mtime_ms: Math.round(r.mtimeMs),
+    would_mask: r.wouldMask,
+    mask_causes: r.causes.map((c) => (c.calls ? { code: c.code, message: c.message, calls: [...c.calls] } : { code: c.code, message: c.message })),
+  };
+  // Optional keys are left out rather than set to undefined.
+  if (r.buildError !== undefined) out.build_error = r.buildError;
+  if (r.error) out.error = { kind: r.error.kind, message: r.error.message };
+  return out;
+}
+
+export function watchSnapshotJson(s: DirectorySnapshot): WatchSnapshotJson {
+  const rows = [...s.rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // Null prototype: `__proto__` is a valid rollout id.
+  const rollouts = Object.create(null) as Record<string, WatchRolloutJson>;
+  for (const r of rows) rollouts[r.id] = rowJson(r);
+  const t = s.totals;
+  return {
+    dir: s.dir,
+    totals: {
+      rollouts: t.rollouts,
+      live: t.live,
+      frozen: t.frozen,
+      retired: t.retired,
+      incomplete: t.incomplete,
+      dangling: t.dangling,
+      torn: t.torn,
+      would_mask: t.wouldMask,
+      unreadable: t.unreadable,
+      invalid_names: t.invalidNames,
+      temp_state_files: t.tempStateFiles,
+    },
+    invalid_names: [...s.invalidNames],
+    rollouts,
+  };
+}
