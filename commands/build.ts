@@ -70,16 +70,19 @@ async function explain(ctx: CommandContext<'build'>, id: string, r: ConsumerResu
   lines.push(`${s.id(id)}  ${verdict}`);
   // Context for the causes (dangling intents, markers, per-call reasons): a read-only look.
   let context = {};
+  let torn = false;
   if (isValidRolloutId(id) && r.mask_sample) {
     try {
       const snap = await readSnapshotReadOnly(storeOf(ctx), id);
       const markers = await readIncompleteMarkers(rolloutPaths(ctx.dir, id).incomplete, id);
-      context = { danglingIntents: snap.danglingIntents, incompleteMarkers: markers, chains: snap.entries.length ? buildChains(snap.entries) : null };
+      torn = snap.tornTailAt !== undefined;
+      context = { danglingIntents: snap.danglingIntents, incompleteMarkers: markers, incompleteFlag: snap.incompleteFlag, chains: snap.entries.length ? buildChains(snap.entries) : null };
     } catch {
       /* the result's own error says it */
     }
   }
   for (const c of maskCauses(r, context)) lines.push(`  ${s.warn('•')} ${c.message}`);
+  if (torn) lines.push(`  ${s.warn('•')} the JSONL ends with a torn line (never acknowledged); a freeze truncates it`);
   if (r.rebuilt_response !== null) {
     const m = r.metrics;
     const failures = Object.entries(m.parent_link_failures).map(([k, v]) => `${k}=${v}`).join(' ');

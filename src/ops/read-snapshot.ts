@@ -17,6 +17,8 @@ export interface ReadOnlySnapshot {
   rolloutId: string;
   entries: TokenEntry[];
   incomplete: boolean;
+  /** The state's own `incomplete` flag (the snapshot is also incomplete with dangling intents). */
+  incompleteFlag: boolean;
   danglingIntents: string[];
   /** Current identity (a freeze would mint one if `snapshotId` is ""). */
   snapshotId: string;
@@ -122,6 +124,7 @@ export async function readSnapshotReadOnly(store: StoreOptions, rolloutId: strin
       rolloutId,
       entries,
       incomplete: isIncompleteFlag(state) || dangling.length > 0,
+      incompleteFlag: isIncompleteFlag(state),
       danglingIntents: dangling,
       snapshotId: snapshotId(state) ?? '',
       version,
