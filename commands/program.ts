@@ -292,6 +292,8 @@ export function buildProgram({ io, exitCode = new ExitCodeAccumulator(), loaders
     }
     for (const optSpec of Object.values(spec.options) as OptionSpec<unknown>[]) sub.addOption(toCommanderOption(optSpec));
     addGlobalOptions(sub);
+    // CLI.md: every command accepts -V/--version; retire owns --version <n>, so there only -V.
+    sub.version(packageVersion(), name === 'retire' ? '-V' : BUILTIN_OPTIONS[1].flags, 'print the tokcap version');
     configureCommand(sub, io, `tokcap ${name}`, takesIds);
     sub.addHelpText('after', `\n${formatExamples(spec.examples)}`);
     sub.action(async (...actionArgs: unknown[]) => {

@@ -134,10 +134,12 @@ describe('-V/--version and retire --version', () => {
     expect(stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
-  it('other commands do not accept -V', async () => {
-    const { code, stderr } = await cli(['inspect', DIR, '-V']);
-    expect(code).toBe(2);
-    expect(stderr).toMatch(/unknown option '-V'/);
+  it('every command accepts -V (CLI.md); retire keeps --version <n> for the drop', async () => {
+    for (const args of [['inspect', DIR, '-V'], ['sweep', '--version'], ['retire', '-V']]) {
+      const { code, stdout } = await cli(args);
+      expect(code, args.join(' ')).toBe(0);
+      expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    }
   });
 
   it('--snapshot-id and --version go together', async () => {
