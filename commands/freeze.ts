@@ -8,12 +8,25 @@ import { freezeRollout } from '../src/ops/freeze.js';
 import { invalidRolloutIdError, isValidRolloutId } from '../src/layout/rollout-id.js';
 import { TokcapError } from '../src/errors.js';
 import { scanDirectory } from '../src/layout/scan-directory.js';
+import { rolloutPaths } from '../src/layout/file-names.js';
+import { readState } from '../src/state/read-state.js';
+import { isRetired } from '../src/state/rollout-state.js';
 import type { CommandContext } from './context.js';
 import { errorJson, EXIT_USAGE } from './errors.js';
 import { plural, showId, storeOf } from './shared.js';
 
 export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
-  const ids = ctx.options.all ? [...(await scanDirectory(ctx.dir)).rollouts.keys()].sort() : [...ctx.ids];
+  let skippedTombstones = 0;
+  let ids = [...ctx.ids];
+  if (ctx.options.all) {
+    // --all means every rollout that can still be frozen: retired tombstones are left out.
+    ids = [];
+    for (const id of [...(await scanDirectory(ctx.dir)).rollouts.keys()].sort()) {
+      const tombstone = await readState(rolloutPaths(ctx.dir, id).state, id).then(isRetired, () => false);
+      if (tombstone) skippedTombstones++;
+      else ids.push(id);
+    }
+  }
   const invalid = ids.filter((id) => !isValidRolloutId(id));
   if (invalid.length > 0) {
     for (const id of invalid) ctx.err(`tokcap: ${invalidRolloutIdError(id).message}`);
@@ -63,5 +76,10 @@ export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
       ),
     );
   }
-  if (!ctx.options.quiet) ctx.out(ctx.styles.dim(`froze ${plural(rows.length, 'rollout')}${rows.length < ids.length ? `, ${ids.length - rows.length} failed` : ''}`));
+  if (!ctx.options.quiet) {
+    const extra = [rows.length < ids.length ? `${ids.length - rows.length} failed` : '', skippedTombstones ? `${plural(skippedTombstones, 'retired tombstone')} left alone` : '']
+      .filter(Boolean)
+      .join(', ');
+    ctx.out(ctx.styles.dim(`froze ${plural(rows.length, 'rollout')}${extra ? `, ${extra}` : ''}`));
+  }
 }
