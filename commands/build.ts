@@ -6,16 +6,13 @@
  * ids are given. With --freeze: exactly the reference consumer (freeze, then build). An invalid
  * id is that rollout's failed build, as in the reference. The human output explains each mask.
  */
-import { buildChains } from '../src/build/chain-builder.js';
-import { buildRollout } from '../src/build/build-rollout.js';
-import type { ConsumerResult } from '../src/build/consumer-result.js';
-import { maskCauses } from '../src/build/mask-causes.js';
+import { buildRolloutDetailed, type DetailedBuild } from '../src/build/build-rollout.js';
+import { failedBuild, type ConsumerResult } from '../src/build/consumer-result.js';
+import { TokcapError } from '../src/errors.js';
 import { scanDirectory } from '../src/layout/scan-directory.js';
-import { isValidRolloutId } from '../src/layout/rollout-id.js';
-import { readSnapshotReadOnly } from '../src/ops/read-snapshot.js';
-import { readIncompleteMarkers } from '../src/sidefiles/incomplete-markers.js';
-import { rolloutPaths } from '../src/layout/file-names.js';
+import { RawJsonText } from '../src/json/canonical-json.js';
 import type { CommandContext } from './context.js';
+import { stringifyJson } from './json-out.js';
 import { EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
 import { plural, storeOf } from './shared.js';
 
@@ -34,14 +31,13 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const human: string[] = [];
   for (const id of ids) {
     bar?.tick(1, id);
-    let r: ConsumerResult;
-    try {
-      r = await buildRollout(store, id, { freeze: ctx.options.freeze, model: ctx.options.model });
-    } catch (e) {
-      results.push(ctx.fail(e, id));
+    const d = await buildRolloutDetailed(store, id, { freeze: ctx.options.freeze, model: ctx.options.model });
+    if (d.error) {
+      results.push(ctx.fail(d.error, id));
       failed++;
       continue;
     }
+    const r = d.result;
     results.push(r);
     if (r.mask_sample) masked++;
     if (isStoreFailure(r)) {
@@ -50,11 +46,19 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
       const tombstone = !ctx.options.freeze && !ctx.idsGiven && 'error' in r && r.error.endsWith(' is retired');
       if (!tombstone) ctx.raise(EXIT_FAILURE);
     }
-    if (!ctx.options.json && !ctx.options.quiet) human.push(...(await explain(ctx, id, r)));
+    if (!ctx.options.json && !ctx.options.quiet) human.push(...explain(ctx, id, d));
   }
   bar?.done();
   if (ctx.options.failOnMask && masked > 0) ctx.raise(EXIT_NEGATIVE);
-  ctx.json(results);
+  try {
+    ctx.json(results);
+  } catch (e) {
+    // A result that cannot be written as JSON (a token id past 2^64 in a root record, which no
+    // digest check rejects) must not cost the other rollouts their results: report it as that
+    // rollout's failed build (exit 3) and print the rest.
+    if (!ctx.options.json) throw e;
+    ctx.json(results.map((r, i) => jsonSafeResult(ctx, ids[i], r)));
+  }
   for (const line of human) ctx.out(line);
   if (!ctx.options.quiet) {
     const ok = ids.length - masked;
@@ -63,26 +67,27 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   }
 }
 
-async function explain(ctx: CommandContext<'build'>, id: string, r: ConsumerResult): Promise<string[]> {
-  const s = ctx.styles;
-  const lines: string[] = [];
-  const verdict = r.mask_sample ? s.badge('masked') : s.ok('trainable');
-  lines.push(`${s.id(id)}  ${verdict}`);
-  // Context for the causes (dangling intents, markers, per-call reasons): a read-only look.
-  let context = {};
-  let torn = false;
-  if (isValidRolloutId(id) && r.mask_sample) {
-    try {
-      const snap = await readSnapshotReadOnly(storeOf(ctx), id);
-      const markers = await readIncompleteMarkers(rolloutPaths(ctx.dir, id).incomplete, id);
-      torn = snap.tornTailAt !== undefined;
-      context = { danglingIntents: snap.danglingIntents, incompleteMarkers: markers, incompleteFlag: snap.incompleteFlag, chains: snap.entries.length ? buildChains(snap.entries) : null };
-    } catch {
-      /* the result's own error says it */
-    }
+function jsonSafeResult(ctx: CommandContext<'build'>, id: string, r: unknown): unknown {
+  try {
+    stringifyJson(r);
+    return r;
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    const err = new TokcapError('corrupt', `the build result cannot be written as JSON: ${reason}`, { rolloutId: id, cause: e });
+    ctx.fail(err, id);
+    const built = r as ConsumerResult;
+    const failed: ConsumerResult = failedBuild(id, `${err.pythonString()}`, built.metrics?.n_calls ?? 0);
+    if (built._capture_snapshot) failed._capture_snapshot = built._capture_snapshot;
+    return failed;
   }
-  for (const c of maskCauses(r, context)) lines.push(`  ${s.warn('•')} ${c.message}`);
-  if (torn) lines.push(`  ${s.warn('•')} the JSONL ends with a torn line (never acknowledged); a freeze truncates it`);
+}
+
+function explain(ctx: CommandContext<'build'>, id: string, d: DetailedBuild): string[] {
+  const s = ctx.styles;
+  const r = d.result;
+  const lines = [`${s.id(id)}  ${r.mask_sample ? s.badge('masked') : s.ok('trainable')}`];
+  for (const c of d.causes) lines.push(`  ${s.warn('•')} ${c.message}`);
+  if (d.tornTailAt !== undefined) lines.push(`  ${s.warn('•')} the JSONL ends with a torn line (never acknowledged); a freeze truncates it`);
   if (r.rebuilt_response !== null) {
     const m = r.metrics;
     const failures = Object.entries(m.parent_link_failures).map(([k, v]) => `${k}=${v}`).join(' ');

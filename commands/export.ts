@@ -41,6 +41,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
         lockWaitMs: o.lockWait * 1000,
         ids: ctx.idsGiven ? ctx.ids : undefined,
         freeze: o.freeze,
+        model: o.model,
         format: o.format,
         out: o.out,
         force: o.force,

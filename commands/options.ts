@@ -249,6 +249,7 @@ export interface ExportOptions {
   format: ExportFormat;
   freeze: boolean;
   all: boolean;
+  model: string;
   trainableOnly: boolean;
   fields: string[] | undefined;
   force: boolean;
@@ -504,6 +505,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       format: { flags: '--format <format>', description: 'jsonl: one build result per line; tinker: a TrainingRunStore directory', choices: EXPORT_FORMATS, default: 'jsonl' },
       freeze: { flags: '--freeze', description: 'freeze each rollout first (changes the store)' },
       all: { flags: '--all', description: 'with --freeze: freeze and export every rollout in DIR (finished runs only)' },
+      model: { flags: '--model <name>', description: 'model name recorded in the build results', default: '' },
       trainableOnly: { flags: '--trainable-only', description: 'leave masked rollouts out (they are still counted)' },
       fields: {
         flags: '--fields <list>',

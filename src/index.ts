@@ -49,10 +49,13 @@ export { sweepRetired, type SweepResult, type SweepOptions, type SweepCandidate 
 export { appendEntry, beginCall, markIncomplete, type AppendResult, type WriterOptions } from './ops/writer.js';
 
 // Build (the reference consumer, prefix_merging)
-export { buildRollout, type BuildRolloutOptions } from './build/build-rollout.js';
+export { buildRollout, buildRolloutDetailed, type BuildRolloutOptions, type DetailedBuild } from './build/build-rollout.js';
 export { buildChains, type ChainBuild, type BuildCall, type BuildChain, type BuildNotes } from './build/chain-builder.js';
 export { assemble, failedBuild, noRecordsResult, finishConsumerResult, type ConsumerResult } from './build/consumer-result.js';
 export { maskCauses, describeReason, type MaskCause, type MaskCauseCode, type MaskContext } from './build/mask-causes.js';
+
+// Export
+export * from './export/index.js';
 
 // Fixtures
 export { generateStore, MIX_SHAPES, shapeOf, type FixtureOptions, type MixShape } from './fixture/generate-store.js';

@@ -1,9 +1,16 @@
-import { toTokcapError } from '../errors.js';
+import { toTokcapError, type TokcapError } from '../errors.js';
+import { rolloutPaths } from '../layout/file-names.js';
 import { isValidRolloutId, invalidRolloutIdError } from '../layout/rollout-id.js';
 import { freezeRollout } from '../ops/freeze.js';
 import { readSnapshotReadOnly } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
-import { assemble, failedBuild, finishConsumerResult, noRecordsResult, type ConsumerResult } from './consumer-result.js';
+import type { TokenEntry } from '../records/token-entry.js';
+import { readIncompleteMarkers } from '../sidefiles/incomplete-markers.js';
+import { readState } from '../state/read-state.js';
+import { isIncompleteFlag } from '../state/rollout-state.js';
+import type { ChainBuild } from './chain-builder.js';
+import { assembleWithChains, failedBuild, finishConsumerResult, noRecordsResult, type ConsumerResult } from './consumer-result.js';
+import { maskCauses, type MaskCause, type MaskContext } from './mask-causes.js';
 
 export interface BuildRolloutOptions {
   /** Model name put in the rebuilt response (the reference's default is ""). */
@@ -16,28 +23,90 @@ export interface BuildRolloutOptions {
   freeze: boolean;
 }
 
+/** What a build saw besides its result, for explanations (build, watch, export). */
+export interface DetailedBuild {
+  /** Exactly what `buildRollout` returns. */
+  result: ConsumerResult;
+  /** Why the result is masked, in the reference's vocabulary (empty when trainable). */
+  causes: MaskCause[];
+  /** The chain view of the entries (null without entries or when the read failed). */
+  chains: ChainBuild | null;
+  /** The entries built from, file order (empty when the read failed). */
+  entries: TokenEntry[];
+  danglingIntents: string[];
+  /** Byte offset of a torn final line (preview only; a freeze truncates it). */
+  tornTailAt?: number;
+  /** Set when the rollout could not be read for a reason of tokcap's own (a lock timeout). */
+  error?: TokcapError;
+}
+
 /**
- * Builds one rollout's trajectory (FORMAT.md §9.16). Never throws for store problems: like the
- * reference consumer, a failure becomes the failed-build dictionary with `error` as
- * "<PythonClass>: <message>". An invalid id is such a failure too (CLI.md).
+ * Builds one rollout's trajectory (FORMAT.md §9.16) and keeps what the build saw. Never throws
+ * for store problems: like the reference consumer, a failure becomes the failed-build dictionary
+ * with `error` as "<PythonClass>: <message>"; an invalid id is such a failure too (CLI.md). A lock
+ * timeout becomes a failed build as well, with `error` set on the detail.
  */
-export async function buildRollout(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions): Promise<ConsumerResult> {
+export async function buildRolloutDetailed(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions): Promise<DetailedBuild> {
   const model = options.model ?? '';
-  if (!isValidRolloutId(rolloutId)) return failedBuild(rolloutId, invalidRolloutIdError(rolloutId).pythonString(), 0);
-  let snapshot;
+  const label = <R extends ConsumerResult>(r: R): R => (options.freeze ? r : { ...r, preview: true });
+  const empty = { chains: null, entries: [], danglingIntents: [] };
+  if (!isValidRolloutId(rolloutId)) {
+    const result = failedBuild(rolloutId, invalidRolloutIdError(rolloutId).pythonString(), 0);
+    return { result, causes: maskCauses(result), ...empty };
+  }
+  let snapshot: { entries: TokenEntry[]; incomplete: boolean; danglingIntents: string[]; snapshotId: string; version: number; tornTailAt?: number };
   try {
     snapshot = options.freeze ? await freezeRollout(store, rolloutId) : await readSnapshotReadOnly(store, rolloutId);
   } catch (e) {
     const err = toTokcapError(e, { rolloutId });
-    // A lock timeout is tokcap's own failure, not the store's: let the caller report it.
-    if (err.kind === 'lock_timeout') throw err;
-    const failed = failedBuild(rolloutId, err.pythonString(), 0);
-    return options.freeze ? failed : { ...failed, preview: true };
+    const result = label(failedBuild(rolloutId, err.pythonString(), 0));
+    return { result, causes: maskCauses(result), ...empty, ...(err.kind === 'lock_timeout' ? { error: err } : {}) };
   }
-  const result = snapshot.entries.length === 0 ? noRecordsResult(rolloutId) : assemble(rolloutId, snapshot.entries, model);
-  if (options.freeze) {
-    return finishConsumerResult(result, { incomplete: snapshot.incomplete, snapshot_id: snapshot.snapshotId, version: snapshot.version });
+  let built: ConsumerResult;
+  let chains: ChainBuild | null = null;
+  if (snapshot.entries.length === 0) built = noRecordsResult(rolloutId);
+  else ({ result: built, chains } = assembleWithChains(rolloutId, snapshot.entries, model));
+  const result = options.freeze
+    ? finishConsumerResult(built, { incomplete: snapshot.incomplete, snapshot_id: snapshot.snapshotId, version: snapshot.version })
+    : label(finishConsumerResult(built, { incomplete: snapshot.incomplete }));
+  const context: MaskContext = { danglingIntents: snapshot.danglingIntents, chains };
+  if (snapshot.incomplete) Object.assign(context, await incompleteContext(store.dir, rolloutId));
+  return {
+    result,
+    causes: maskCauses(result, context),
+    chains,
+    entries: snapshot.entries,
+    danglingIntents: snapshot.danglingIntents,
+    tornTailAt: snapshot.tornTailAt,
+  };
+}
+
+/**
+ * The reference consumer's result for one rollout (or its read-only preview). Throws only a
+ * lock timeout: that is tokcap's own failure to get at the store, for the caller to report.
+ */
+export async function buildRollout(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions): Promise<ConsumerResult> {
+  const detailed = await buildRolloutDetailed(store, rolloutId, options);
+  if (detailed.error) throw detailed.error;
+  return detailed.result;
+}
+
+/**
+ * The state's incomplete flag and the marker file, for the wording of the causes only (read
+ * after the snapshot, without the lock: a change in between only changes the explanation).
+ */
+async function incompleteContext(dir: string, rolloutId: string): Promise<Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'>> {
+  const paths = rolloutPaths(dir, rolloutId);
+  const out: Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'> = {};
+  try {
+    out.incompleteFlag = isIncompleteFlag(await readState(paths.state, rolloutId));
+  } catch {
+    // unknown: maskCauses then names the flag as well
   }
-  const finished = finishConsumerResult(result, { incomplete: snapshot.incomplete });
-  return { ...finished, preview: true };
+  try {
+    out.incompleteMarkers = await readIncompleteMarkers(paths.incomplete, rolloutId);
+  } catch {
+    // no markers to name
+  }
+  return out;
 }

@@ -203,7 +203,8 @@ export function tinkerConfig(info: TinkerConfigInfo): Record<string, unknown> {
 /**
  * Python's `json.dumps(value, indent=2)` layout (`", "` → `","` + newline, `": "` after keys,
  * `[]`/`{}` for empty containers), with the scalars written by the library's writer (so floats
- * keep the Python layout). Non-ASCII stays UTF-8 (Python would escape it; both read the same).
+ * keep the layout of the rest of tokcap's JSON: orjson's, which differs from Python's `json` only
+ * in exponents, `1e-7` for `1e-07`). Non-ASCII stays UTF-8 (`ensure_ascii=False`).
  */
 export function prettyJson(value: unknown, indent = 2, level = 0): string {
   const pad = (n: number) => ' '.repeat(n * indent);
