@@ -4,7 +4,7 @@
  * an invalid id nothing is frozen (the batch is validated first); --json still prints the array,
  * marking invalid ids `invalid_rollout_id` and the others as not attempted, and exits 2.
  */
-import { freezeRollout } from '../src/ops/freeze.js';
+import { freezeRollout, snapshotSummary } from '../src/ops/freeze.js';
 import { invalidRolloutIdError, isValidRolloutId } from '../src/layout/rollout-id.js';
 import { TokcapError } from '../src/errors.js';
 import { scanDirectory } from '../src/layout/scan-directory.js';
@@ -46,15 +46,7 @@ export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
   for (const id of ids) {
     try {
       const s = await freezeRollout(store, id);
-      out.push({
-        rollout_id: id,
-        entries: s.entries.length,
-        entry_call_ids: s.entries.map((e) => e.model_call_id),
-        incomplete: s.incomplete,
-        snapshot_id: s.snapshotId,
-        version: s.version,
-        dangling_intents: s.danglingIntents,
-      });
+      out.push(snapshotSummary(s));
       rows.push([
         ctx.styles.id(id),
         s.snapshotId,

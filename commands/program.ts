@@ -14,11 +14,10 @@
  *   `idValidation` before the module is even loaded.
  * - Every commander error becomes one line `tokcap: <message>; see 'tokcap <cmd> --help'`, exit 2.
  */
-import { statSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { statSync } from 'node:fs';
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { TokcapError } from '../src/errors.js';
+import { tokcapVersion } from '../src/version.js';
 import { isValidRolloutId, validateRolloutIdBatch } from '../src/layout/rollout-id.js';
 import {
   BUILTIN_OPTIONS,
@@ -56,27 +55,15 @@ export const COMMAND_LOADERS: CommandLoaders = {
   delete: () => import('./delete.js'),
   export: () => import('./export.js'),
   watch: () => import('./watch.js'),
+  fixture: () => import('./fixture.js'),
   completion: () => import('./completion.js'),
 };
 
 const GLOBAL_GROUP = 'Global options:';
 
-let cachedVersion: string | undefined;
-/** The version in tokcap's package.json (found by walking up from this file: works from dist/ and from sources). */
+/** The version in tokcap's package.json. */
 export function packageVersion(): string {
-  if (cachedVersion !== undefined) return cachedVersion;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'tokcap' && typeof pkg.version === 'string') return (cachedVersion = pkg.version);
-    } catch {
-      // not here; keep walking up
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return (cachedVersion = '0.0.0');
-    dir = parent;
-  }
+  return tokcapVersion();
 }
 
 /** `code` spans lose their backticks in terminal help. */

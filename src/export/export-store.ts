@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { tokcapVersion } from '../version.js';
 import { mkdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { TokcapError, ioError } from '../errors.js';
 import { compareCodePoints, orderedJson } from '../json/canonical-json.js';
 import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
@@ -89,23 +88,7 @@ export interface ExportSummary {
   generated_tokens_delivered: number;
 }
 
-let cachedVersion: string | undefined;
-/** The version in tokcap's package.json, found by walking up from this module. */
-export function tokcapVersion(): string {
-  if (cachedVersion !== undefined) return cachedVersion;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'tokcap' && typeof pkg.version === 'string') return (cachedVersion = pkg.version);
-    } catch {
-      // keep walking up
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return (cachedVersion = '0.0.0');
-    dir = parent;
-  }
-}
+export { tokcapVersion } from '../version.js';
 
 /** `mask_causes` as exported: `{code, message, calls?}` (calls only when the cause names calls). */
 export function exportedCauses(causes: readonly MaskCause[]): Record<string, unknown>[] {

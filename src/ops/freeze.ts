@@ -81,3 +81,24 @@ export async function freezeRollout(store: StoreOptions, rolloutId: string): Pro
     };
   });
 }
+
+/** The freeze result as CLI.md and the conformance corpus print it (entries as a count). */
+export function snapshotSummary(s: Snapshot): {
+  rollout_id: string;
+  entries: number;
+  entry_call_ids: string[];
+  incomplete: boolean;
+  snapshot_id: string;
+  version: number;
+  dangling_intents: string[];
+} {
+  return {
+    rollout_id: s.rolloutId,
+    entries: s.entries.length,
+    entry_call_ids: s.entries.map((e) => e.model_call_id),
+    incomplete: s.incomplete,
+    snapshot_id: s.snapshotId,
+    version: s.version,
+    dangling_intents: s.danglingIntents,
+  };
+}

@@ -5,6 +5,7 @@ import {
   directoryFacts,
   dropRollout,
   freezeRollout,
+  snapshotSummary,
   retireRollouts,
   sweepRetired,
   verifyDirectory,
@@ -34,19 +35,7 @@ export const library: ConformanceAdapter = {
     const v = await verifyDirectory(store(dir));
     return { ok: v.ok, findings: v.findings };
   }),
-  freeze: (dir, id) =>
-    asOutcome(async () => {
-      const s = await freezeRollout(store(dir), id);
-      return {
-        rollout_id: s.rolloutId,
-        entries: s.entries.length,
-        entry_call_ids: s.entries.map((e) => e.model_call_id),
-        incomplete: s.incomplete,
-        snapshot_id: s.snapshotId,
-        version: s.version,
-        dangling_intents: s.danglingIntents,
-      };
-    }),
+  freeze: (dir, id) => asOutcome(async () => snapshotSummary(await freezeRollout(store(dir), id))),
   build: (dir, id, model) => asOutcome(() => buildRollout(store(dir), id, { model, freeze: true })),
   drop: (dir, id, sid, version) => asOutcome(() => dropRollout(store(dir), id, sid, version)),
   retire: (dir, ids) => asOutcome(async () => {
