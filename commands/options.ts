@@ -29,6 +29,7 @@ export const COMMAND_NAMES = [
   'delete',
   'export',
   'watch',
+  'fixture',
   'completion',
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
@@ -258,6 +259,18 @@ export interface ExportOptions {
 export interface WatchOptions {
   once: boolean;
 }
+export interface FixtureOptions {
+  rollouts: number;
+  calls: number;
+  prompt: number;
+  gen: number;
+  turn: number;
+  delta: boolean;
+  seed: number;
+  mix: boolean;
+  prefix: string;
+  fast: boolean;
+}
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface CompletionOptions {}
 
@@ -271,6 +284,7 @@ export interface CommandOptionsMap {
   delete: DeleteOptions;
   export: ExportOptions;
   watch: WatchOptions;
+  fixture: FixtureOptions;
   completion: CompletionOptions;
 }
 
@@ -552,6 +566,39 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       if (!options.once && !stdoutIsTTY) {
         return "watch: needs a terminal; use 'tokcap watch --once' or 'tokcap inspect' when the output is not a terminal";
       }
+      return undefined;
+    },
+  },
+
+  fixture: {
+    name: 'fixture',
+    summary: 'Generate a deterministic synthetic store (for benchmarks and tests)',
+    description: [
+      'Writes a realistic, deterministic store into DIR: N rollouts of C calls each, every call a full (or, with `--delta`, parent-relative) prompt that extends the previous call by its generation and `--turn` more tokens. The bytes are those of the reference writer: canonical entry lines, intents, state files. The same options and seed always give the same bytes (snapshot ids of frozen rollouts aside).',
+      '`--mix` adds the shapes seen in practice, one rollout in eight each: dangling intents, incomplete markers, retried final calls, unresolved boundaries, frozen and retired rollouts, torn tails.',
+      'When DIR is missing or empty (nobody else can be using it) clean rollouts are written directly, without the per-append lock and fsync of the writer, which is much faster for big stores and gives identical bytes; the other shapes always go through the writer. `--no-fast` sends everything through the writer. A non-empty DIR is only ever appended to through the writer.',
+    ].join('\n\n'),
+    args: [{ name: 'DIR', description: 'the directory to create or add to', required: true, variadic: false, complete: 'dir' }],
+    options: {
+      rollouts: { flags: '--rollouts <n>', description: 'number of rollouts', parse: parsePositiveInt, required: true },
+      calls: { flags: '--calls <n>', description: 'model calls per rollout', parse: parsePositiveInt, required: true },
+      prompt: { flags: '--prompt <tokens>', description: 'tokens of the first prompt', default: 1000, parse: parsePositiveInt },
+      gen: { flags: '--gen <tokens>', description: 'tokens generated per call', default: 200, parse: parsePositiveInt },
+      turn: { flags: '--turn <tokens>', description: "tokens each later prompt adds after the previous call's generation", default: 300, parse: parseNonNegativeInt },
+      delta: { flags: '--delta', description: 'store continuations as parent-relative prompt suffixes (prompt_is_delta)' },
+      seed: { flags: '--seed <n>', description: 'seed of the token and log-prob generator', default: 1, parse: parseNonNegativeInt },
+      mix: { flags: '--mix', description: 'add the shapes seen in practice (dangling intents, markers, retries, boundaries, frozen, retired, torn tails)' },
+      prefix: { flags: '--prefix <text>', description: 'rollout id prefix (ids are the prefix and a zero-padded index)', default: 'r', parse: parseNonEmpty },
+      fast: { flags: '--no-fast', description: 'write every rollout through the locked, fsyncing writer, even into a new directory', default: true },
+    },
+    examples: [
+      { command: 'tokcap fixture /tmp/store --rollouts 200 --calls 12', description: 'The 70 MB store of the build benchmark (first prompt 1,000 tokens, 200 generated per call, 300 more per turn).' },
+      { command: 'tokcap fixture /tmp/mixed --rollouts 1000 --calls 6 --prompt 200 --mix --seed 7', description: 'A store with every shape seen in practice.' },
+    ],
+    idValidation: 'none',
+    mutates: () => true,
+    check: ({ options }) => {
+      if (!/^[A-Za-z0-9._-]+$/.test(options.prefix)) return `fixture: --prefix must be made of letters, digits, '.', '_' and '-'`;
       return undefined;
     },
   },

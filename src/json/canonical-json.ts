@@ -79,6 +79,36 @@ export function orderedJson(v: JsonValue | unknown, opts?: CanonicalJsonOptions)
   return write(v, opts?.plusExponent ?? true, false);
 }
 
+/**
+ * Already-serialised JSON text that `orderedJson` writes verbatim: lets a caller serialise the
+ * parts of a large document one by one (and drop the values) before writing it whole.
+ */
+export class RawJsonText {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * `JSON.stringify(a)` when that is exactly what `write` would produce, else undefined. True for
+ * arrays of plain numbers (token ids, log probs) where every element is a safe integer or a
+ * non-integral double whose JS text equals orjson's layout: JS and orjson both write fixed
+ * notation for 1e-5 <= |x| < 1e16 (non-integral doubles are below 2^53 anyway) and both write
+ * `d.ddde-k` below 1e-6; only 1e-6 <= |x| < 1e-5 differ (JS fixed, orjson scientific).
+ */
+function numberArrayJson(a: unknown[]): string | undefined {
+  const n = a.length;
+  for (let i = 0; i < n; i++) {
+    const x = a[i];
+    if (typeof x !== 'number') return undefined;
+    if (Number.isInteger(x)) {
+      if (x > 9007199254740991 || x < -9007199254740991) return undefined;
+    } else {
+      const m = x < 0 ? -x : x;
+      if (!(m >= 1e-5 || m < 1e-6)) return undefined; // NaN fails here too
+    }
+  }
+  return JSON.stringify(a);
+}
+
 function write(v: unknown, plus: boolean, sort: boolean): string {
   switch (typeof v) {
     case 'number':
@@ -95,11 +125,16 @@ function write(v: unknown, plus: boolean, sort: boolean): string {
       if (Array.isArray(v)) {
         const n = v.length;
         if (n === 0) return '[]';
+        if (typeof v[0] === 'number') {
+          const fast = numberArrayJson(v);
+          if (fast !== undefined) return fast;
+        }
         let out = '[' + write(v[0], plus, sort);
         for (let i = 1; i < n; i++) out += ',' + write(v[i], plus, sort);
         return out + ']';
       }
       if (v instanceof JsonFloat) return layoutFloat(v.value, plus);
+      if (v instanceof RawJsonText && !sort) return v.text;
       const proto = Object.getPrototypeOf(v);
       if (proto !== Object.prototype && proto !== null) throw unsupported(v);
       const o = v as Record<string, unknown>;
