@@ -14,7 +14,7 @@ import { RawJsonText } from '../src/json/canonical-json.js';
 import type { CommandContext } from './context.js';
 import { stringifyJson } from './json-out.js';
 import { EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
-import { plural, storeOf } from './shared.js';
+import { assertListableDir, plural, storeOf } from './shared.js';
 
 /** A failed build whose cause is the store (freeze/read failure), not the capture's content. */
 export function isStoreFailure(r: ConsumerResult): boolean {
@@ -23,6 +23,8 @@ export function isStoreFailure(r: ConsumerResult): boolean {
 
 export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const store = storeOf(ctx);
+  // A preview of given ids reads no listing: check DIR first, or a mistyped DIR builds as empty rollouts.
+  if (ctx.idsGiven && !ctx.options.all && !ctx.options.freeze) await assertListableDir(ctx.dir);
   const ids = ctx.idsGiven && !ctx.options.all ? [...ctx.ids] : [...(await scanDirectory(ctx.dir)).rollouts.keys()].sort();
   const bar = ids.length > 20 ? ctx.progress({ title: ctx.options.freeze ? 'freezing and building' : 'building', total: ids.length }) : undefined;
   const results: unknown[] = [];

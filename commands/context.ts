@@ -128,8 +128,11 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       // Commands call json() unconditionally with their document; it only prints under --json.
       if (!options.json) return;
       if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
+      // Serialise first: a value that cannot be written (an integer past 2^64 in a record) throws
+      // before anything is printed, and the command may still print a repaired document.
+      const text = stringifyJson(value);
       jsonWritten = true;
-      io.stdout.write(`${stringifyJson(value)}\n`);
+      io.stdout.write(`${text}\n`);
     },
     err(text) {
       writeErr(text);

@@ -2,6 +2,8 @@
  * Small pieces several command modules share: the store handle from the context, the listing of
  * rollouts a read-only command covers, and human formatting of ages and sizes.
  */
+import { opendir } from 'node:fs/promises';
+import { ioError } from '../src/errors.js';
 import { scanDirectory, type DirectoryListing } from '../src/layout/scan-directory.js';
 import type { StoreOptions } from '../src/ops/store.js';
 import type { CommandContext } from './context.js';
@@ -16,6 +18,18 @@ export async function targetIds(ctx: CommandContext<CommandName>, listing?: Dire
   const l = listing ?? (await scanDirectory(ctx.dir));
   const ids = ctx.idsGiven ? [...ctx.ids] : [...l.rollouts.keys()].sort();
   return { ids, listing: l };
+}
+
+/**
+ * Fails (exit 3, naming DIR) unless DIR can be listed: for read-only commands given ids, which
+ * would otherwise read a missing DIR as rollouts without files and report success.
+ */
+export async function assertListableDir(dir: string): Promise<void> {
+  try {
+    await (await opendir(dir)).close();
+  } catch (e) {
+    throw ioError(e, dir);
+  }
 }
 
 export function formatAge(seconds: number): string {

@@ -152,6 +152,9 @@ async function acquire(
     let mine: fs.BigIntStats;
     try {
       mine = fstat(fd, lockPath, rolloutId);
+      if (!mine.isFile()) {
+        throw notRegularLock(lockPath, rolloutId, mine.isDirectory() ? 'a directory' : mine.isFIFO() ? 'a FIFO' : 'a file that is not regular');
+      }
       if (chain.some((s) => s.active && s.dev === mine.dev && s.ino === mine.ino)) {
         throw nestedError(rolloutId, lockPath);
       }
@@ -187,32 +190,54 @@ async function acquire(
   }
 }
 
-/** Mutating: like Python `open(path, 'a+b')`. Read-only: existing file, `O_RDONLY`, or null. */
+/**
+ * Mutating: like Python `open(path, 'a+b')`. Read-only: existing file, `O_RDONLY`, or null.
+ *
+ * Unlike the reference, a symlink is never followed (`O_NOFOLLOW`: with `O_CREAT`, a dangling
+ * link named like a lock file would create its target outside DIR) and the open never blocks
+ * (`O_NONBLOCK`: an `O_RDONLY` open of a FIFO named like a lock file would wait forever for a
+ * writer). The descriptor is then checked to be a regular file (see `acquire`).
+ */
 function openLockFile(lockPath: string, rolloutId: string, readOnly: boolean): number | null {
-  const { O_RDONLY, O_RDWR, O_CREAT, O_APPEND } = fs.constants;
+  const { O_RDONLY, O_RDWR, O_CREAT, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  const safe = O_NOFOLLOW | O_NONBLOCK;
   if (readOnly) {
     try {
-      return fs.openSync(lockPath, O_RDONLY);
+      return fs.openSync(lockPath, O_RDONLY | safe);
     } catch (e) {
       if (errCode(e) === 'ENOENT') return null;
-      throw ioError(e, lockPath, rolloutId);
+      throw lockOpenError(e, lockPath, rolloutId);
     }
   }
   try {
-    return fs.openSync(lockPath, O_RDWR | O_CREAT | O_APPEND, 0o666);
+    return fs.openSync(lockPath, O_RDWR | O_CREAT | O_APPEND | safe, 0o666);
   } catch (e) {
     const code = errCode(e);
-    if (code !== 'EACCES' && code !== 'EROFS') throw ioError(e, lockPath, rolloutId);
+    if (code !== 'EACCES' && code !== 'EROFS') throw lockOpenError(e, lockPath, rolloutId);
     // The lock file exists but is not writable for us (e.g. created 0644 by another user in a
     // shared directory, or a read-only mount). flock works on read-only descriptors and the lock
     // file is never written, so lock an O_RDONLY descriptor of it. If it does not exist we
     // cannot create it: report the original error.
     try {
-      return fs.openSync(lockPath, O_RDONLY);
+      return fs.openSync(lockPath, O_RDONLY | safe);
     } catch {
       throw ioError(e, lockPath, rolloutId);
     }
   }
+}
+
+/** ELOOP from `O_NOFOLLOW` means the lock file is a symlink: say so. */
+function lockOpenError(e: unknown, lockPath: string, rolloutId: string): TokcapError {
+  if (errCode(e) === 'ELOOP') return notRegularLock(lockPath, rolloutId, 'a symbolic link');
+  return ioError(e, lockPath, rolloutId);
+}
+
+function notRegularLock(lockPath: string, rolloutId: string, what: string): TokcapError {
+  return new TokcapError('io', `refusing to lock through ${what}: lock files must be regular files`, {
+    rolloutId,
+    file: lockPath,
+    pyClass: 'OSError',
+  });
 }
 
 function release(fd: number, lockPath: string, rolloutId: string): void {

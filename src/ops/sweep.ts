@@ -89,9 +89,13 @@ export async function sweepRetired(store: StoreOptions, options: SweepOptions): 
         : await withRolloutLock(paths.lock, id, 'exclusive', { waitMs }, async () => {
             const v = await examine(id);
             if (v === 'remove') {
-              unlinkIfPresent(paths.state, id);
+              // Side files first, then the fence (the reference unlinks S first): a crash in
+              // between then leaves a fence that the next sweep finishes, never an I or M with no
+              // state beside it, which no sweep visits again and which a fresh capture of the same
+              // id would adopt (stale intents read as dangling). Same rule as delete (§11.10).
               unlinkIfPresent(paths.intents, id);
               unlinkIfPresent(paths.incomplete, id);
+              unlinkIfPresent(paths.state, id);
               // Still holding the lock on it: waiters on this inode are why sweep is age-gated.
               unlinkIfPresent(paths.lock, id);
               removedAny = true;

@@ -28,9 +28,20 @@ export const isFrozen = (s: RolloutState): boolean => truthy(s.data.frozen);
 export const isRetired = (s: RolloutState): boolean => truthy(s.data.retired);
 export const isIncompleteFlag = (s: RolloutState): boolean => truthy(s.data.incomplete);
 
-/** Python `int(state.get("version", 0))`; anything int() refuses is corruption. */
+/**
+ * Python `int(state.get("version", 0))`; anything int() refuses is corruption. So is a version
+ * beyond 2^53: no store reaches it by counting changes, a JS number cannot hold it exactly (2^64-1
+ * would round up to 2^64 and make every later state write fail), and printing it would fail.
+ */
 export function stateVersion(s: RolloutState, rolloutId: string): number {
-  return pyInt(s.data.version ?? 0, rolloutId);
+  const v = pyInt(s.data.version ?? 0, rolloutId);
+  if (!Number.isSafeInteger(v)) {
+    throw new TokcapError('corrupt', `Invalid token-capture state for rollout ${rolloutId}: version is out of range`, {
+      rolloutId,
+      pyClass: 'ValueError',
+    });
+  }
+  return v;
 }
 
 function pyInt(v: JsonValue, rolloutId: string): number {
@@ -38,7 +49,7 @@ function pyInt(v: JsonValue, rolloutId: string): number {
   if (typeof v === 'number') {
     if (Number.isFinite(v)) return Math.trunc(v);
   } else if (typeof v === 'bigint') {
-    return Number(v);
+    return Number.isSafeInteger(Number(v)) ? Number(v) : Number.POSITIVE_INFINITY;
   } else if (v instanceof JsonFloat) {
     if (Number.isFinite(v.value)) return Math.trunc(v.value);
   } else if (typeof v === 'string' && /^\s*[+-]?\d+(?:_\d+)*\s*$/.test(v)) {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { ioError } from '../errors.js';
+import { TokcapError, ioError } from '../errors.js';
 import { canonicalJsonBytes } from '../json/canonical-json.js';
 import type { JsonObject } from '../json/value.js';
 import { fsyncDir } from './fsync-dir.js';
@@ -30,7 +30,20 @@ function tempName(): string {
  * interleave with anything else in this process.
  */
 export function writeState(dir: string, statePath: string, data: JsonObject, variant: StateWriteVariant, rolloutId?: string): void {
-  const bytes = Buffer.concat([canonicalJsonBytes(data), Buffer.from('\n')]);
+  let body: Uint8Array;
+  try {
+    body = canonicalJsonBytes(data);
+  } catch (e) {
+    // e.g. `version` 2^64 - 1 + 1 (orjson refuses it too): name the rollout and its state file,
+    // so that a batch reports this rollout and goes on with the others.
+    const reason = e instanceof Error ? e.message : String(e);
+    throw new TokcapError('corrupt', `cannot write the state of rollout ${rolloutId ?? '?'}: ${reason}`, {
+      rolloutId,
+      file: statePath,
+      cause: e,
+    });
+  }
+  const bytes = Buffer.concat([body, Buffer.from('\n')]);
   let tmp = '';
   let fd = -1;
   for (let attempt = 0; ; attempt++) {
