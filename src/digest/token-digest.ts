@@ -21,27 +21,50 @@ export function tokenIdError(id: TokenId): TokcapError {
   return new TokcapError('other', `token id ${id} does not fit in 64 bits`, { pyClass: 'ValueError' });
 }
 
-/** Writes ids as u64be into the hash, in bounded chunks (no buffer the size of the sequence). */
+/**
+ * Writes ids as u64be into the hash, in bounded chunks (no buffer the size of the sequence).
+ * Each id is stored as two native-endian u32 halves (hi, lo) through a Uint32Array view and the
+ * chunk is then byte-swapped in place (`swap32`, native): on a little-endian host that yields
+ * exactly u64be(id). This is several times faster than `writeUInt32BE` per half.
+ */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+let scratch: Buffer | undefined;
+let scratch32: Uint32Array | undefined;
+
 function updateIds(hash: Hash, ids: readonly TokenId[], start: number, end: number): void {
-  const buf = Buffer.allocUnsafe(Math.min(end - start, CHUNK_IDS) * 8);
+  if (scratch === undefined || scratch32 === undefined) {
+    // Own (not pooled) memory, 8-byte aligned for the Uint32Array view.
+    const ab = new ArrayBuffer(CHUNK_IDS * 8);
+    scratch = Buffer.from(ab);
+    scratch32 = new Uint32Array(ab);
+  }
+  const buf = scratch;
+  const u32 = scratch32;
   let i = start;
   while (i < end) {
     const n = Math.min(end - i, CHUNK_IDS);
     for (let k = 0; k < n; k++) {
       const id = ids[i + k];
-      const off = k * 8;
       if (typeof id === 'number') {
         if (!(id >= 0) || !Number.isInteger(id)) throw tokenIdError(id);
-        // Split into two u32 halves: exact for every safe integer, much faster than BigInt.
-        const hi = Math.floor(id / 4294967296);
-        buf.writeUInt32BE(hi, off);
-        buf.writeUInt32BE(id - hi * 4294967296, off + 4);
+        if (id <= 0xffffffff) {
+          u32[2 * k] = 0;
+          u32[2 * k + 1] = id;
+        } else {
+          // Exact for every safe integer: two u32 halves.
+          const hi = Math.floor(id / 4294967296);
+          u32[2 * k] = hi;
+          u32[2 * k + 1] = id - hi * 4294967296;
+        }
       } else {
         if (id < 0n || id > U64_MAX) throw tokenIdError(id);
-        buf.writeBigUInt64BE(id, off);
+        u32[2 * k] = Number(id >> 32n);
+        u32[2 * k + 1] = Number(id & 0xffffffffn);
       }
     }
-    hash.update(n * 8 === buf.length ? buf : buf.subarray(0, n * 8));
+    const bytes = buf.subarray(0, n * 8);
+    if (LITTLE_ENDIAN) bytes.swap32();
+    hash.update(bytes);
     i += n;
   }
 }

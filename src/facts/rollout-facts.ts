@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
 import { toTokcapError, type TokcapError } from '../errors.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanLines } from '../jsonl/line-scanner.js';
@@ -179,7 +179,8 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
   for (const kind of FILE_ORDER) {
     if (!present.has(kind)) continue;
     try {
-      mtime = Math.max(mtime, (await lstat(paths[kind])).mtimeMs);
+      // Synchronous: a stat is microseconds, a thread-pool round trip per file is not.
+      mtime = Math.max(mtime, lstatSync(paths[kind]).mtimeMs);
     } catch {
       /* vanished since the listing */
     }
@@ -215,7 +216,7 @@ async function presentFiles(paths: ReturnType<typeof rolloutPaths>): Promise<Set
   const out = new Set<FileKind>();
   for (const kind of FILE_ORDER) {
     try {
-      await lstat(paths[kind]);
+      lstatSync(paths[kind]);
       out.add(kind);
     } catch {
       /* absent */

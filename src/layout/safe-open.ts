@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { TokcapError, ioError } from '../errors.js';
 
@@ -31,15 +31,46 @@ function notRegular(path: string, what: string, rolloutId?: string): TokcapError
   return new TokcapError('io', `refusing to read ${what}: capture files must be regular files`, { file: path, rolloutId, pyClass: 'OSError' });
 }
 
-/** Reads a whole capture file safely; undefined when missing. */
+/**
+ * Reads a whole capture file safely; undefined when missing. Same checks as
+ * `openRegularForRead` (no symlink, no FIFO, regular files only), done with synchronous calls:
+ * state, intents and marker files are small, and for them the four thread-pool round trips of
+ * the promise API cost far more than the syscalls (inspect of 100,000 rollouts reads 200,000).
+ */
 export async function readRegularFile(path: string, rolloutId?: string): Promise<Buffer | undefined> {
-  const fh = await openRegularForRead(path, rolloutId);
-  if (!fh) return undefined;
+  return readRegularFileSync(path, rolloutId);
+}
+
+export function readRegularFileSync(path: string, rolloutId?: string): Buffer | undefined {
+  let fd: number;
   try {
-    return await fh.readFile();
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw notRegular(path, 'a symbolic link', rolloutId);
     throw ioError(e, path, rolloutId);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
+    // Read to EOF (the size is a hint: the file may grow or shrink meanwhile).
+    let buf = Buffer.allocUnsafe(Math.max(st.size + 1, 64));
+    let n = 0;
+    for (;;) {
+      if (n === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, n);
+        buf = bigger;
+      }
+      const r = readSync(fd, buf, n, buf.length - n, null);
+      if (r === 0) break;
+      n += r;
+    }
+    return Buffer.from(buf.subarray(0, n));
+  } catch (e) {
+    throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }

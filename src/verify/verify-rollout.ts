@@ -167,17 +167,35 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
     }
   };
 
+  // Full records whose stamped digest and cum_len are those of their own tokens. A child's link to
+  // such a parent is checked by comparing tokens (digest(Q[:len_P]) == digest_P exactly when
+  // Q[:len_P] is P's prompt + generation), so a rollout's tokens are hashed once, not once per
+  // record and again per child (quadratic in the rollout's length for growing prompts).
+  const ownDigestOk = new Map<string, boolean>();
+  for (const [callId, e] of first) {
+    if (e.prompt_is_delta || !e.digest) continue;
+    let d: string | null;
+    try {
+      d = computeTokenDigestOfParts([e.prompt_token_ids, e.generation_token_ids]);
+    } catch {
+      d = null;
+    }
+    ownDigestOk.set(callId, d === e.digest);
+  }
+  const tokensExtend = (child: readonly TokenId[], p: TokenEntry): boolean => {
+    const a = p.prompt_token_ids;
+    const b = p.generation_token_ids;
+    if (a.length + b.length > child.length) return false;
+    for (let i = 0; i < a.length; i++) if (child[i] !== a[i]) return false;
+    for (let i = 0, j = a.length; i < b.length; i++, j++) if (child[j] !== b[i]) return false;
+    return true;
+  };
+
   for (const [callId, e] of first) {
     const digest = e.digest;
     if (!e.prompt_is_delta) {
       if (digest) {
-        let d: string | null;
-        try {
-          d = computeTokenDigestOfParts([e.prompt_token_ids, e.generation_token_ids]);
-        } catch {
-          d = null;
-        }
-        if (d !== digest) add(finding(rolloutId, 'token_digest_mismatch', 'stamped digest is not the digest of prompt + generation', { call_id: callId }));
+        if (!ownDigestOk.get(callId)) add(finding(rolloutId, 'token_digest_mismatch', 'stamped digest is not the digest of prompt + generation', { call_id: callId }));
       }
       const len = e.prompt_token_ids.length + e.generation_token_ids.length;
       if (e.cum_len !== null && e.cum_len !== len) {
@@ -211,7 +229,13 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
           if (parentDigest === null) parentDigest = digestOr(pc);
         }
       }
-      if (childPrompt !== null && parentLen !== null && parentDigest !== null) {
+      const parentVerified =
+        !p.prompt_is_delta && ownDigestOk.get(parentId) === true && p.cum_len === p.prompt_token_ids.length + p.generation_token_ids.length;
+      if (childPrompt !== null && parentVerified) {
+        if (!tokensExtend(childPrompt, p)) {
+          add(finding(rolloutId, 'parent_link_mismatch', "the child's prompt does not start with the parent's cumulative tokens", { call_id: callId, parent_call_id: parentId }));
+        }
+      } else if (childPrompt !== null && parentLen !== null && parentDigest !== null) {
         if (parentLen > childPrompt.length || digestOr(childPrompt, parentLen) !== parentDigest) {
           add(finding(rolloutId, 'parent_link_mismatch', "the child's prompt does not start with the parent's cumulative tokens", { call_id: callId, parent_call_id: parentId }));
         }

@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+// npm run bench: generates (or reuses, cached under .bench/) stores of a few sizes, then times
+// every tokcap command as a whole process (bin/tokcap.js, built) next to the floors on the same
+// bytes: `cat <jsonl files> | sha256sum` and bench/floor-scan.mjs (scan lines, JSON.parse,
+// SHA-256). Prints a table of medians, ratios and peak RSS, and writes BENCHMARKS.md.
+// Timings are printed, never asserted.
+//
+// Environment: BENCH_REPS (default 3), BENCH_ONLY (comma list of store names), BENCH_SKIP_100K=1,
+// BENCH_BIG=1 (adds a ~1 GB store for the RSS-vs-size check), BENCH_NO_WRITE=1 (do not touch
+// BENCHMARKS.md), BENCH_DIR (cache directory, default .bench/).
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, freemem, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(ROOT, 'bin', 'tokcap.js');
+const FLOOR = join(ROOT, 'bench', 'floor-scan.mjs');
+const CACHE = resolve(process.env.BENCH_DIR ?? join(ROOT, '.bench'));
+const REPS = Number(process.env.BENCH_REPS ?? 3);
+const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+
+/** name, fixture arguments, which commands run on it. */
+const STORES = [
+  { name: 'mix-2k', args: ['--rollouts', '2000', '--calls', '6', '--prompt', '300', '--gen', '60', '--turn', '80', '--mix', '--seed', '7'], what: 'all' },
+  { name: 'full-200x12', args: ['--rollouts', '200', '--calls', '12'], what: 'all', note: 'first prompt 1,000 tokens, +200 generated, +300 per turn (the build target store)' },
+  { name: 'delta-200x12', args: ['--rollouts', '200', '--calls', '12', '--delta'], what: 'all' },
+  { name: 'full-800x12', args: ['--rollouts', '800', '--calls', '12', '--seed', '3'], what: 'rss' },
+  ...(process.env.BENCH_BIG ? [{ name: 'full-3000x12', args: ['--rollouts', '3000', '--calls', '12', '--seed', '4'], what: 'rss' }] : []),
+  ...(process.env.BENCH_SKIP_100K ? [] : [{ name: 'small-100k', args: ['--rollouts', '100000', '--calls', '1', '--prompt', '8', '--gen', '2', '--turn', '0', '--prefix', 'x'], what: 'inspect' }]),
+].filter((s) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.name));
+
+function sh(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 30, ...opts });
+  if (r.error) throw r.error;
+  return r;
+}
+
+function ensureStore(store) {
+  const dir = join(CACHE, store.name);
+  const stamp = join(CACHE, `${store.name}.args`);
+  const want = JSON.stringify(store.args);
+  if (existsSync(dir) && existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(CACHE, { recursive: true });
+  process.stderr.write(`generating ${store.name} ...\n`);
+  const t0 = performance.now();
+  const r = sh(process.execPath, [BIN, 'fixture', dir, ...store.args, '--quiet'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) throw new Error(`fixture ${store.name} failed`);
+  writeFileSync(stamp, want);
+  process.stderr.write(`  ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  return dir;
+}
+
+function dirStats(dir) {
+  let bytes = 0;
+  let jsonl = 0;
+  const files = [];
+  for (const f of readdirSync(dir)) {
+    const size = statSync(join(dir, f)).size;
+    bytes += size;
+    if (f.endsWith('.tokens.jsonl')) {
+      jsonl += size;
+      files.push(join(dir, f));
+    }
+  }
+  return { bytes, jsonl, files: files.sort() };
+}
+
+/** Runs once; returns { ms, rssKb, status }. `setup` runs before each repetition, untimed. */
+function timeOnce(argv, { shell = false } = {}) {
+  const rssFile = join(CACHE, '.rss');
+  const cmd = shell ? ['sh', '-c', argv] : argv;
+  const full = TIME ? [TIME, '-f', '%M', '-o', rssFile, ...cmd] : cmd;
+  const t0 = performance.now();
+  const r = spawnSync(full[0], full.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 28 });
+  const ms = performance.now() - t0;
+  let rssKb;
+  if (TIME) {
+    try {
+      rssKb = Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop());
+    } catch {
+      rssKb = undefined;
+    }
+  }
+  return { ms, rssKb, status: r.status, stderr: r.stderr };
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function measure(label, makeArgv, { shell = false, setup, okStatus = [0, 1] } = {}) {
+  const runs = [];
+  for (let i = 0; i < REPS; i++) {
+    const argv = setup ? setup(i) : makeArgv;
+    const r = timeOnce(argv, { shell });
+    if (!okStatus.includes(r.status)) {
+      process.stderr.write(`${label}: exit ${r.status}\n${r.stderr}\n`);
+    }
+    runs.push(r);
+  }
+  return { label, ms: median(runs.map((r) => r.ms)), rssKb: Math.max(...runs.map((r) => r.rssKb ?? 0)) || undefined };
+}
+
+const tokcap = (...args) => [process.execPath, BIN, ...args];
+
+function hasCommand(name) {
+  return sh(process.execPath, [BIN, name, '--help']).status === 0;
+}
+
+function machine() {
+  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : '';
+  const model = /model name\s*:\s*(.*)/.exec(cpuinfo)?.[1] ?? cpus()[0]?.model ?? 'unknown';
+  const nproc = sh('nproc', []).stdout.trim() || String(cpus().length);
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  return {
+    cpu: model,
+    nproc,
+    memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB (${(freemem() / 2 ** 30).toFixed(1)} GiB free)`,
+    node: process.version,
+    sha256sum: sh('sha256sum', ['--version']).stdout.split('\n')[0],
+    load,
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
+}
+
+const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
+const fmtMb = (kb) => (kb === undefined ? '–' : `${(kb / 1024).toFixed(0)} MB`);
+const fmtSize = (b) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GB` : `${(b / 2 ** 20).toFixed(1)} MB`);
+
+// ---------------------------------------------------------------------------------------------
+
+if (!existsSync(join(ROOT, 'dist', 'commands', 'run.js'))) {
+  console.error('bench: build first (npm run build)');
+  process.exit(2);
+}
+mkdirSync(CACHE, { recursive: true });
+const info = machine();
+const exportAvailable = hasCommand('export');
+const sections = [];
+
+for (const store of STORES) {
+  const dir = ensureStore(store);
+  const st = dirStats(dir);
+  const rows = [];
+  process.stderr.write(`benchmarking ${store.name} (${fmtSize(st.bytes)}, ${st.files.length} JSONL files) ...\n`);
+  const listFile = join(CACHE, `${store.name}.files`);
+  writeFileSync(listFile, st.files.map((f) => f + '\0').join(''));
+  let node;
+  let sha;
+  if (store.what !== 'inspect') {
+    sha = measure('floor: cat \\| sha256sum', `xargs -0 cat < '${listFile}' | sha256sum`, { shell: true });
+    node = measure('floor: node scan+parse+hash', `xargs -0 ${process.execPath} ${FLOOR} < '${listFile}'`, { shell: true });
+    rows.push(sha, node);
+  }
+  const add = (label, argv, opts) => rows.push(measure(label, argv, opts));
+  if (store.what === 'inspect') {
+    add('inspect (summary)', tokcap('inspect', dir, '--json'));
+  } else {
+    add('verify-digests', tokcap('verify-digests', dir, '--json'));
+    add('inspect (summary)', tokcap('inspect', dir, '--json'));
+    if (store.what === 'all') {
+      add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
+      add('build (preview, all)', tokcap('build', dir, '--json'));
+      const copy = join(CACHE, `${store.name}.copy`);
+      add('build --all --freeze (copy)', null, {
+        setup: () => {
+          rmSync(copy, { recursive: true, force: true });
+          cpSync(dir, copy, { recursive: true });
+          return tokcap('build', copy, '--all', '--freeze', '--json');
+        },
+        // --mix stores hold retired rollouts: their builds fail as in the reference (exit 3).
+        okStatus: [0, 1, 3],
+      });
+      rmSync(copy, { recursive: true, force: true });
+      add('sweep --dry-run', tokcap('sweep', dir, '--older-than', '0s', '--dry-run', '--json'));
+    }
+    if (exportAvailable) {
+      const out = join(CACHE, `${store.name}.export.jsonl`);
+      add('export --format jsonl', tokcap('export', dir, '--out', out, '--format', 'jsonl', '--force', '--json'));
+      rmSync(out, { force: true });
+    }
+  }
+  sections.push({ store, st, rows, node, sha });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const lines = [];
+const out = (s = '') => lines.push(s);
+out('# Benchmarks');
+out();
+out('Generated by `npm run bench` (bench/run.mjs); figures are whole-process wall times (Node start-up and');
+out('JSON output included), the median of ' + REPS + ' runs, with the peak RSS of the largest run. Ratios are');
+out('against the floors measured in the same run on the same bytes: `cat <jsonl files> | sha256sum` and');
+out('`bench/floor-scan.mjs` (read, split lines, `JSON.parse`, SHA-256 per line; nothing else).');
+out('Timings are not asserted anywhere; the machine is shared and noisy.');
+out();
+out(`- date: ${info.date}`);
+out(`- CPU: ${info.cpu}; nproc ${info.nproc}; load average at start ${info.load}`);
+out(`- memory: ${info.memory}`);
+out(`- node ${info.node}; ${info.sha256sum}`);
+out(`- peak RSS from ${TIME ? '`/usr/bin/time -f %M`' : 'unavailable'}`);
+out(`- export: ${exportAvailable ? 'benchmarked' : 'not present at the time of the run'}`);
+out();
+for (const { store, st, rows, node, sha } of sections) {
+  out(`## ${store.name}: \`tokcap fixture DIR ${store.args.join(' ')}\``);
+  out();
+  out(`${fmtSize(st.bytes)} on disk, ${fmtSize(st.jsonl)} of JSONL in ${st.files.length} files${store.note ? `; ${store.note}` : ''}.`);
+  out();
+  out('| command | median | × node floor | × sha256sum | peak RSS |');
+  out('|---|---:|---:|---:|---:|');
+  for (const r of rows) {
+    const xn = node ? (r.ms / node.ms).toFixed(2) : '–';
+    const xs = sha ? (r.ms / sha.ms).toFixed(2) : '–';
+    out(`| ${r.label} | ${fmtMs(r.ms)} | ${xn} | ${xs} | ${fmtMb(r.rssKb)} |`);
+  }
+  out();
+}
+const text = lines.join('\n');
+process.stdout.write(text + '\n');
+if (!process.env.BENCH_NO_WRITE) {
+  const target = join(ROOT, 'BENCHMARKS.md');
+  // Keep the hand-written analysis below the generated part.
+  const marker = '<!-- analysis -->';
+  const old = existsSync(target) ? readFileSync(target, 'utf8') : '';
+  const tail = old.includes(marker) ? old.slice(old.indexOf(marker)) : `${marker}\n`;
+  writeFileSync(target, `${text}\n${tail}`);
+  process.stderr.write(`wrote ${target}\n`);
+}
