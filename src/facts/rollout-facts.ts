@@ -1,10 +1,10 @@
 import { lstatSync } from 'node:fs';
 import { toTokcapError, type TokcapError } from '../errors.js';
 import { classifyLine } from '../jsonl/classify-line.js';
-import { scanLines } from '../jsonl/line-scanner.js';
+import { scanBufferLines } from '../jsonl/line-scanner.js';
+import { readJsonlBytes } from '../jsonl/read-jsonl-bytes.js';
 import { SUFFIX, rolloutPaths, type FileKind } from '../layout/file-names.js';
-import { openRegularForRead } from '../layout/safe-open.js';
-import { withRolloutLock } from '../lock/rollout-lock.js';
+import { regularFileSizeAndLastByte } from '../layout/safe-open.js';
 import { readIncompleteMarkers } from '../sidefiles/incomplete-markers.js';
 import { danglingIntents, readIntents } from '../sidefiles/intents.js';
 import { readState } from '../state/read-state.js';
@@ -123,27 +123,36 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
     source: 'scan' as 'scan' | 'index',
   };
   if (present.has('jsonl')) {
-    // Fast path only with a readable, non-legacy index that fits inside J.
-    const fast = !options.deep && digests !== undefined && idx !== undefined;
+    // Fast path only with a readable, non-legacy index: the indexed prefix is counted from the
+    // index, only the tail past it is read.
+    const fast = !options.deep && digests !== undefined && idx !== undefined && idx > 0;
     try {
-      await withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, readOnly: true }, async () => {
-        const fh = await openRegularForRead(paths.jsonl, rolloutId);
-        if (!fh) return;
-        try {
-          j.size = (await fh.stat()).size;
-          let start = 0;
-          if (fast && idx! <= j.size && idx! > 0) {
-            start = idx!;
+      const quick = fast ? indexedToTheEnd(paths.jsonl, idx!, rolloutId) : undefined;
+      if (quick) {
+        // Everything is indexed: no line to read and no lock to take. The indexed prefix never
+        // changes (J is append-only; only an unindexed torn tail is ever truncated).
+        j.size = quick.size;
+        j.source = 'index';
+        for (const k of Object.keys(digests!)) j.callIds.add(k);
+        j.entries = j.callIds.size;
+        j.missingNewline = quick.lastByte !== 0x0a;
+      } else {
+        let read = await readJsonlBytes(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: fast ? idx : 0 });
+        if (read && read.from < (fast ? idx! : 0)) {
+          // indexed_size is past the end: count every line instead.
+          read = await readJsonlBytes(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: 0 });
+        }
+        if (read) {
+          j.size = read.size;
+          if (read.from > 0) {
             j.source = 'index';
             for (const k of Object.keys(digests!)) j.callIds.add(k);
             j.entries = j.callIds.size;
           }
           let pendingBad = false;
-          let lastByteNewline = true;
-          await scanLines(
-            fh,
+          scanBufferLines(
+            read.bytes,
             (line) => {
-              lastByteNewline = line.hasNewline;
               if (line.stripped.length === 0) return;
               if (pendingBad) {
                 j.badLines++;
@@ -156,20 +165,12 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
               } else if (v.kind === 'bad_json') pendingBad = true;
               else j.badLines++;
             },
-            { start, limit: j.size },
+            { baseOffset: read.from },
           );
           j.torn = pendingBad;
-          if (start >= j.size && j.size > 0) {
-            // Nothing was scanned (all indexed): look at the last byte itself.
-            const last = Buffer.alloc(1);
-            await fh.read(last, 0, 1, j.size - 1);
-            lastByteNewline = last[0] === 0x0a;
-          }
-          j.missingNewline = j.size > 0 && !lastByteNewline;
-        } finally {
-          await fh.close();
+          j.missingNewline = read.size > 0 && read.lastByte !== 0x0a;
         }
-      });
+      }
     } catch (e) {
       note(paths.jsonl, e);
     }
@@ -223,4 +224,13 @@ async function presentFiles(paths: ReturnType<typeof rolloutPaths>): Promise<Set
     }
   }
   return out;
+}
+
+/**
+ * When J's size equals `indexed_size`: its size and last byte (read without a lock, see the
+ * caller); otherwise undefined.
+ */
+function indexedToTheEnd(path: string, indexed: number, rolloutId: string): { size: number; lastByte?: number } | undefined {
+  const tail = regularFileSizeAndLastByte(path, rolloutId);
+  return tail && tail.size === indexed ? tail : undefined;
 }

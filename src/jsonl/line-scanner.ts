@@ -106,3 +106,35 @@ export async function scanFileLines(
     await fh.close();
   }
 }
+
+/**
+ * The same walk over bytes already in memory: `buf` holds the file from byte `baseOffset` on
+ * (readers copy J under the shared lock, release it, then parse, so a writer never waits for a
+ * parse). Offsets and line numbers are reported as in the file.
+ */
+export function scanBufferLines(
+  buf: Buffer,
+  onLine: (line: ScannedLine) => boolean | void,
+  options: { baseOffset?: number; firstLineNo?: number } = {},
+): { end: number; lines: number } {
+  const base = options.baseOffset ?? 0;
+  let lineNo = (options.firstLineNo ?? 1) - 1;
+  let from = 0;
+  const n = buf.length;
+  while (from < n) {
+    const nl = buf.indexOf(0x0a, from);
+    const stop = nl === -1 ? n : nl;
+    lineNo++;
+    const keepGoing = onLine({
+      lineNo,
+      start: base + from,
+      end: base + (nl === -1 ? n : nl + 1),
+      hasNewline: nl !== -1,
+      stripped: stripBytes(buf.subarray(from, stop)),
+    });
+    if (keepGoing === false) return { end: base + (nl === -1 ? n : nl + 1), lines: lineNo };
+    if (nl === -1) break;
+    from = nl + 1;
+  }
+  return { end: base + n, lines: lineNo };
+}

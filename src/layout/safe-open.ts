@@ -74,3 +74,31 @@ export function readRegularFileSync(path: string, rolloutId?: string): Buffer | 
     closeSync(fd);
   }
 }
+
+/**
+ * Size and last byte of a capture file, with the checks of `openRegularForRead`, synchronously
+ * and without reading anything else. Undefined when the file does not exist.
+ */
+export function regularFileSizeAndLastByte(path: string, rolloutId?: string): { size: number; lastByte?: number } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw notRegular(path, 'a symbolic link', rolloutId);
+    throw ioError(e, path, rolloutId);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
+    if (st.size === 0) return { size: 0 };
+    const one = Buffer.alloc(1);
+    const r = readSync(fd, one, 0, 1, st.size - 1);
+    return { size: st.size, lastByte: r === 1 ? one[0] : undefined };
+  } catch (e) {
+    throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
+  } finally {
+    closeSync(fd);
+  }
+}

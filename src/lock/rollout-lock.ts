@@ -38,8 +38,10 @@
  * recognized as the same one by resolved path and by (device, inode), so `dir/./R.tokens.lock`
  * or a symlinked directory does not slip past the guard.
  *
- * FORMAT.md §2.1 also requires never holding two different rollouts' locks at once; that is the
- * callers' duty (batch operations lock one rollout at a time), this module does not police it.
+ * FORMAT.md §2.1 also requires never holding two different rollouts' locks at once. Calls in
+ * this process take turns (a FIFO mutex around acquire-run-release), so concurrent readers never
+ * hold two locks together; requesting a second rollout's lock from inside `fn` is rejected.
+ * Holders must therefore keep `fn` short (copy bytes, then parse outside the lock).
  */
 import * as fs from 'node:fs';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -94,7 +96,38 @@ export async function withRolloutLock<T>(
   const key = resolvePath(lockPath);
   const chain = heldScopes.getStore() ?? [];
   if (chain.some((s) => s.active && s.key === key)) throw nestedError(rolloutId, lockPath);
+  // Any lock requested inside fn is nesting: of this rollout (reached through another path
+  // spelling) or of another one, which FORMAT.md §2.1 forbids.
+  if (chain.some((s) => s.active)) throw nestedError(rolloutId, lockPath);
   opts.signal?.throwIfAborted();
+  // One rollout lock at a time in this process (FORMAT.md §2.1), even for concurrent readers.
+  const turn = await processTurn();
+  try {
+    return await lockedCall(lockPath, rolloutId, mode, opts, fn, key, chain);
+  } finally {
+    turn();
+  }
+}
+
+/** A FIFO mutex: resolves with the function that hands the turn to the next waiter. */
+let lastTurn: Promise<void> = Promise.resolve();
+function processTurn(): Promise<() => void> {
+  let release!: () => void;
+  const mine = new Promise<void>((r) => (release = r));
+  const before = lastTurn;
+  lastTurn = before.then(() => mine);
+  return before.then(() => release);
+}
+
+async function lockedCall<T>(
+  lockPath: string,
+  rolloutId: string,
+  mode: LockMode,
+  opts: RolloutLockOptions,
+  fn: (held: HeldLock) => Promise<T> | T,
+  key: string,
+  chain: readonly Scope[],
+): Promise<T> {
 
   const acquired = await acquire(lockPath, rolloutId, mode, opts, chain);
   const scope: Scope = {

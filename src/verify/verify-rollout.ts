@@ -1,10 +1,9 @@
 import { computeTokenDigest, computeTokenDigestOfParts, sha256Hex, type TokenId } from '../digest/token-digest.js';
 import { toTokcapError } from '../errors.js';
 import { classifyLine } from '../jsonl/classify-line.js';
-import { scanLines } from '../jsonl/line-scanner.js';
+import { scanBufferLines } from '../jsonl/line-scanner.js';
+import { readJsonlBytes } from '../jsonl/read-jsonl-bytes.js';
 import { rolloutPaths } from '../layout/file-names.js';
-import { openRegularForRead } from '../layout/safe-open.js';
-import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { readState } from '../state/read-state.js';
 import { entryDigests, indexedSize, type RolloutState } from '../state/rollout-state.js';
@@ -44,61 +43,56 @@ export async function verifyRollout(store: StoreOptions, rolloutId: string): Pro
   const first = new Map<string, TokenEntry>();
   let size = 0;
 
-  await withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, readOnly: true }, async () => {
-    const fh = await openRegularForRead(paths.jsonl, rolloutId);
-    if (!fh) return;
-    try {
-      size = (await fh.stat()).size;
-      let pendingBad: number | undefined;
-      await scanLines(
-        fh,
-        (line) => {
-          if (line.stripped.length === 0) return;
-          if (pendingBad !== undefined) {
-            add(finding(rolloutId, 'malformed_line', 'line is not valid JSON and more content follows it', { line: pendingBad }));
-            pendingBad = undefined;
-          }
-          const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl });
-          if (v.kind === 'bad_json') {
-            pendingBad = line.lineNo;
-            return;
-          }
-          if (v.kind === 'invalid') {
-            add(finding(rolloutId, 'invalid_entry', `line is not a valid token record: ${v.error.message}`, { line: line.lineNo }));
-            return;
-          }
-          const e = v.entry;
-          const callId = e.model_call_id;
-          if (e.rollout_id !== rolloutId) {
-            add(finding(rolloutId, 'rollout_id_mismatch', `record names rollout ${JSON.stringify(e.rollout_id)}`, { call_id: callId, line: line.lineNo }));
-          }
-          const d = sha256Hex(line.stripped);
-          let recs = byCall.get(callId);
-          if (!recs) byCall.set(callId, (recs = []));
-          recs.push({ line: line.lineNo, digest: d });
-          if (!first.has(callId)) first.set(callId, e);
-          if (indexed) {
-            if (line.end <= idxValue!) {
-              const want = digests![callId];
-              if (want === undefined) {
-                add(finding(rolloutId, 'entry_not_indexed', 'indexed line whose call id is not in entry_digests', { call_id: callId, line: line.lineNo }));
-              } else if (want !== d) {
-                add(finding(rolloutId, 'entry_digest_mismatch', `entry digest ${d} differs from the index (${want})`, { call_id: callId, line: line.lineNo }));
-              }
-            } else {
-              add(finding(rolloutId, 'unindexed_tail', 'valid line past indexed_size (pending reconciliation)', { call_id: callId, line: line.lineNo }));
+  // J is copied under a short shared lock, then parsed with the lock released.
+  const read = await readJsonlBytes(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS });
+  if (read) {
+    size = read.size;
+    let pendingBad: number | undefined;
+    scanBufferLines(
+      read.bytes,
+      (line) => {
+        if (line.stripped.length === 0) return;
+        if (pendingBad !== undefined) {
+          add(finding(rolloutId, 'malformed_line', 'line is not valid JSON and more content follows it', { line: pendingBad }));
+          pendingBad = undefined;
+        }
+        const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl });
+        if (v.kind === 'bad_json') {
+          pendingBad = line.lineNo;
+          return;
+        }
+        if (v.kind === 'invalid') {
+          add(finding(rolloutId, 'invalid_entry', `line is not a valid token record: ${v.error.message}`, { line: line.lineNo }));
+          return;
+        }
+        const e = v.entry;
+        const callId = e.model_call_id;
+        if (e.rollout_id !== rolloutId) {
+          add(finding(rolloutId, 'rollout_id_mismatch', `record names rollout ${JSON.stringify(e.rollout_id)}`, { call_id: callId, line: line.lineNo }));
+        }
+        const d = sha256Hex(line.stripped);
+        let recs = byCall.get(callId);
+        if (!recs) byCall.set(callId, (recs = []));
+        recs.push({ line: line.lineNo, digest: d });
+        if (!first.has(callId)) first.set(callId, e);
+        if (indexed) {
+          if (line.end <= idxValue!) {
+            const want = digests![callId];
+            if (want === undefined) {
+              add(finding(rolloutId, 'entry_not_indexed', 'indexed line whose call id is not in entry_digests', { call_id: callId, line: line.lineNo }));
+            } else if (want !== d) {
+              add(finding(rolloutId, 'entry_digest_mismatch', `entry digest ${d} differs from the index (${want})`, { call_id: callId, line: line.lineNo }));
             }
+          } else {
+            add(finding(rolloutId, 'unindexed_tail', 'valid line past indexed_size (pending reconciliation)', { call_id: callId, line: line.lineNo }));
           }
-        },
-        { limit: size },
-      );
-      if (pendingBad !== undefined) {
-        add(finding(rolloutId, 'torn_tail', 'final line is not valid JSON (a torn write; freeze will truncate it)', { line: pendingBad }));
-      }
-    } finally {
-      await fh.close();
+        }
+      },
+    );
+    if (pendingBad !== undefined) {
+      add(finding(rolloutId, 'torn_tail', 'final line is not valid JSON (a torn write; freeze will truncate it)', { line: pendingBad }));
     }
-  });
+  }
 
   if (state && idxValue !== undefined && idxValue > size) {
     add(finding(rolloutId, 'index_past_end', `indexed_size ${idxValue} is past the end of the JSONL (${size} bytes)`));

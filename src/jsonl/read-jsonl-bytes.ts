@@ -1,0 +1,52 @@
+import { fstatSync, readSync } from 'node:fs';
+import { ioError } from '../errors.js';
+import type { RolloutPaths } from '../layout/file-names.js';
+import { openRegularForRead } from '../layout/safe-open.js';
+import { withRolloutLock } from '../lock/rollout-lock.js';
+
+export interface JsonlBytes {
+  /** J from byte `from` to `size` (as observed under the lock). */
+  bytes: Buffer;
+  from: number;
+  size: number;
+  /** The last byte of J (0x0a when it ends with LF), or undefined for an empty file. */
+  lastByte?: number;
+}
+
+/**
+ * Copies J (from `from` on) under a short SHARED lock on an existing lock file, creating none,
+ * then releases it: the caller parses afterwards, so a writer waits for one copy, never for a
+ * parse (FORMAT.md §2.4 "hold locks briefly"). Memory is one rollout's bytes. Undefined when J
+ * does not exist.
+ */
+export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> {
+  return withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: options.waitMs, readOnly: true }, async () => {
+    const fh = await openRegularForRead(paths.jsonl, rolloutId);
+    if (!fh) return undefined;
+    const fd = fh.fd;
+    try {
+      const size = fstatSync(fd).size;
+      const from = Math.min(Math.max(options.from ?? 0, 0), size);
+      const bytes = Buffer.allocUnsafe(size - from);
+      let got = 0;
+      while (got < bytes.length) {
+        const r = readSync(fd, bytes, got, bytes.length - got, from + got);
+        if (r === 0) break;
+        got += r;
+      }
+      let lastByte: number | undefined;
+      if (size > 0) {
+        if (got > 0 && from + got === size) lastByte = bytes[got - 1];
+        else {
+          const one = Buffer.alloc(1);
+          if (readSync(fd, one, 0, 1, size - 1) === 1) lastByte = one[0];
+        }
+      }
+      return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), from, size: from + got, lastByte };
+    } catch (e) {
+      throw ioError(e, paths.jsonl, rolloutId);
+    } finally {
+      await fh.close();
+    }
+  });
+}
