@@ -46,7 +46,11 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
       failed++;
       // A tombstone in a directory-wide preview is expected, not a store failure.
       const tombstone = !ctx.options.freeze && !ctx.idsGiven && 'error' in r && r.error.endsWith(' is retired');
-      if (!tombstone) ctx.raise(EXIT_FAILURE);
+      if (!tombstone) {
+        // The result carries the reference's error string; stderr still gets its one line.
+        ctx.err(`tokcap: ${id}: ${'error' in r ? r.error : 'build failed'}`);
+        ctx.raise(EXIT_FAILURE);
+      }
     }
     if (!ctx.options.json && !ctx.options.quiet) human.push(...explain(ctx, id, d));
   }

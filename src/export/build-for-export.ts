@@ -19,7 +19,7 @@ export interface ExportBuild {
   causes: MaskCause[];
   /** The main chain's calls, root first; empty when the build failed. */
   steps: MainChainStep[];
-  /** Set when the rollout could not be read for a reason of tokcap's own (a lock timeout). */
+  /** Set when the rollout could not be read (a lock timeout) or its result written. */
   error?: TokcapError;
 }
 

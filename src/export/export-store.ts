@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { TokcapError, ioError } from '../errors.js';
 import { compareCodePoints, orderedJson } from '../json/canonical-json.js';
 import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
-import type { MaskCause } from '../build/mask-causes.js';
+import { maskCauses, type MaskCause } from '../build/mask-causes.js';
+import { failedBuild } from '../build/consumer-result.js';
 import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirectory } from './atomic-output.js';
 import { buildForExport, type ExportBuild } from './build-for-export.js';
 import { ALL_FIELDS, applyFieldSelection, type FieldSelection } from './fields.js';
@@ -100,9 +101,32 @@ export function jsonlRecord(build: ExportBuild, fields: FieldSelection = ALL_FIE
   return applyFieldSelection({ ...build.result, mask_causes: exportedCauses(build.causes) }, fields);
 }
 
+/**
+ * The line for a build, or, when the result cannot be written as JSON (a token id past 2^64 in
+ * a root record: no digest check rejects it, and orjson could not write it either), that
+ * rollout's failed build instead, with an error for the summary: one bad rollout never costs the
+ * export the others.
+ */
+function writable(build: ExportBuild, line: (b: ExportBuild) => string): [ExportBuild, string] {
+  try {
+    return [build, line(build)];
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    const id = build.result.rollout_id;
+    const result = failedBuild(id, `ValueError: the build result cannot be written as JSON: ${reason}`, build.result.metrics.n_calls);
+    const replaced: ExportBuild = {
+      result: 'preview' in build.result ? { ...result, preview: true } : result,
+      causes: maskCauses(result),
+      steps: [],
+      error: new TokcapError('corrupt', `the build result cannot be written as JSON: ${reason}`, { rolloutId: id, cause: e }),
+    };
+    return [replaced, line(replaced)];
+  }
+}
+
 interface FormatWriter {
-  /** Writes one rollout. */
-  add(build: ExportBuild): Promise<void>;
+  /** Writes one rollout; returns what was written (see `writable`). */
+  add(build: ExportBuild): Promise<ExportBuild>;
   /** Completes the output (files closed and fsynced). */
   finish(totals: ExportTotals): Promise<void>;
   abandon(): Promise<void>;
@@ -111,7 +135,11 @@ interface FormatWriter {
 async function jsonlWriter(path: string, fields: FieldSelection): Promise<FormatWriter> {
   const sink = await LineSink.open(path);
   return {
-    add: (build) => sink.writeLine(orderedJson(jsonlRecord(build, fields))),
+    async add(build) {
+      const [written, line] = writable(build, (b) => orderedJson(jsonlRecord(b, fields)));
+      await sink.writeLine(line);
+      return written;
+    },
     finish: () => sink.close(),
     abandon: () => sink.abandon(),
   };
@@ -127,7 +155,12 @@ async function tinkerWriter(root: string, info: Omit<Parameters<typeof tinkerCon
   const summaries = await LineSink.open(join(iterationDir, TINKER_ROLLOUT_SUMMARIES));
   const groups = new GroupIndexer();
   return {
-    add: (build) => summaries.writeLine(orderedJson(tinkerRolloutSummary(build, groups.assign(build.result.rollout_id)))),
+    async add(build) {
+      const group = groups.assign(build.result.rollout_id);
+      const [written, line] = writable(build, (b) => orderedJson(tinkerRolloutSummary(b, group)));
+      await summaries.writeLine(line);
+      return written;
+    },
     async finish(totals) {
       await summaries.close();
       await fsyncDirectory(iterationDir);
@@ -193,10 +226,10 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
     let done = 0;
     for (const id of ids) {
       if (options.signal?.aborted || output.finished) throw abortError();
-      const build = await buildForExport(store, id, { freeze: options.freeze, model: options.model });
-      if (build.error) hooks.onRolloutError?.(build.error, id);
+      let build = await buildForExport(store, id, { freeze: options.freeze, model: options.model });
       const keep = !(options.trainableOnly && build.result.mask_sample);
-      if (keep) await writer.add(build);
+      if (keep) build = await writer.add(build);
+      if (build.error) hooks.onRolloutError?.(build.error, id);
       totals.add(build, keep);
       done += 1;
       hooks.onRollout?.(done, total, id, build);
