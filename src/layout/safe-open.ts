@@ -41,7 +41,11 @@ export async function readRegularFile(path: string, rolloutId?: string): Promise
   return readRegularFileSync(path, rolloutId);
 }
 
-export function readRegularFileSync(path: string, rolloutId?: string): Buffer | undefined {
+/**
+ * Opens a capture file synchronously with the checks of `openRegularForRead` and runs `use` on
+ * the descriptor and its stat; undefined when the file does not exist. Always closes.
+ */
+function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use: (fd: number, size: number) => T): T | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -54,8 +58,18 @@ export function readRegularFileSync(path: string, rolloutId?: string): Buffer | 
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
+    return use(fd, st.size);
+  } catch (e) {
+    throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function readRegularFileSync(path: string, rolloutId?: string): Buffer | undefined {
+  return withRegularFileSync(path, rolloutId, (fd, size) => {
     // Read to EOF (the size is a hint: the file may grow or shrink meanwhile).
-    let buf = Buffer.allocUnsafe(Math.max(st.size + 1, 64));
+    let buf = Buffer.allocUnsafe(Math.max(size + 1, 64));
     let n = 0;
     for (;;) {
       if (n === buf.length) {
@@ -68,11 +82,7 @@ export function readRegularFileSync(path: string, rolloutId?: string): Buffer | 
       n += r;
     }
     return Buffer.from(buf.subarray(0, n));
-  } catch (e) {
-    throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
 
 /**
@@ -80,25 +90,10 @@ export function readRegularFileSync(path: string, rolloutId?: string): Buffer | 
  * and without reading anything else. Undefined when the file does not exist.
  */
 export function regularFileSizeAndLastByte(path: string, rolloutId?: string): { size: number; lastByte?: number } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw notRegular(path, 'a symbolic link', rolloutId);
-    throw ioError(e, path, rolloutId);
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
-    if (st.size === 0) return { size: 0 };
+  return withRegularFileSync(path, rolloutId, (fd, size) => {
+    if (size === 0) return { size: 0 };
     const one = Buffer.alloc(1);
-    const r = readSync(fd, one, 0, 1, st.size - 1);
-    return { size: st.size, lastByte: r === 1 ? one[0] : undefined };
-  } catch (e) {
-    throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
-  } finally {
-    closeSync(fd);
-  }
+    const r = readSync(fd, one, 0, 1, size - 1);
+    return { size, lastByte: r === 1 ? one[0] : undefined };
+  });
 }

@@ -6,6 +6,7 @@
  * Everything here runs real processes: tokcap through `bin/tokcap.js` (the built dist/), writers
  * and lock holders through `test/support/py_store.py`.
  */
+import { mulberry32 } from '../../src/fixture/prng.js';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
@@ -265,16 +266,9 @@ export function randomInt(rng: () => number, lo: number, hi: number): number {
   return lo + Math.floor(rng() * (hi - lo + 1));
 }
 
-/** mulberry32: a small seeded PRNG so a failing run can be replayed with its seed. */
+/** A seeded PRNG (the fixture generator's mulberry32) so a failing run can be replayed. */
 export function seededRng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(seed);
 }
 
 export function pick<T>(rng: () => number, xs: readonly T[]): T {
