@@ -3,17 +3,86 @@
  *
  * Contract (CLI.md): the live view needs a TTY; program.ts already rejects a non-TTY stdout
  * without --once (exit 2, suggests inspect). --once --json prints one snapshot (rollouts with
- * their state, dangling intents, incomplete markers, would-mask causes) and exits.
- * Keep React/Ink imports inside this module (or a ./watch-view.tsx it imports dynamically) so
- * other commands never load them.
+ * their state, dangling intents, incomplete markers, would-mask causes) and exits; --once alone
+ * prints the same snapshot as text, the lines the live view draws, every row. On a terminal,
+ * --json alone also prints the snapshot (there is no live JSON view).
+ *
+ * Read-only in every way: the model (src/watch/) reads with short shared locks on existing lock
+ * files only, creates nothing and writes nothing. React and Ink are loaded only for the live
+ * view (./watch/live.js, imported dynamically).
  */
 import type { CommandContext } from './context.js';
-import { notImplemented } from './errors.js';
+import { TokcapError } from '../src/errors.js';
+import { DirectoryModel } from '../src/watch/directory-model.js';
+import { visibleRows, NO_FILTER } from '../src/watch/rows.js';
+import { watchSnapshotJson } from '../src/watch/snapshot-json.js';
+import { createWorkerReaders } from '../src/watch/worker-readers.js';
+import { columnHeading, columnsFor, headerLines, rowLine } from './watch/layout.js';
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
-  // TODO(lead): implement against the library (src/). ctx.dir, ctx.ids and ctx.options are
-  // resolved and validated as described in ./context.ts; report per-rollout failures with
-  // ctx.fail(e, id) and outcomes with ctx.raise(code).
-  void ctx;
-  throw notImplemented();
+  const lockWaitMs = ctx.options.lockWait * 1000;
+  // --json is a snapshot even on a terminal (a live view cannot be JSON).
+  if (!ctx.options.once && !ctx.options.json) {
+    // React's development build keeps debug data for every element it creates (several times
+    // the heap, and much slower renders): the live view runs the production build unless the
+    // caller asked otherwise. React reads this when it is first loaded, just below.
+    process.env.NODE_ENV ??= 'production';
+    // Row reads run in a worker thread: keys and drawing never wait behind parsing a big rollout.
+    const workers = createWorkerReaders();
+    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: { read: workers.read } });
+    try {
+      const { runLive } = await import('./watch/live.js');
+      await runLive({ model: live, styles: ctx.styles });
+    } finally {
+      await workers.close();
+    }
+    return;
+  }
+
+  const model = new DirectoryModel({ dir: ctx.dir, lockWaitMs });
+
+  await model.rescan();
+  await model.idle();
+  const snapshot = model.snapshot();
+  model.dispose();
+  if (snapshot.scanError !== undefined) {
+    throw new TokcapError('io', `cannot list the directory: ${snapshot.scanError}`, { file: ctx.dir });
+  }
+  // An unreadable rollout is reported (stderr, exit code by kind) and stays in the snapshot.
+  for (const r of snapshot.rows) {
+    if (r.error) ctx.fail(new TokcapError(asKind(r.error.kind), r.error.message, { rolloutId: r.id }), r.id);
+  }
+  if (ctx.options.json) {
+    ctx.json(watchSnapshotJson(snapshot));
+    return;
+  }
+  const width = ctx.tty.stdout && process.stdout.columns ? process.stdout.columns : 120;
+  const rows = visibleRows(snapshot.rows, NO_FILTER, 'recent');
+  const now = Date.now();
+  const header = headerLines(
+    {
+      dir: snapshot.dir,
+      totals: snapshot.totals,
+      pending: snapshot.pending,
+      ready: snapshot.ready,
+      scanError: snapshot.scanError,
+      sort: 'recent',
+      filter: NO_FILTER,
+      shown: rows.length,
+      first: rows.length === 0 ? 0 : 1,
+      last: rows.length,
+    },
+    width,
+    ctx.styles,
+  );
+  for (const line of header) ctx.out(line);
+  const cols = columnsFor(width, rows.reduce((m, r) => Math.max(m, r.id.length), 0));
+  ctx.out(ctx.styles.dim(columnHeading(cols)).trimEnd());
+  for (const r of rows) ctx.out(rowLine(r, { now, selected: false, cols, styles: ctx.styles }).trimEnd());
+  if (rows.length === 0) ctx.out('no rollouts in this directory');
+}
+
+const KINDS = new Set(['usage', 'invalid_rollout_id', 'corrupt', 'conflict', 'frozen', 'retired', 'index_offset', 'schema', 'lock_timeout', 'io', 'other']);
+function asKind(kind: string): ConstructorParameters<typeof TokcapError>[0] {
+  return (KINDS.has(kind) ? kind : 'other') as ConstructorParameters<typeof TokcapError>[0];
 }

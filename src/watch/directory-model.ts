@@ -11,13 +11,13 @@
  *
  * No UI here: listeners are told "something changed" and take a `snapshot()` when they want.
  */
-import { lstat } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { toTokcapError } from '../errors.js';
-import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
 import { rolloutPaths, type FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
-import { previewRollout, type PreviewContext, type PreviewOutcome } from './preview.js';
+import { readRow, type RowRead } from './preview.js';
 import { deriveRow, directoryTotals, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow } from './rows.js';
 
 export interface FileStat {
@@ -31,23 +31,25 @@ export interface WatchReaders {
   scan(dir: string): Promise<DirectoryListing>;
   /** lstat; null when the file does not exist. */
   stat(path: string): Promise<FileStat | null>;
-  facts(store: StoreOptions, id: string, files: Set<FileKind>): Promise<RolloutFacts>;
-  preview(store: StoreOptions, id: string, context: PreviewContext): Promise<PreviewOutcome>;
+  /** Facts and preview of one rollout (default: `readRow`, in this thread; see worker-readers.ts). */
+  read(store: StoreOptions, id: string, files: ReadonlySet<FileKind>): Promise<RowRead>;
 }
 
 export const DEFAULT_READERS: WatchReaders = {
   scan: scanDirectory,
+  // A synchronous lstat of a local file takes microseconds, far less than the thread-pool round
+  // trip of the promise API, and a missing file costs no exception (`throwIfNoEntry: false`).
+  // The store is single-host (FORMAT.md §2.4), and the stat pass yields between batches.
   async stat(path) {
     try {
-      const s = await lstat(path);
-      return { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs };
+      const s = lstatSync(path, { throwIfNoEntry: false });
+      return s ? { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs } : null;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
       throw e;
     }
   },
-  facts: (store, id, files) => rolloutFacts(store, id, { files }),
-  preview: previewRollout,
+  read: readRow,
 };
 
 export interface DirectoryModelOptions {
@@ -55,7 +57,7 @@ export interface DirectoryModelOptions {
   lockWaitMs?: number;
   /** Rollout reads in flight at once (default 8). */
   concurrency?: number;
-  /** Stat calls in flight at once during a rescan (default 64). */
+  /** Stat workers during a rescan (default 4; the default stat is synchronous, see DEFAULT_READERS). */
   statConcurrency?: number;
   /** Clock for `changedAt` (default Date.now). */
   now?: () => number;
@@ -78,6 +80,9 @@ export interface DirectorySnapshot {
   /** Bumped on every change. */
   readonly version: number;
 }
+
+/** Rollouts stat'ed between two yields to the event loop during a rescan. */
+const STAT_BATCH = 256;
 
 /** The capture files that make a rollout present (the lock file does not count). */
 const SIGNATURE_KINDS: readonly FileKind[] = ['jsonl', 'state', 'intents', 'incomplete'];
@@ -103,6 +108,8 @@ export class DirectoryModel {
 
   private readonly rows = new Map<string, RolloutRow>();
   private readonly signatures = new Map<string, string>();
+  /** The capture files present at the last read (kinds joined by `+`). */
+  private readonly kinds = new Map<string, string>();
   /** When each id was last added or read (model clock): a rescan listing older than that does not remove it. */
   private readonly touched = new Map<string, number>();
   private invalidNames: string[] = [];
@@ -136,8 +143,13 @@ export class DirectoryModel {
     this.store = { dir: options.dir, lockWaitMs: options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS };
     this.readers = { ...DEFAULT_READERS, ...options.readers };
     this.concurrency = Math.max(1, options.concurrency ?? 8);
-    this.statConcurrency = Math.max(1, options.statConcurrency ?? 64);
+    this.statConcurrency = Math.max(1, options.statConcurrency ?? 4);
     this.now = options.now ?? Date.now;
+  }
+
+  /** A rescan runs, or reads it queued are still waiting (another rescan would add nothing). */
+  get busy(): boolean {
+    return this.scanning !== null || this.backlog.size > 0;
   }
 
   get storeOptions(): StoreOptions {
@@ -306,9 +318,19 @@ export class DirectoryModel {
     const worker = async () => {
       while (next < ids.length && !this.disposed) {
         const id = ids[next++];
+        // Let input and rendering in between batches.
+        if (next % STAT_BATCH === 0) await yieldToEventLoop();
+        // Only the files the listing shows (a file created since is found by the read).
+        const listed = listing.rollouts.get(id)!;
+        const kinds = SIGNATURE_KINDS.filter((k) => listed.has(k));
+        const settled = this.rows.get(id);
+        // A frozen or retired rollout no longer takes writes (the writer refuses them): what can
+        // still happen to it (retire, drop, delete, sweep) removes files, which the listing
+        // shows. Skipping its stat makes the backstop cheap in a long run, where most are.
+        if (settled?.loaded && !settled.error && (settled.frozen || settled.retired) && this.kinds.get(id) === kinds.join('+')) continue;
         let sig: Signature;
         try {
-          sig = await this.signature(id);
+          sig = await this.signature(id, kinds);
         } catch {
           changed.push({ id, mtimeMs: 0 });
           continue;
@@ -335,15 +357,16 @@ export class DirectoryModel {
   private forget(id: string): void {
     this.rows.delete(id);
     this.signatures.delete(id);
+    this.kinds.delete(id);
     this.touched.delete(id);
   }
 
-  private async signature(id: string): Promise<Signature> {
+  private async signature(id: string, kinds: readonly FileKind[] = SIGNATURE_KINDS): Promise<Signature> {
     const paths = rolloutPaths(this.dir, id);
     const present = new Set<FileKind>();
     const parts: string[] = [];
     let mtimeMs = 0;
-    for (const kind of SIGNATURE_KINDS) {
+    for (const kind of kinds) {
       const s = await this.readers.stat(paths[kind]);
       if (s === null) continue;
       present.add(kind);
@@ -401,27 +424,24 @@ export class DirectoryModel {
 
     let row: RolloutRow;
     try {
-      const facts = await this.readers.facts(this.store, id, sig.present);
-      let preview: PreviewOutcome | undefined;
-      if (!facts.retired) {
-        preview = await this.readers.preview(this.store, id, {
-          incompleteMarkers: facts.incomplete_marker_calls,
-          incompleteFlag: facts.incomplete_flag,
-          danglingIntents: facts.dangling_intents,
-        });
-      }
+      const { facts, preview } = await this.readers.read(this.store, id, sig.present);
       row = deriveRow({ id, facts, preview, changedAt: changedAt(), seq });
     } catch (e) {
       row = errorRow(prev ?? placeholderRow(id, sig.mtimeMs), rowError(e, id), changedAt(), seq);
     }
     if (this.disposed) return;
-    this.put(id, row, sig.key);
+    this.put(id, row, sig);
   }
 
-  private put(id: string, row: RolloutRow, signature: string | undefined): void {
+  private put(id: string, row: RolloutRow, signature: Signature | undefined): void {
     this.rows.set(id, row);
-    if (signature === undefined) this.signatures.delete(id);
-    else this.signatures.set(id, signature);
+    if (signature === undefined) {
+      this.signatures.delete(id);
+      this.kinds.delete(id);
+    } else {
+      this.signatures.set(id, signature.key);
+      this.kinds.set(id, SIGNATURE_KINDS.filter((k) => signature.present.has(k)).join('+'));
+    }
     this.touched.set(id, this.now());
     this.changed();
   }

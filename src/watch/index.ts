@@ -22,6 +22,6 @@ export {
   type RowState,
   type SortMode,
 } from './rows.js';
-export { previewRollout, type PreviewContext, type PreviewOutcome } from './preview.js';
+export { previewRollout, readRow, rowPreview, type PreviewContext, type PreviewOutcome, type RowPreview, type RowRead } from './preview.js';
 export { loadRolloutDetail, assembleDetail, chainTree, type RolloutDetail, type TreeNode, type UnplacedCall, type BuildVerdict, type DigestCheck, type DetailReaders } from './rollout-detail.js';
 export { watchSnapshotJson, rowJson, type WatchSnapshotJson, type WatchRolloutJson } from './snapshot-json.js';

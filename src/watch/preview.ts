@@ -5,6 +5,8 @@
  * very snapshot the verdict came from. `preview.test.ts` checks it against `buildRollout`.
  */
 import { toTokcapError } from '../errors.js';
+import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
+import type { FileKind } from '../layout/file-names.js';
 import { assembleWithChains, failedBuild, finishConsumerResult, noRecordsResult, type ConsumerResult } from '../build/consumer-result.js';
 import type { ChainBuild } from '../build/chain-builder.js';
 import { maskCauses, type MaskCause } from '../build/mask-causes.js';
@@ -80,4 +82,46 @@ export async function previewRollout(store: StoreOptions, rolloutId: string, con
     const err = toTokcapError(e, { rolloutId });
     return { kind: 'unreadable', error: { kind: err.kind, message: `build crashed: ${err.message}` } };
   }
+}
+
+/**
+ * What a directory row keeps of a preview: the verdict and its causes, not the rebuilt response
+ * or the chains (10,000 rows stay small, and this crosses a worker boundary as plain data).
+ */
+export type RowPreview =
+  | {
+      kind: 'built';
+      wouldMask: boolean;
+      /** The failed build's `error` string. */
+      buildError?: string;
+      danglingIntents: readonly string[];
+      tornTailAt?: number;
+      causes: MaskCause[];
+    }
+  | { kind: 'unreadable'; error: RowError };
+
+export function rowPreview(p: PreviewOutcome): RowPreview {
+  if (p.kind === 'unreadable') return p;
+  const out: RowPreview = { kind: 'built', wouldMask: p.result.mask_sample, danglingIntents: [...p.danglingIntents], causes: p.causes.map((c) => ({ ...c })) };
+  if ('error' in p.result) out.buildError = p.result.error;
+  if (p.tornTailAt !== undefined) out.tornTailAt = p.tornTailAt;
+  return out;
+}
+
+/** Everything a directory row is derived from: the facts, and the preview unless retired. */
+export interface RowRead {
+  facts: RolloutFacts;
+  preview?: RowPreview;
+}
+
+/** The row read, in this thread (see read-worker.ts for the same in a worker). */
+export async function readRow(store: StoreOptions, rolloutId: string, files: ReadonlySet<FileKind>): Promise<RowRead> {
+  const facts = await rolloutFacts(store, rolloutId, { files: new Set(files) });
+  if (facts.retired) return { facts };
+  const preview = await previewRollout(store, rolloutId, {
+    incompleteMarkers: facts.incomplete_marker_calls,
+    incompleteFlag: facts.incomplete_flag,
+    danglingIntents: facts.dangling_intents,
+  });
+  return { facts, preview: rowPreview(preview) };
 }

@@ -6,7 +6,7 @@
 import type { ErrorKind } from '../errors.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
-import type { PreviewOutcome } from './preview.js';
+import type { RowPreview } from './preview.js';
 
 /**
  * The one-word state of a rollout, by precedence: a retired tombstone, then a torn tail (crash
@@ -90,7 +90,7 @@ export interface RowInputs {
   id: string;
   facts: RolloutFacts;
   /** Absent for a retired rollout (not built). */
-  preview?: PreviewOutcome;
+  preview?: RowPreview;
   changedAt: number | null;
   seq: number;
 }
@@ -116,9 +116,9 @@ export function deriveRow({ id, facts, preview, changedAt, seq }: RowInputs): Ro
     snapshotId: facts.snapshot_id,
     mtimeMs: facts.mtime_ms,
     changedAt,
-    wouldMask: built ? built.result.mask_sample : null,
+    wouldMask: built ? built.wouldMask : null,
     causes: built?.causes ?? [],
-    buildError: built && 'error' in built.result ? built.result.error : undefined,
+    buildError: built?.buildError,
     error,
     seq,
   };

@@ -1,0 +1,139 @@
+/**
+ * The watch app: wires the hooks (model, watcher, terminal size, clock, rollout detail) to the
+ * views and handles keys. It never touches the filesystem itself; every read goes through the
+ * directory model or the detail loader it is given, asynchronously, so a key is handled at once
+ * whatever the store is doing.
+ *
+ * The whole frame is `rows - 1` lines high: Ink clears the entire terminal on every frame whose
+ * output is as tall as the terminal (visible flicker), and one line less avoids that path.
+ */
+import { useMemo, useRef, useState } from 'react';
+import { Box, useApp, useInput } from 'ink';
+import type { Styles } from '../styles.js';
+import type { DirectoryModel } from '../../src/watch/directory-model.js';
+import { loadRolloutDetail } from '../../src/watch/rollout-detail.js';
+import { visibleRows, type SortMode } from '../../src/watch/rows.js';
+import { DirectoryView, listHeight } from './DirectoryView.js';
+import { Footer } from './Footer.js';
+import { Help } from './Help.js';
+import { RolloutView, maxDetailOffset, rolloutViewLines } from './RolloutView.js';
+import { useDirectoryModel } from './hooks/useDirectoryModel.js';
+import { useDirectoryWatcher, type DirectoryWatcherOptions } from './hooks/useDirectoryWatcher.js';
+import { useNow } from './hooks/useNow.js';
+import { useRolloutDetail, type DetailLoader } from './hooks/useRolloutDetail.js';
+import { useTerminalSize, type SizedStream } from './hooks/useTerminalSize.js';
+import { initialUi, reduceKey, splitKeys, type KeyContext, type UiState } from './keys.js';
+import { selectedIndex, visibleOffset } from './navigation.js';
+
+export interface WatchAppProps {
+  model: DirectoryModel;
+  styles: Styles;
+  /** Loads a rollout's detail (default: the library's read-only loader on the model's store). */
+  loadDetail?: DetailLoader;
+  watcher?: DirectoryWatcherOptions;
+  /** Wall clock for ages and highlights (default Date.now). */
+  clock?: () => number;
+  /** Where the size comes from (default Ink's stdout). */
+  sizeStream?: SizedStream;
+  /** Minimum time between two snapshots of the model handed to the view (default 100 ms). */
+  throttleMs?: number;
+  initialScan?: boolean;
+  initialSort?: SortMode;
+}
+
+export function WatchApp(props: WatchAppProps) {
+  const { model, styles } = props;
+  const { exit } = useApp();
+  const size = useTerminalSize(props.sizeStream);
+  const now = useNow(props.clock);
+  const handle = useDirectoryModel(model, { throttleMs: props.throttleMs, initialScan: props.initialScan });
+  // The model is the watcher's target: it re-reads named rollouts and rescans (its own queue).
+  useDirectoryWatcher(model.dir, model, props.watcher);
+
+  const loadDetail = useMemo<DetailLoader>(() => props.loadDetail ?? ((id) => loadRolloutDetail(model.storeOptions, id)), [props.loadDetail, model]);
+
+  // The view state lives in a ref as well as in React state: keys that arrive together are
+  // applied one after the other on the ref, without waiting for a render (see keys.ts).
+  const [ui, setUi] = useState<UiState>(() => initialUi(props.initialSort));
+  const uiRef = useRef(ui);
+
+  const width = Math.max(20, size.columns);
+  const total = Math.max(3, size.rows - 1);
+  const viewHeight = total - 1;
+  const page = listHeight(viewHeight);
+  const { screen, help, searchDraft, filter, sort, nav, openId, detailOffset } = ui;
+
+  const snapshot = handle.snapshot;
+  const rows = useMemo(() => visibleRows(snapshot.rows, filter, sort), [snapshot, filter, sort]);
+  const ids = useMemo(() => rows.map((r) => r.id), [rows]);
+  // See KeyContext.followSelection.
+  const selected = selectedIndex(snapshot.ready ? nav : { ...nav, selectedId: null }, ids);
+  const offset = visibleOffset(nav.offset, selected, ids.length, page);
+
+  const openRow = openId === null ? undefined : model.row(openId);
+  const detailState = useRolloutDetail(loadDetail, screen === 'detail' ? openId : null, openRow?.seq ?? 0);
+  const detailLineCount =
+    screen === 'detail' && openId !== null ? rolloutViewLines({ id: openId, ...detailState, width, now, styles }).length : 0;
+
+  // What the key reducer needs, current as of this render (ids for another filter are computed
+  // on demand, from the same snapshot).
+  const ctxRef = useRef<KeyContext | null>(null);
+  ctxRef.current = {
+    ids: (f, s) => (f === filter && s === sort ? ids : visibleRows(snapshot.rows, f, s).map((r) => r.id)),
+    page,
+    detailPage: viewHeight,
+    detailMax: maxDetailOffset(detailLineCount, viewHeight),
+    followSelection: snapshot.ready,
+  };
+
+  useInput((input, key) => {
+    let next = uiRef.current;
+    for (const [i, k] of splitKeys(input, key)) {
+      next = reduceKey(next, i, k, ctxRef.current!);
+      if (next.quit) break;
+    }
+    if (next === uiRef.current) return;
+    uiRef.current = next;
+    setUi(next);
+    if (next.quit) exit();
+  });
+
+  let body;
+  if (help) body = <Help width={width} height={viewHeight} styles={styles} />;
+  else if (screen === 'detail' && openId !== null)
+    body = (
+      <RolloutView
+        id={openId}
+        detail={detailState.detail}
+        loading={detailState.loading}
+        error={detailState.error}
+        offset={detailOffset}
+        width={width}
+        height={viewHeight}
+        now={now}
+        styles={styles}
+      />
+    );
+  else
+    body = (
+      <DirectoryView
+        snapshot={snapshot}
+        rows={rows}
+        selected={selected}
+        offset={offset}
+        filter={filter}
+        sort={sort}
+        width={width}
+        height={viewHeight}
+        now={now}
+        styles={styles}
+      />
+    );
+
+  return (
+    <Box flexDirection="column" width={width} height={total}>
+      {body}
+      <Footer screen={help ? 'list' : screen} width={width} filter={filter} searchDraft={searchDraft} styles={styles} />
+    </Box>
+  );
+}

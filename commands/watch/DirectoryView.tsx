@@ -1,0 +1,91 @@
+/**
+ * The directory view: header with totals, the column heading and the visible window of rows.
+ * Virtualised: only the `height - HEADER_HEIGHT` rows in view are rendered, whatever the size of
+ * the directory. Pure: everything comes in through props (no filesystem, no timers).
+ */
+import { Box, Text } from 'ink';
+import type { Styles } from '../styles.js';
+import type { DirectorySnapshot } from '../../src/watch/directory-model.js';
+import type { RolloutRow, RowFilter, SortMode } from '../../src/watch/rows.js';
+import { columnHeading, columnsFor, headerLines, rowLine, truncate } from './layout.js';
+
+/** Title, two lines of totals, sort/filter line, column heading. */
+export const HEADER_HEIGHT = 5;
+
+export function listHeight(height: number): number {
+  return Math.max(1, height - HEADER_HEIGHT);
+}
+
+export interface DirectoryViewProps {
+  snapshot: DirectorySnapshot;
+  /** The filtered, sorted rows. */
+  rows: readonly RolloutRow[];
+  /** Index of the selected row in `rows` (-1: none). */
+  selected: number;
+  /** First visible row. */
+  offset: number;
+  filter: RowFilter;
+  sort: SortMode;
+  width: number;
+  /** Lines available to this view. */
+  height: number;
+  now: number;
+  styles: Styles;
+}
+
+export function DirectoryView({ snapshot, rows, selected, offset, filter, sort, width, height, now, styles }: DirectoryViewProps) {
+  const page = listHeight(height);
+  const visible = rows.slice(offset, offset + page);
+  const header = headerLines(
+    {
+      dir: snapshot.dir,
+      totals: snapshot.totals,
+      pending: snapshot.pending,
+      ready: snapshot.ready,
+      scanError: snapshot.scanError,
+      sort,
+      filter,
+      shown: rows.length,
+      first: rows.length === 0 ? 0 : offset + 1,
+      last: offset + visible.length,
+    },
+    width,
+    styles,
+  );
+  // Always HEADER_HEIGHT - 1 lines above the heading (totals may take one line or two).
+  while (header.length < HEADER_HEIGHT - 1) header.splice(header.length - 1, 0, '');
+  const longestId = visible.reduce((m, r) => Math.max(m, r.id.length), 0);
+  const cols = columnsFor(width, longestId);
+
+  let body: string[];
+  if (rows.length === 0) {
+    const empty =
+      snapshot.rows.length === 0
+        ? snapshot.scanError
+          ? '  the directory cannot be listed; retrying'
+          : snapshot.ready
+            ? '  no rollouts yet: nothing with a capture suffix in this directory (waiting for writers)'
+            : '  listing the directory…'
+        : '  no rollout matches the filter (Esc clears it)';
+    body = [styles.dim(truncate(empty, width))];
+  } else {
+    body = visible.map((r, i) => rowLine(r, { now, selected: offset + i === selected, cols, styles }));
+  }
+  while (body.length < page) body.push('');
+
+  return (
+    <Box flexDirection="column" width={width} height={height}>
+      {header.map((line, i) => (
+        <Text key={`h${i}`} wrap="truncate-end">
+          {line}
+        </Text>
+      ))}
+      <Text wrap="truncate-end">{styles.dim(columnHeading(cols))}</Text>
+      {body.map((line, i) => (
+        <Text key={`r${i}`} wrap="truncate-end">
+          {line === '' ? ' ' : line}
+        </Text>
+      ))}
+    </Box>
+  );
+}

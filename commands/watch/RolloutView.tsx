@@ -1,0 +1,54 @@
+/**
+ * The rollout view: the chain tree, dangling intents, incomplete markers and the build verdict
+ * with every mask cause, scrolled by line. Pure: the detail comes in through props.
+ */
+import { Box, Text } from 'ink';
+import type { Styles } from '../styles.js';
+import type { RolloutDetail } from '../../src/watch/rollout-detail.js';
+import { detailLines, truncate } from './layout.js';
+
+export interface RolloutViewProps {
+  id: string;
+  detail: RolloutDetail | null;
+  loading: boolean;
+  error?: string;
+  /** First visible line. */
+  offset: number;
+  width: number;
+  height: number;
+  now: number;
+  styles: Styles;
+}
+
+/** The lines of the view (also used by the App to clamp scrolling). */
+export function rolloutViewLines(p: Pick<RolloutViewProps, 'id' | 'detail' | 'loading' | 'error' | 'width' | 'now' | 'styles'>): string[] {
+  if (p.detail === null) {
+    if (p.error !== undefined) return [p.styles.error(truncate(`rollout ${p.id}: ${p.error}`, p.width))];
+    return [p.styles.dim(truncate(`rollout ${p.id}: reading…`, p.width))];
+  }
+  return detailLines(p.detail, p.width, p.now, p.styles);
+}
+
+export function maxDetailOffset(lineCount: number, height: number): number {
+  return Math.max(0, lineCount - height);
+}
+
+export function RolloutView(props: RolloutViewProps) {
+  const { offset, width, height, styles } = props;
+  const lines = rolloutViewLines(props);
+  const start = Math.min(offset, maxDetailOffset(lines.length, height));
+  const shown = lines.slice(start, start + height);
+  const more = lines.length - (start + shown.length);
+  if (more > 0 && shown.length > 0) shown[shown.length - 1] = styles.dim(truncate(`  ↓ ${more + 1} more lines`, width));
+  if (start > 0 && shown.length > 0) shown[0] = styles.dim(truncate(`  ↑ ${start + 1} lines above`, width));
+  while (shown.length < height) shown.push('');
+  return (
+    <Box flexDirection="column" width={width} height={height}>
+      {shown.map((line, i) => (
+        <Text key={i} wrap="truncate-end">
+          {line === '' ? ' ' : line}
+        </Text>
+      ))}
+    </Box>
+  );
+}

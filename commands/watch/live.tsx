@@ -1,0 +1,46 @@
+/**
+ * The live view's entry point (loaded only by `tokcap watch` without --once): renders the app
+ * with Ink on the terminal's alternate screen, and resolves when the user quits.
+ *
+ * Ink needs the real terminal streams (size, resize events, raw mode), so this is the one place
+ * where a command uses process.stdout and process.stdin directly.
+ */
+import { render } from 'ink';
+import type { Styles } from '../styles.js';
+import type { DirectoryModel } from '../../src/watch/directory-model.js';
+import { WatchApp } from './App.js';
+
+const ALT_SCREEN_ON = '\u001b[?1049h\u001b[H';
+const ALT_SCREEN_OFF = '\u001b[?1049l';
+
+export interface LiveOptions {
+  model: DirectoryModel;
+  styles: Styles;
+  stdout?: NodeJS.WriteStream;
+  stdin?: NodeJS.ReadStream;
+  /** Use the terminal's alternate screen (default true): the shell's scrollback is left intact. */
+  altScreen?: boolean;
+}
+
+export async function runLive({ model, styles, stdout = process.stdout, stdin = process.stdin, altScreen = true }: LiveOptions): Promise<void> {
+  if (altScreen) stdout.write(ALT_SCREEN_ON);
+  const restore = () => {
+    if (altScreen) stdout.write(ALT_SCREEN_OFF);
+  };
+  process.once('exit', restore);
+  try {
+    const app = render(<WatchApp model={model} styles={styles} />, {
+      stdout,
+      stdin,
+      exitOnCtrlC: true,
+      patchConsole: true,
+      incrementalRendering: false,
+      maxFps: 60,
+    });
+    await app.waitUntilExit();
+  } finally {
+    model.dispose();
+    process.off('exit', restore);
+    restore();
+  }
+}

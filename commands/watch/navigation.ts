@@ -1,0 +1,68 @@
+/**
+ * Selection and scrolling of the directory list, as a reducer: the selection follows a rollout
+ * id (rows re-sort as the store changes), and the window scrolls just enough to keep it
+ * visible. Pure; the App dispatches key actions with the rows currently shown.
+ */
+export interface ListNav {
+  /** The selected rollout (null: none yet, the first row is selected). */
+  selectedId: string | null;
+  /** Index of the selection when it was last placed (used when the id leaves the list). */
+  cursor: number;
+  /** First visible row. */
+  offset: number;
+}
+
+export const INITIAL_NAV: ListNav = { selectedId: null, cursor: 0, offset: 0 };
+
+export type NavAction =
+  | { type: 'move'; delta: number; ids: readonly string[]; page: number }
+  | { type: 'home'; ids: readonly string[]; page: number }
+  | { type: 'end'; ids: readonly string[]; page: number }
+  | { type: 'reset' };
+
+function clamp(v: number, lo: number, hi: number): number {
+  return Math.max(lo, Math.min(hi, v));
+}
+
+/** Index of the selected row in `ids` (the id's position, else the remembered cursor clamped). */
+export function selectedIndex(nav: ListNav, ids: readonly string[]): number {
+  if (ids.length === 0) return -1;
+  if (nav.selectedId !== null) {
+    // The cursor is usually still right; only search when the rows moved.
+    if (ids[nav.cursor] === nav.selectedId) return nav.cursor;
+    const i = ids.indexOf(nav.selectedId);
+    if (i >= 0) return i;
+  }
+  return clamp(nav.cursor, 0, ids.length - 1);
+}
+
+/** The first visible row for a list of `count` rows with `page` visible, keeping `index` in view. */
+export function visibleOffset(offset: number, index: number, count: number, page: number): number {
+  const maxOffset = Math.max(0, count - page);
+  let o = clamp(offset, 0, maxOffset);
+  if (index >= 0) {
+    if (index < o) o = index;
+    else if (index >= o + page) o = index - page + 1;
+  }
+  return clamp(o, 0, maxOffset);
+}
+
+function place(nav: ListNav, ids: readonly string[], index: number, page: number): ListNav {
+  if (ids.length === 0) return { selectedId: null, cursor: 0, offset: 0 };
+  const i = clamp(index, 0, ids.length - 1);
+  const current = visibleOffset(nav.offset, selectedIndex(nav, ids), ids.length, page);
+  return { selectedId: ids[i], cursor: i, offset: visibleOffset(current, i, ids.length, page) };
+}
+
+export function navReducer(nav: ListNav, action: NavAction): ListNav {
+  switch (action.type) {
+    case 'move':
+      return place(nav, action.ids, selectedIndex(nav, action.ids) + action.delta, action.page);
+    case 'home':
+      return place(nav, action.ids, 0, action.page);
+    case 'end':
+      return place(nav, action.ids, action.ids.length - 1, action.page);
+    case 'reset':
+      return INITIAL_NAV;
+  }
+}

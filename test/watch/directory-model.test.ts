@@ -1,0 +1,189 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { appendEntry, beginCall, markIncomplete } from '../../src/ops/writer.js';
+import { DEFAULT_READERS, DirectoryModel, type WatchReaders } from '../../src/watch/directory-model.js';
+import { visibleRows, NO_FILTER } from '../../src/watch/rows.js';
+import { watchSnapshotJson } from '../../src/watch/snapshot-json.js';
+import { listing, makeStore, useTempDirs } from './support.js';
+import { entry } from '../core/support.js';
+
+const tempDir = useTempDirs();
+
+function countingReaders() {
+  const facts: string[] = [];
+  const previews: string[] = [];
+  const readers: Partial<WatchReaders> = {
+    read: async (store, id, files) => {
+      facts.push(id);
+      const r = await DEFAULT_READERS.read(store, id, files);
+      if (r.preview) previews.push(id);
+      return r;
+    },
+  };
+  return { readers, facts, previews };
+}
+
+async function loaded(model: DirectoryModel) {
+  await model.rescan();
+  await model.idle();
+  return model.snapshot();
+}
+
+describe('DirectoryModel', () => {
+  it('derives one row per rollout with its state, counts and first mask cause', async () => {
+    const dir = tempDir();
+    await makeStore(dir);
+    const snap = await loaded(new DirectoryModel({ dir }));
+    const byId = Object.fromEntries(snap.rows.map((r) => [r.id, r]));
+    expect(Object.keys(byId).sort()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
+    expect(snap.ready).toBe(true);
+    expect(snap.pending).toBe(0);
+    // The eight shapes of the generator, in order.
+    expect(byId.r0).toMatchObject({ state: 'live', calls: 3, wouldMask: false, causes: [] });
+    expect(byId.r1).toMatchObject({ state: 'dangling', danglingIntents: ['call-003'], wouldMask: true });
+    expect(byId.r1.causes[0].code).toBe('dangling_intents');
+    expect(byId.r2).toMatchObject({ state: 'dangling', incompleteMarkers: ['call-001'], incompleteFlag: true, wouldMask: true });
+    expect(byId.r2.causes.map((c) => c.code)).toEqual(['dangling_intents', 'capture_incomplete']);
+    expect(byId.r3).toMatchObject({ state: 'live', calls: 4, wouldMask: true });
+    expect(byId.r3.causes[0].code).toBe('unresolved_retries');
+    expect(byId.r4.causes.map((c) => c.code)).toContain('unresolved_parent_calls');
+    expect(byId.r5).toMatchObject({ state: 'frozen', frozen: true, wouldMask: false });
+    expect(byId.r5.snapshotId).not.toBe('');
+    expect(byId.r6).toMatchObject({ state: 'retired', retired: true, wouldMask: null, causes: [] });
+    expect(byId.r7).toMatchObject({ state: 'torn', tornTail: true, danglingIntents: ['call-torn'] });
+    expect(snap.totals).toMatchObject({ rollouts: 8, loaded: 8, retired: 1, frozen: 1, live: 6, torn: 1, dangling: 3, incomplete: 1, unreadable: 0 });
+    for (const r of snap.rows) expect(r.changedAt).toBeNull();
+  });
+
+  it('is read-only: no lock file created, nothing written, the torn tail left in place', async () => {
+    const dir = tempDir();
+    await makeStore(dir);
+    const before = listing(dir);
+    const model = new DirectoryModel({ dir });
+    await loaded(model);
+    await model.refresh(['r0', 'r7'], { force: true });
+    expect(listing(dir)).toEqual(before);
+    expect(fs.readdirSync(dir).filter((n) => n.endsWith('.lock'))).toEqual([]);
+  });
+
+  it('re-reads only rollouts whose files changed, and only the ones named', async () => {
+    const dir = tempDir();
+    await makeStore(dir);
+    const { readers, facts, previews } = countingReaders();
+    const model = new DirectoryModel({ dir, readers });
+    await loaded(model);
+    expect(facts.length).toBe(8);
+    expect(previews.length).toBe(7); // the retired tombstone is not built
+
+    // Nothing changed: a rescan stats, reads nothing.
+    facts.length = 0;
+    previews.length = 0;
+    await model.rescan();
+    await model.idle();
+    expect(facts).toEqual([]);
+
+    // A writer adds an intent to r0: a rescan reads r0 only.
+    await beginCall({ dir }, 'r0', 'call-new');
+    await model.rescan();
+    await model.idle();
+    expect(facts).toEqual(['r0']);
+    const r0 = model.row('r0')!;
+    expect(r0.danglingIntents).toEqual(['call-new']);
+    expect(r0.changedAt).not.toBeNull();
+    expect(r0.seq).toBe(2);
+
+    // Named refresh: only the named rollout, and only if it changed.
+    facts.length = 0;
+    await model.refresh(['r1']);
+    expect(facts).toEqual([]);
+    await markIncomplete({ dir }, 'r1', '');
+    await model.refresh(['r1']);
+    expect(facts).toEqual(['r1']);
+    expect(model.row('r1')!.incompleteMarkers).toEqual(['']);
+    expect(model.row('r1')!.incompleteFlag).toBe(true);
+  });
+
+  it('adds new rollouts and drops vanished ones', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 2, mix: false });
+    const model = new DirectoryModel({ dir });
+    await loaded(model);
+    await appendEntry({ dir }, entry('c0', { rollout: 'fresh' }));
+    await model.refresh(['fresh']);
+    expect(model.row('fresh')).toMatchObject({ loaded: true, calls: 1, state: 'live' });
+    for (const n of fs.readdirSync(dir)) if (n.startsWith('r0.')) fs.rmSync(path.join(dir, n));
+    await model.refresh(['r0']);
+    expect(model.row('r0')).toBeUndefined();
+    await model.rescan();
+    await model.idle();
+    expect(model.snapshot().rows.map((r) => r.id).sort()).toEqual(['fresh', 'r1']);
+  });
+
+  it('shows an unreadable rollout with its error instead of failing', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 2, mix: false });
+    // A state "file" that is a directory cannot be read.
+    fs.mkdirSync(path.join(dir, 'broken.tokens.state.json'));
+    fs.writeFileSync(path.join(dir, 'broken.tokens.intents'), 'c1\n');
+    const snap = await loaded(new DirectoryModel({ dir }));
+    const broken = snap.rows.find((r) => r.id === 'broken')!;
+    expect(broken.loaded).toBe(true);
+    expect(broken.error?.message).toMatch(/directory/);
+    expect(snap.totals.unreadable).toBe(1);
+    expect(snap.rows.filter((r) => r.error)).toHaveLength(1);
+    const json = watchSnapshotJson(snap);
+    expect(json.rollouts.broken.error).toEqual({ kind: broken.error!.kind, message: broken.error!.message });
+  });
+
+  it('keeps reading when a reader throws, and reports the directory error', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 3, mix: false });
+    const model = new DirectoryModel({
+      dir,
+      readers: {
+        read: async (store, id, files) => {
+          if (id === 'r1') throw new Error('boom');
+          return DEFAULT_READERS.read(store, id, files);
+        },
+      },
+    });
+    const snap = await loaded(model);
+    expect(snap.rows.find((r) => r.id === 'r1')!.error).toEqual({ kind: 'other', message: 'boom' });
+    expect(snap.rows.filter((r) => !r.error).map((r) => r.wouldMask)).toEqual([false, false]);
+
+    const gone = new DirectoryModel({ dir: path.join(dir, 'missing') });
+    const s = await loaded(gone);
+    expect(s.scanError).toMatch(/ENOENT/);
+    expect(s.rows).toEqual([]);
+  });
+
+  it('reads rollouts named by events ahead of a long backlog', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 30, calls: 2, mix: false });
+    const { readers, facts } = countingReaders();
+    const model = new DirectoryModel({ dir, readers, concurrency: 1 });
+    await model.rescan(); // queued, one read at a time
+    expect(model.busy).toBe(true);
+    await model.refresh(['r29', 'r03'], { force: true });
+    // Both named ids were read long before the backlog drained.
+    expect(facts.indexOf('r03')).toBeLessThan(6);
+    await model.idle();
+    expect(model.busy).toBe(false);
+    expect(new Set(facts).size).toBe(30);
+  });
+
+  it('sorts recent first by default and filters', async () => {
+    const dir = tempDir();
+    await makeStore(dir);
+    const snap = await loaded(new DirectoryModel({ dir }));
+    const recent = visibleRows(snap.rows, NO_FILTER, 'recent').map((r) => r.id);
+    expect(recent[0]).toBe('r7');
+    expect(recent.at(-1)).toBe('r0');
+    expect(visibleRows(snap.rows, { ...NO_FILTER, masked: true }, 'id').map((r) => r.id)).toEqual(['r1', 'r2', 'r3', 'r4', 'r7']);
+    expect(visibleRows(snap.rows, { ...NO_FILTER, dangling: true }, 'id').map((r) => r.id)).toEqual(['r1', 'r2', 'r7']);
+    expect(visibleRows(snap.rows, { ...NO_FILTER, incomplete: true }, 'id').map((r) => r.id)).toEqual(['r2']);
+    expect(visibleRows(snap.rows, { ...NO_FILTER, search: 'R3' }, 'id').map((r) => r.id)).toEqual(['r3']);
+    expect(visibleRows(snap.rows, NO_FILTER, 'state')[0].id).toBe('r7');
+  });
+});
