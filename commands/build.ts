@@ -10,6 +10,7 @@ import { buildRolloutDetailed, type DetailedBuild } from '../src/build/build-rol
 import { failedBuild, type ConsumerResult } from '../src/build/consumer-result.js';
 import { TokcapError } from '../src/errors.js';
 import { scanDirectory } from '../src/layout/scan-directory.js';
+import { isValidRolloutId } from '../src/layout/rollout-id.js';
 import { RawJsonText } from '../src/json/canonical-json.js';
 import type { CommandContext } from './context.js';
 import { stringifyJson } from './json-out.js';
@@ -48,7 +49,9 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
       const tombstone = !ctx.options.freeze && !ctx.idsGiven && 'error' in r && r.error.endsWith(' is retired');
       if (!tombstone) {
         // The result carries the reference's error string; stderr still gets its one line.
-        ctx.err(`tokcap: ${id}: ${'error' in r ? r.error : 'build failed'}`);
+        // An invalid id is quoted inside the error (Python repr, control characters escaped).
+        const subject = isValidRolloutId(id) ? `${id}: ` : '';
+        ctx.err(`tokcap: ${subject}${'error' in r ? r.error : 'build failed'}`);
         ctx.raise(EXIT_FAILURE);
       }
     }
