@@ -1,6 +1,8 @@
+import { serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
+import type { FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import type { StoreOptions } from '../ops/store.js';
-import { mapInOrder } from '../util/map-in-order.js';
+import { mapRolloutsParallel } from '../util/parallel-rollouts.js';
 import { rolloutFacts, type RolloutFacts } from './rollout-facts.js';
 
 export interface DirectoryFacts {
@@ -18,16 +20,47 @@ export interface DirectoryFactsOptions {
   listing?: DirectoryListing;
 }
 
-/** Facts of every rollout of the directory (or of the given ids), in id order. */
+/** What facts workers share (facts-worker.ts): `files[i]` is the file mask of the i-th id. */
+export interface FactsShared {
+  store: StoreOptions;
+  deep: boolean | undefined;
+  files: Uint8Array;
+}
+
+const MASK_KINDS: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
+
+function maskOf(files: ReadonlySet<FileKind> | undefined): number {
+  if (!files) return 0xff;
+  let m = 0;
+  MASK_KINDS.forEach((k, i) => (m |= files.has(k) ? 1 << i : 0));
+  return m;
+}
+
+export function kindsOf(mask: number): ReadonlySet<FileKind> | undefined {
+  if (mask === 0xff) return undefined;
+  return new Set(MASK_KINDS.filter((_, i) => mask & (1 << i)));
+}
+
+/**
+ * Facts of every rollout of the directory (or of the given ids), in id order. Many rollouts are
+ * spread over worker threads (src/util/parallel-rollouts.ts); the result is the same.
+ */
 export async function directoryFacts(store: StoreOptions, options: DirectoryFactsOptions = {}): Promise<DirectoryFacts> {
   const listing = options.listing ?? (await scanDirectory(store.dir));
   const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
   const rollouts = new Map<string, RolloutFacts>();
   let done = 0;
-  const results = await mapInOrder(ids, 16, async (id) => {
-    const f = await rolloutFacts(store, id, { deep: options.deep, files: listing.rollouts.get(id) });
-    options.onProgress?.(++done, ids.length);
-    return f;
+  const files = Uint8Array.from(ids, (id) => maskOf(listing.rollouts.get(id)));
+  const shared: FactsShared = { store: { ...store }, deep: options.deep, files };
+  const results = await mapRolloutsParallel<RolloutFacts, JsonlRequest>(ids, {
+    workerUrl: new URL('./facts-worker.js', import.meta.url),
+    shared,
+    local: (id) => rolloutFacts(store, id, { deep: options.deep, files: listing.rollouts.get(id) }),
+    serve: serveJsonlRequest,
+    onDone: (n) => {
+      done += n;
+      options.onProgress?.(done, ids.length);
+    },
   });
   ids.forEach((id, i) => rollouts.set(id, results[i]));
   return { rollouts, invalidNames: listing.invalidNames, tempStateFiles: listing.tempStateFiles };

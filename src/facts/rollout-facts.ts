@@ -2,12 +2,12 @@ import { lstatSync } from 'node:fs';
 import { toTokcapError, type TokcapError } from '../errors.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
-import { readJsonlBytes } from '../jsonl/read-jsonl-bytes.js';
+import { readJsonlBytes, type JsonlBytes } from '../jsonl/read-jsonl-bytes.js';
 import { SUFFIX, rolloutPaths, type FileKind } from '../layout/file-names.js';
-import { regularFileSizeAndLastByte } from '../layout/safe-open.js';
-import { readIncompleteMarkers } from '../sidefiles/incomplete-markers.js';
-import { danglingIntents, readIntents } from '../sidefiles/intents.js';
-import { readState } from '../state/read-state.js';
+import { readRegularFileWithMtimeSync, regularFileSizeAndLastByte } from '../layout/safe-open.js';
+import { parseIncompleteMarkers } from '../sidefiles/incomplete-markers.js';
+import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
+import { parseStateBytes } from '../state/read-state.js';
 import {
   defaultStateData,
   entryDigests,
@@ -60,7 +60,12 @@ export interface FactsOptions {
   /** Read every line of J (`--deep`); otherwise counts come from the index plus the tail. */
   deep?: boolean;
   /** Files present, when the caller has listed the directory already. */
-  files?: Set<FileKind>;
+  files?: ReadonlySet<FileKind>;
+  /**
+   * Copies J under the shared lock (default `readJsonlBytes`). A worker thread passes a function
+   * that asks the main thread to do it, so that the process still holds one rollout lock at a time.
+   */
+  readJsonl?: (paths: ReturnType<typeof rolloutPaths>, rolloutId: string, options: { waitMs: number; from?: number }) => Promise<JsonlBytes | undefined>;
 }
 
 const FILE_ORDER: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
@@ -73,12 +78,22 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
     errors.push({ file, kind: err.kind, message: err.message });
   };
   const present = options.files ?? (await presentFiles(paths));
+  const readJ = options.readJsonl ?? readJsonlBytes;
+  // mtimes come from the fstat of each file opened anyway; only files not opened are lstat'ed.
+  const mtimes = new Map<FileKind, number>();
+  const readSmall = (kind: FileKind): Buffer | undefined => {
+    const r = readRegularFileWithMtimeSync(paths[kind], rolloutId);
+    if (r === undefined) return undefined;
+    mtimes.set(kind, r.mtimeMs);
+    return r.bytes;
+  };
 
   let state: RolloutState = { exists: false, data: defaultStateData() };
   let stateReadable = true;
   if (present.has('state')) {
     try {
-      state = await readState(paths.state, rolloutId);
+      const bytes = readSmall('state');
+      if (bytes !== undefined) state = parseStateBytes(bytes, paths.state, rolloutId);
     } catch (e) {
       stateReadable = false;
       note(paths.state, e);
@@ -99,7 +114,8 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
   let intents: string[] = [];
   if (present.has('intents')) {
     try {
-      intents = await readIntents(paths.intents, rolloutId);
+      const bytes = readSmall('intents');
+      intents = bytes === undefined ? [] : parseIntents(bytes, rolloutId, paths.intents);
     } catch (e) {
       note(paths.intents, e);
     }
@@ -107,7 +123,8 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
   let markers: string[] = [];
   if (present.has('incomplete')) {
     try {
-      markers = await readIncompleteMarkers(paths.incomplete, rolloutId);
+      const bytes = readSmall('incomplete');
+      markers = bytes === undefined ? [] : parseIncompleteMarkers(bytes);
     } catch (e) {
       note(paths.incomplete, e);
     }
@@ -127,7 +144,9 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
     // index, only the tail past it is read.
     const fast = !options.deep && digests !== undefined && idx !== undefined && idx > 0;
     try {
-      const quick = fast ? indexedToTheEnd(paths.jsonl, idx!, rolloutId) : undefined;
+      const tail = fast ? regularFileSizeAndLastByte(paths.jsonl, rolloutId) : undefined;
+      if (tail) mtimes.set('jsonl', tail.mtimeMs);
+      const quick = tail && tail.size === idx ? tail : undefined;
       if (quick) {
         // Everything is indexed: no line to read and no lock to take. The indexed prefix never
         // changes (J is append-only; only an unindexed torn tail is ever truncated).
@@ -137,10 +156,10 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
         j.entries = j.callIds.size;
         j.missingNewline = quick.lastByte !== 0x0a;
       } else {
-        let read = await readJsonlBytes(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: fast ? idx : 0 });
+        let read = await readJ(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: fast ? idx : 0 });
         if (read && read.from < (fast ? idx! : 0)) {
           // indexed_size is past the end: count every line instead.
-          read = await readJsonlBytes(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: 0 });
+          read = await readJ(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: 0 });
         }
         if (read) {
           j.size = read.size;
@@ -179,6 +198,11 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
   let mtime = 0;
   for (const kind of FILE_ORDER) {
     if (!present.has(kind)) continue;
+    const known = mtimes.get(kind);
+    if (known !== undefined) {
+      mtime = Math.max(mtime, known);
+      continue;
+    }
     try {
       // Synchronous: a stat is microseconds, a thread-pool round trip per file is not.
       mtime = Math.max(mtime, lstatSync(paths[kind]).mtimeMs);
@@ -224,13 +248,4 @@ async function presentFiles(paths: ReturnType<typeof rolloutPaths>): Promise<Set
     }
   }
   return out;
-}
-
-/**
- * When J's size equals `indexed_size`: its size and last byte (read without a lock, see the
- * caller); otherwise undefined.
- */
-function indexedToTheEnd(path: string, indexed: number, rolloutId: string): { size: number; lastByte?: number } | undefined {
-  const tail = regularFileSizeAndLastByte(path, rolloutId);
-  return tail && tail.size === indexed ? tail : undefined;
 }

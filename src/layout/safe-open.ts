@@ -45,7 +45,7 @@ export async function readRegularFile(path: string, rolloutId?: string): Promise
  * Opens a capture file synchronously with the checks of `openRegularForRead` and runs `use` on
  * the descriptor and its stat; undefined when the file does not exist. Always closes.
  */
-function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use: (fd: number, size: number) => T): T | undefined {
+function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use: (fd: number, size: number, mtimeMs: number) => T): T | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -58,7 +58,7 @@ function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
-    return use(fd, st.size);
+    return use(fd, st.size, st.mtimeMs);
   } catch (e) {
     throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
   } finally {
@@ -67,8 +67,17 @@ function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use
 }
 
 export function readRegularFileSync(path: string, rolloutId?: string): Buffer | undefined {
-  return withRegularFileSync(path, rolloutId, (fd, size) => {
-    // Read to EOF (the size is a hint: the file may grow or shrink meanwhile).
+  return readRegularFileWithMtimeSync(path, rolloutId)?.bytes;
+}
+
+/**
+ * `readRegularFileSync` plus the file's mtime from the same `fstat` (callers that need both
+ * save an `lstat` per file).
+ */
+export function readRegularFileWithMtimeSync(path: string, rolloutId?: string): { bytes: Buffer; mtimeMs: number } | undefined {
+  return withRegularFileSync(path, rolloutId, (fd, size, mtimeMs) => {
+    // Read to EOF (the size is a hint: the file may grow or shrink meanwhile). A short read of
+    // a regular file means end of file, so the common case is one read.
     let buf = Buffer.allocUnsafe(Math.max(size + 1, 64));
     let n = 0;
     for (;;) {
@@ -77,23 +86,25 @@ export function readRegularFileSync(path: string, rolloutId?: string): Buffer | 
         buf.copy(bigger, 0, 0, n);
         buf = bigger;
       }
-      const r = readSync(fd, buf, n, buf.length - n, null);
-      if (r === 0) break;
+      const want = buf.length - n;
+      const r = readSync(fd, buf, n, want, null);
       n += r;
+      if (r === 0 || r < want) break;
     }
-    return Buffer.from(buf.subarray(0, n));
+    return { bytes: Buffer.from(buf.subarray(0, n)), mtimeMs };
   });
 }
 
+const ONE_BYTE = Buffer.alloc(1);
+
 /**
- * Size and last byte of a capture file, with the checks of `openRegularForRead`, synchronously
- * and without reading anything else. Undefined when the file does not exist.
+ * Size, last byte and mtime of a capture file, with the checks of `openRegularForRead`,
+ * synchronously and without reading anything else. Undefined when the file does not exist.
  */
-export function regularFileSizeAndLastByte(path: string, rolloutId?: string): { size: number; lastByte?: number } | undefined {
-  return withRegularFileSync(path, rolloutId, (fd, size) => {
-    if (size === 0) return { size: 0 };
-    const one = Buffer.alloc(1);
-    const r = readSync(fd, one, 0, 1, size - 1);
-    return { size, lastByte: r === 1 ? one[0] : undefined };
+export function regularFileSizeAndLastByte(path: string, rolloutId?: string): { size: number; lastByte?: number; mtimeMs: number } | undefined {
+  return withRegularFileSync(path, rolloutId, (fd, size, mtimeMs) => {
+    if (size === 0) return { size: 0, mtimeMs };
+    const r = readSync(fd, ONE_BYTE, 0, 1, size - 1);
+    return { size, lastByte: r === 1 ? ONE_BYTE[0] : undefined, mtimeMs };
   });
 }

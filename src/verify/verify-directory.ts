@@ -1,7 +1,13 @@
 import { toTokcapError, type TokcapError } from '../errors.js';
 import { scanDirectory } from '../layout/scan-directory.js';
 import type { StoreOptions } from '../ops/store.js';
-import { mapInOrder } from '../util/map-in-order.js';
+import { reviveError, serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
+import { mapRolloutsParallel, type SerialisedError } from '../util/parallel-rollouts.js';
+
+/** What verify-worker.ts returns for a rollout it could not verify. */
+export interface WorkerFailure {
+  failed: SerialisedError;
+}
 import { compareFindings, type Finding } from './findings.js';
 import { verifyRollout } from './verify-rollout.js';
 
@@ -22,18 +28,34 @@ export interface VerifyOptions {
 export async function verifyDirectory(store: StoreOptions, options: VerifyOptions = {}): Promise<VerifyResult> {
   const listing = await scanDirectory(store.dir);
   const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
-  const failed: VerifyResult['failed'] = [];
+  const failures: (VerifyResult['failed'][number] | undefined)[] = [];
   let done = 0;
-  const perRollout = await mapInOrder(ids, 8, async (id) => {
-    try {
-      return await verifyRollout(store, id);
-    } catch (e) {
-      failed.push({ rolloutId: id, error: toTokcapError(e, { rolloutId: id }) });
-      return [];
-    } finally {
-      options.onProgress?.(++done, ids.length);
-    }
+  // Rollouts are verified on every core (src/util/parallel-rollouts.ts); results in id order.
+  const perRollout = await mapRolloutsParallel<Finding[] | WorkerFailure, JsonlRequest>(ids, {
+    workerUrl: new URL('./verify-worker.js', import.meta.url),
+    shared: { ...store },
+    minItems: 8,
+    chunkSize: 2,
+    concurrency: 8,
+    local: async (id, i) => {
+      try {
+        return await verifyRollout(store, id);
+      } catch (e) {
+        failures[i] = { rolloutId: id, error: toTokcapError(e, { rolloutId: id }) };
+        return [];
+      }
+    },
+    serve: serveJsonlRequest,
+    onDone: (n) => {
+      done += n;
+      options.onProgress?.(done, ids.length);
+    },
   });
-  const findings = perRollout.flat().sort(compareFindings);
+  // A rollout a worker could not verify (lock timeout, I/O error) fails as it would have here.
+  perRollout.forEach((r, i) => {
+    if (!Array.isArray(r)) failures[i] = { rolloutId: ids[i], error: toTokcapError(reviveError(r.failed), { rolloutId: ids[i] }) };
+  });
+  const failed = failures.filter((f) => f !== undefined);
+  const findings = perRollout.flatMap((r) => (Array.isArray(r) ? r : [])).sort(compareFindings);
   return { ok: !findings.some((f) => f.severity === 'error'), findings, failed, rollouts: ids.length };
 }

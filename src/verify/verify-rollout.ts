@@ -2,8 +2,8 @@ import { computeTokenDigest, computeTokenDigestOfParts, sha256Hex, type TokenId 
 import { toTokcapError } from '../errors.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
-import { readJsonlBytes } from '../jsonl/read-jsonl-bytes.js';
-import { rolloutPaths } from '../layout/file-names.js';
+import { readJsonlBytes, type JsonlBytes } from '../jsonl/read-jsonl-bytes.js';
+import { rolloutPaths, type RolloutPaths } from '../layout/file-names.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { readState } from '../state/read-state.js';
 import { entryDigests, indexedSize, type RolloutState } from '../state/rollout-state.js';
@@ -21,7 +21,11 @@ interface LineRecord {
  * lock file. Damage is reported as findings, never thrown; only a lock timeout or an I/O error
  * reading J is thrown.
  */
-export async function verifyRollout(store: StoreOptions, rolloutId: string): Promise<Finding[]> {
+export async function verifyRollout(
+  store: StoreOptions,
+  rolloutId: string,
+  options: { readJsonl?: (paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }) => Promise<JsonlBytes | undefined> } = {},
+): Promise<Finding[]> {
   const paths = rolloutPaths(store.dir, rolloutId);
   const out: Finding[] = [];
   const add = (f: Finding) => out.push(f);
@@ -44,7 +48,7 @@ export async function verifyRollout(store: StoreOptions, rolloutId: string): Pro
   let size = 0;
 
   // J is copied under a short shared lock, then parsed with the lock released.
-  const read = await readJsonlBytes(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS });
+  const read = await (options.readJsonl ?? readJsonlBytes)(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS });
   if (read) {
     size = read.size;
     let pendingBad: number | undefined;

@@ -1,0 +1,21 @@
+/**
+ * Worker thread for `directoryFacts` over many rollouts (src/util/parallel-rollouts.ts): computes
+ * the facts of the rollouts it claims; J is copied under the lock by the main thread on request.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { jsonlViaMain, reviveError } from '../jsonl/remote-jsonl.js';
+import { serveRolloutWorker } from '../util/parallel-rollouts.js';
+import { kindsOf, type FactsShared } from './directory-facts.js';
+import { rolloutFacts } from './rollout-facts.js';
+
+if (parentPort) {
+  serveRolloutWorker(
+    parentPort,
+    workerData,
+    (id, index, shared, request) => {
+      const s = shared as FactsShared;
+      return rolloutFacts(s.store, id, { deep: s.deep, files: kindsOf(s.files[index]), readJsonl: jsonlViaMain(request) });
+    },
+    reviveError,
+  );
+}

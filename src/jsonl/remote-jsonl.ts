@@ -1,0 +1,40 @@
+/**
+ * J copied under the lock by the main thread for a worker thread (src/util/parallel-rollouts.ts):
+ * the worker asks, the main thread takes the shared lock in turn with its own reads (one rollout
+ * lock at a time per process), copies, releases, and hands the bytes over without a copy.
+ */
+import { TokcapError, type ErrorKind, type PyErrorClass } from '../errors.js';
+import type { RolloutPaths } from '../layout/file-names.js';
+import type { SerialisedError } from '../util/parallel-rollouts.js';
+import { readJsonlBytes, type JsonlBytes } from './read-jsonl-bytes.js';
+
+export interface JsonlRequest {
+  paths: RolloutPaths;
+  rolloutId: string;
+  options: { waitMs: number; from?: number };
+}
+
+/** Main thread: answers a worker's request. */
+export async function serveJsonlRequest(q: JsonlRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
+  const r = await readJsonlBytes(q.paths, q.rolloutId, q.options);
+  if (!r) return { value: undefined };
+  // A fresh buffer (small ones come from Node's shared pool), transferred.
+  const bytes = new Uint8Array(r.bytes);
+  return { value: { ...r, bytes }, transfer: [bytes.buffer] };
+}
+
+/** Worker: a `readJsonlBytes` that asks the main thread. */
+export function jsonlViaMain(request: (q: unknown) => Promise<unknown>) {
+  return async (paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> => {
+    const q: JsonlRequest = { paths, rolloutId, options };
+    const r = (await request(q)) as (Omit<JsonlBytes, 'bytes'> & { bytes: Uint8Array }) | undefined;
+    return r && { ...r, bytes: Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength) };
+  };
+}
+
+/** Worker: the main thread's error, as the error the direct call would have thrown. */
+export function reviveError(e: SerialisedError): Error {
+  return e.kind !== undefined
+    ? new TokcapError(e.kind as ErrorKind, e.message, { file: e.file, rolloutId: e.rolloutId, pyClass: e.pyClass as PyErrorClass })
+    : Object.assign(new Error(e.message), { name: e.name });
+}

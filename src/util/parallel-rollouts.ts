@@ -1,0 +1,192 @@
+/**
+ * Work that is independent across rollouts, spread over the cores: this thread and up to
+ * `cores - 1` worker threads claim chunks of the id list from a shared counter (so a slow chunk
+ * does not stall the others), results are put back in input order, so output stays
+ * deterministic. Locks: a worker never takes a rollout lock itself; it asks this thread
+ * (`request`), which takes it in turn with its own reads (the process holds one rollout lock at a
+ * time, FORMAT.md §2.1).
+ *
+ * Workers are an optimisation only: below `minItems`, when the compiled worker module is absent
+ * (running from sources), with TOKCAP_WORKERS=0, or if a worker fails, everything (or the chunks
+ * it did not return) is computed here, by the same function.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker, type TransferListItem } from 'node:worker_threads';
+import { mapInOrder } from './map-in-order.js';
+
+export interface ParallelOptions<R, Q> {
+  /** The worker module (runs `serveRolloutWorker`). */
+  workerUrl: URL;
+  /** Passed to every worker as `workerData.shared`. */
+  shared: unknown;
+  /** Computes one item in this thread (also the fallback). */
+  local: (id: string, index: number) => Promise<R>;
+  /** Answers a worker's request (e.g. a copy of J under the lock), in this thread. */
+  serve?: (request: Q) => Promise<{ value: unknown; transfer?: TransferListItem[] }>;
+  /** Called as results arrive (any order), e.g. for progress. */
+  onDone?: (count: number) => void;
+  /** Fewer items than this: no worker. */
+  minItems?: number;
+  chunkSize?: number;
+  /** Items of a chunk in flight at once in this thread (default 16). */
+  concurrency?: number;
+}
+
+type FromWorker =
+  | { type: 'chunk'; chunk: number; results: unknown[]; redo: number[] }
+  | { type: 'chunk_failed'; chunk: number }
+  | { type: 'request'; seq: number; request: unknown }
+  | { type: 'done' };
+
+export function workerCount(): number {
+  const env = process.env.TOKCAP_WORKERS;
+  const cores = env !== undefined && /^\d+$/.test(env) ? Number(env) : availableParallelism();
+  if (cores <= 1) return 0;
+  return Math.min(cores, 8) - 1;
+}
+
+export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[], options: ParallelOptions<R, Q>): Promise<R[]> {
+  const results = new Array<R>(ids.length);
+  const chunkSize = options.chunkSize ?? 256;
+  const nChunks = Math.ceil(ids.length / chunkSize);
+  const nWorkers = ids.length >= (options.minItems ?? 2000) && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(), nChunks - 1) : 0;
+  const counter = new Int32Array(new SharedArrayBuffer(4));
+  const returned = new Uint8Array(nChunks);
+
+  const runChunk = async (c: number) => {
+    const start = c * chunkSize;
+    const end = Math.min(ids.length, start + chunkSize);
+    // A few in flight, so that a rollout waiting for its lock does not hold up the others.
+    const out = await mapInOrder(ids.slice(start, end), options.concurrency ?? 16, (id, k) => options.local(id, start + k));
+    out.forEach((r, k) => (results[start + k] = r));
+    returned[c] = 1;
+    options.onDone?.(end - start);
+  };
+
+  // Items a worker could not compute (it threw): computed here, where the error is thrown again
+  // with its full detail.
+  const redo: number[] = [];
+  const workers: Promise<void>[] = [];
+  for (let w = 0; w < nWorkers; w++) {
+    workers.push(
+      new Promise<void>((resolve) => {
+        let worker: Worker;
+        try {
+          worker = new Worker(options.workerUrl, { workerData: { shared: options.shared, ids, chunkSize, counter } });
+        } catch {
+          resolve();
+          return;
+        }
+        let finished = false;
+        const finish = () => {
+          if (finished) return;
+          finished = true;
+          resolve();
+        };
+        worker.on('message', (m: FromWorker) => {
+          if (m.type === 'chunk') {
+            const base = m.chunk * chunkSize;
+            m.results.forEach((r, k) => (results[base + k] = r as R));
+            returned[m.chunk] = 1;
+            for (const k of m.redo) redo.push(base + k);
+            options.onDone?.(m.results.length - m.redo.length);
+          } else if (m.type === 'request') {
+            const serve = options.serve;
+            const answer = serve ? serve(m.request as Q) : Promise.reject(new Error('internal: no request handler'));
+            answer.then(
+              ({ value, transfer }) => worker.postMessage({ seq: m.seq, ok: true, value }, transfer),
+              (e: unknown) => worker.postMessage({ seq: m.seq, ok: false, error: serialiseError(e) }),
+            );
+          } else if (m.type === 'done') {
+            void worker.terminate().finally(finish);
+          }
+        });
+        worker.on('error', finish);
+        worker.on('exit', finish);
+      }),
+    );
+  }
+
+  for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
+    await runChunk(c);
+    // Let worker messages (results, lock requests) in between chunks.
+    if (nWorkers > 0) await new Promise<void>((r) => setImmediate(r));
+  }
+  await Promise.all(workers);
+  // Chunks a worker claimed but did not return (it failed or died): redo them here.
+  for (let c = 0; c < nChunks; c++) if (!returned[c]) await runChunk(c);
+  for (const i of redo) {
+    results[i] = await options.local(ids[i], i);
+    options.onDone?.(1);
+  }
+  return results;
+}
+
+export interface SerialisedError {
+  name: string;
+  message: string;
+  kind?: string;
+  pyClass?: string;
+  file?: string;
+  rolloutId?: string;
+}
+
+export function serialiseError(e: unknown): SerialisedError {
+  if (e instanceof Error) {
+    const x = e as Error & { kind?: string; pyClass?: string; file?: string; rolloutId?: string };
+    return { name: x.name, message: x.message, kind: x.kind, pyClass: x.pyClass, file: x.file, rolloutId: x.rolloutId };
+  }
+  return { name: 'Error', message: String(e) };
+}
+
+/**
+ * The worker side: claims chunks until none is left, computes each item with `compute`, posts
+ * results per chunk. `request` sends a request to the main thread's `serve` and waits for it.
+ */
+export function serveRolloutWorker<R>(
+  port: import('node:worker_threads').MessagePort,
+  data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array },
+  compute: (id: string, index: number, shared: unknown, request: (q: unknown) => Promise<unknown>) => Promise<R>,
+  reviveError: (e: SerialisedError) => Error,
+): void {
+  let seq = 0;
+  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  port.on('message', (m: { seq: number; ok: boolean; value?: unknown; error?: SerialisedError }) => {
+    const w = waiting.get(m.seq);
+    if (!w) return;
+    waiting.delete(m.seq);
+    if (m.ok) w.resolve(m.value);
+    else w.reject(reviveError(m.error!));
+  });
+  const request = (q: unknown) =>
+    new Promise<unknown>((resolve, reject) => {
+      const s = seq++;
+      waiting.set(s, { resolve, reject });
+      port.postMessage({ type: 'request', seq: s, request: q });
+    });
+  const { ids, chunkSize, counter } = data;
+  const nChunks = Math.ceil(ids.length / chunkSize);
+  void (async () => {
+    for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
+      const end = Math.min(ids.length, (c + 1) * chunkSize);
+      const results: (R | null)[] = [];
+      const redo: number[] = [];
+      for (let i = c * chunkSize; i < end; i++) {
+        try {
+          results.push(await compute(ids[i], i, data.shared, request));
+        } catch {
+          redo.push(i - c * chunkSize);
+          results.push(null);
+        }
+      }
+      try {
+        port.postMessage({ type: 'chunk', chunk: c, results, redo });
+      } catch {
+        port.postMessage({ type: 'chunk_failed', chunk: c });
+      }
+    }
+    port.postMessage({ type: 'done' });
+  })();
+}
