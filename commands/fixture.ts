@@ -34,5 +34,5 @@ export async function run(ctx: CommandContext<'fixture'>): Promise<void> {
   bar.done();
   const seconds = (performance.now() - t0) / 1000;
   ctx.json({ dir: ctx.dir, rollouts: rollouts.length, calls: o.calls, fast, seconds: Math.round(seconds * 1000) / 1000 });
-  ctx.out(`${plural(rollouts.length, 'rollout')} of ${plural(o.calls, 'call')} written to ${ctx.dir} in ${seconds.toFixed(1)} s${fast ? '' : ' (through the writer)'}`);
+  if (!ctx.options.quiet) ctx.out(`${plural(rollouts.length, 'rollout')} of ${plural(o.calls, 'call')} written to ${ctx.dir} in ${seconds.toFixed(1)} s${fast ? '' : ' (through the writer)'}`);
 }
