@@ -196,6 +196,27 @@ describe('useDirectoryWatcher', () => {
     expect(broken.rescan).toHaveBeenCalledTimes(1);
   });
 
+  it('starts watching once a missing DIR appears, reporting the outage once', async () => {
+    const fw = fakeFsWatch();
+    const errors: unknown[] = [];
+    let exists = false;
+    const watch: WatchFunction = (dir, options, l) => {
+      if (!exists) throw Object.assign(new Error('ENOENT: no such file or directory'), { code: 'ENOENT' });
+      return fw.watch(dir, options, l);
+    };
+    const { target, refresh } = fakeTarget();
+    await mountWatcher(target, { watch, onWatchError: (e) => errors.push(e) });
+    vi.advanceTimersByTime(2000);
+    vi.advanceTimersByTime(2000);
+    expect(errors).toHaveLength(1);
+    exists = true;
+    vi.advanceTimersByTime(2000);
+    expect(fw.calls).toHaveLength(1);
+    fw.emit('r1.tokens.jsonl');
+    vi.advanceTimersByTime(150);
+    expect(refresh).toHaveBeenCalledWith(['r1']);
+  });
+
   it('with the directory model: an event re-reads only the changed rollout', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-hooks-'));
     try {

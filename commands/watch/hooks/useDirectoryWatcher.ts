@@ -95,20 +95,27 @@ export function useDirectoryWatcher(dir: string, target: WatchTarget, options: D
     };
 
     let watcher: Pick<FSWatcher, 'close' | 'on'> | undefined;
-    try {
-      watcher = watchFn(dir, { persistent: false }, onEvent);
-      watcher.on('error', (e: unknown) => {
-        onErrorRef.current?.(e);
-        try {
-          watcher?.close();
-        } catch {
-          // already closed
-        }
-        watcher = undefined;
-      });
-    } catch (e) {
-      onErrorRef.current?.(e);
-    }
+    // Reported once per outage, not on every retry.
+    let failing = false;
+    const startWatcher = () => {
+      try {
+        watcher = watchFn(dir, { persistent: false }, onEvent);
+        failing = false;
+        watcher.on('error', (e: unknown) => {
+          onErrorRef.current?.(e);
+          try {
+            watcher?.close();
+          } catch {
+            // already closed
+          }
+          watcher = undefined;
+        });
+      } catch (e) {
+        if (!failing) onErrorRef.current?.(e);
+        failing = true;
+      }
+    };
+    startWatcher();
 
     const schedule = () => {
       if (stopped || rescanMs <= 0) return;
@@ -116,6 +123,9 @@ export function useDirectoryWatcher(dir: string, target: WatchTarget, options: D
       backstop = setTimeout(() => {
         backstop = undefined;
         if (stopped) return;
+        // A DIR that was missing at start (or a watcher that failed) gets another chance on
+        // every backstop rescan: once DIR exists, events flow again.
+        if (!watcher) startWatcher();
         if (targetRef.current.busy) {
           schedule();
           return;
