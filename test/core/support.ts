@@ -3,11 +3,11 @@
  * fs), compact TokenEntry builders, and byte-exact directory listings to prove that an
  * operation changed nothing.
  */
+import { useTempDirs as useSharedTempDirs } from '../support/temp-dirs.js';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, expect } from 'vitest';
+import { expect } from 'vitest';
 import { computeTokenDigest } from '../../src/digest/token-digest.js';
 import { TokcapError, type ErrorKind } from '../../src/errors.js';
 import { JsonFloat, type JsonObject } from '../../src/json/value.js';
@@ -15,17 +15,8 @@ import { rolloutPaths, type RolloutPaths } from '../../src/layout/file-names.js'
 import { canonicalEntryJson } from '../../src/records/canonical-entry.js';
 import { validateTokenEntry } from '../../src/records/token-entry.js';
 
-/** Registers an afterEach that removes every directory handed out by the returned factory. */
 export function useTempDirs(prefix = 'tokcap-core-'): () => string {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-  });
-  return () => {
-    const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-    dirs.push(d);
-    return d;
-  };
+  return useSharedTempDirs(prefix);
 }
 
 export interface EntrySpec {

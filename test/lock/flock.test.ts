@@ -1,28 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tryFlock, unlockFd } from '../../src/lock/flock.js';
+import { pyProbe } from '../support/py-lock-probe.js';
 
-/** Non-blocking flock probe from a real Python process: prints "acquired" or "blocked". */
-const PROBE_PY = `
-import fcntl, sys
-path, mode = sys.argv[1], sys.argv[2]
-f = open(path, 'a+b')
-op = fcntl.LOCK_EX if mode == 'ex' else fcntl.LOCK_SH
-try:
-    fcntl.flock(f.fileno(), op | fcntl.LOCK_NB)
-except BlockingIOError:
-    print('blocked')
-else:
-    print('acquired')
-`;
 
-async function pyProbe(file: string, mode: 'ex' | 'sh'): Promise<string> {
-  const { stdout } = await execa('python3', ['-c', PROBE_PY, file, mode]);
-  return stdout.trim();
-}
 
 const { O_RDWR, O_CREAT, O_APPEND } = fs.constants;
 

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { execa } from 'execa';
+import { pyProbe } from '../support/py-lock-probe.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
 import { rolloutPaths } from '../../src/layout/file-names.js';
@@ -32,19 +32,6 @@ f.close()
 print('released', flush=True)
 `;
 
-/** Non-blocking probe: prints "acquired" or "blocked" (BlockingIOError). argv: path, mode, [open mode]. */
-const PROBE_PY = `
-import fcntl, sys
-path, mode = sys.argv[1], sys.argv[2]
-f = open(path, sys.argv[3] if len(sys.argv) > 3 else 'a+b')
-op = fcntl.LOCK_EX if mode == 'ex' else fcntl.LOCK_SH
-try:
-    fcntl.flock(f.fileno(), op | fcntl.LOCK_NB)
-except BlockingIOError:
-    print('blocked')
-else:
-    print('acquired')
-`;
 
 type HoldAction = 'ex' | 'sh' | 'ex-unlink' | 'ex-replace';
 
@@ -91,10 +78,6 @@ async function pyHold(file: string, action: HoldAction, seconds = 20): Promise<P
   };
 }
 
-async function pyProbe(file: string, mode: 'ex' | 'sh', openMode = 'a+b'): Promise<string> {
-  const { stdout } = await execa('python3', ['-c', PROBE_PY, file, mode, openMode]);
-  return stdout.trim();
-}
 
 async function rejection(p: Promise<unknown>): Promise<TokcapError> {
   try {

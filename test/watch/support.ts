@@ -2,26 +2,16 @@
  * Helpers for the watch tests: real temporary capture directories generated through the core
  * writer, byte-level listings to prove the view changed nothing, and plain styles.
  */
+import { useTempDirs as useSharedTempDirs } from '../support/temp-dirs.js';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach } from 'vitest';
 import { createStyles, type Styles } from '../../commands/styles.js';
 import { generateStore, type FixtureOptions } from '../../src/fixture/generate-store.js';
 
 export const PLAIN: Styles = createStyles(0);
 
-/** Registers an afterEach that removes every directory handed out by the returned factory. */
 export function useTempDirs(prefix = 'tokcap-watch-'): () => string {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-  });
-  return () => {
-    const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-    dirs.push(d);
-    return d;
-  };
+  return useSharedTempDirs(prefix);
 }
 
 /** A generated store without lock files (so that creating one would show). */
