@@ -14,10 +14,12 @@
  * state; it never calls out to user code, so it cannot be re-entered.
  */
 import { TokcapError } from '../errors.js';
+import { MAX_JSON_DEPTH } from './json-limits.js';
+import { NOT_FAST, parseJsonBytesFast } from './parse-json-fast.js';
 import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
+import { isWellFormed } from './well-formed.js';
 
-/** Documents nested deeper than this are refused (orjson >= 3.9.15; FORMAT.md Appendix A.10). */
-export const MAX_JSON_DEPTH = 1024;
+export { MAX_JSON_DEPTH, isWellFormed };
 
 const MAX_SAFE = 9007199254740991;
 const MIN_I64 = -(2n ** 63n);
@@ -45,8 +47,13 @@ export function parseJson(text: string): JsonValue {
   return parseDocument(text);
 }
 
-/** Parses one JSON document from UTF-8 bytes (invalid UTF-8 and a BOM are errors). */
+/**
+ * Parses one JSON document from UTF-8 bytes (invalid UTF-8 and a BOM are errors). The byte
+ * parser (parse-json-fast.ts) takes ordinary documents; whatever it gives up on is read here.
+ */
 export function parseJsonBytes(bytes: Uint8Array): JsonValue {
+  const fast = parseJsonBytesFast(bytes);
+  if (fast !== NOT_FAST) return fast;
   let text: string;
   try {
     text = utf8Decoder.decode(bytes);
@@ -122,8 +129,29 @@ function parseArray(): JsonValue[] {
     return arr;
   }
   for (;;) {
-    arr.push((c >= 48 && c <= 57) || c === 45 ? parseNumber(c) : parseValue(c));
-    c = src.charCodeAt(pos);
+    if (c >= 48 && c <= 57) {
+      // Token ids: a short non-negative integer is accumulated right here; anything else (a
+      // leading zero, 16+ digits, a fraction or exponent) is re-read by parseNumber.
+      const start = pos;
+      let m = c - 48;
+      c = src.charCodeAt(++pos);
+      if (m !== 0) {
+        while (c >= 48 && c <= 57) {
+          m = m * 10 + (c - 48);
+          c = src.charCodeAt(++pos);
+        }
+      }
+      if (pos - start > 15 || c === 46 || c === 101 || c === 69 || (c >= 48 && c <= 57)) {
+        pos = start;
+        arr.push(parseNumber(src.charCodeAt(start)));
+        c = src.charCodeAt(pos);
+      } else {
+        arr.push(m);
+      }
+    } else {
+      arr.push(c === 45 ? parseNumber(c) : parseValue(c));
+      c = src.charCodeAt(pos);
+    }
     if (c === 44) {
       c = src.charCodeAt(++pos);
       if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
@@ -424,12 +452,4 @@ function decodeError(reason: string, doc: string, at: number): TokcapError {
   }
   const message = `${reason}: line ${line} column ${cp - lastNewline} (char ${cp})`;
   return new TokcapError('corrupt', message, { pyClass: 'JSONDecodeError' });
-}
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** True when `s` has no lone surrogate (String.prototype.isWellFormed, with a fallback). */
-export function isWellFormed(s: string): boolean {
-  const native = (s as unknown as { isWellFormed?: () => boolean }).isWellFormed;
-  return native !== undefined ? native.call(s) : !LONE_SURROGATE.test(s);
 }
