@@ -1,7 +1,7 @@
-import { fstatSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import { ioError } from '../errors.js';
 import type { RolloutPaths } from '../layout/file-names.js';
-import { openRegularForRead } from '../layout/safe-open.js';
+import { withRegularFdSync } from '../layout/safe-open.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 
 export interface JsonlBytes {
@@ -21,32 +21,29 @@ export interface JsonlBytes {
  */
 export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> {
   return withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: options.waitMs, readOnly: true }, async () => {
-    const fh = await openRegularForRead(paths.jsonl, rolloutId);
-    if (!fh) return undefined;
-    const fd = fh.fd;
-    try {
-      const size = fstatSync(fd).size;
-      const from = Math.min(Math.max(options.from ?? 0, 0), size);
-      const bytes = Buffer.allocUnsafe(size - from);
-      let got = 0;
-      while (got < bytes.length) {
-        const r = readSync(fd, bytes, got, bytes.length - got, from + got);
-        if (r === 0) break;
-        got += r;
-      }
-      let lastByte: number | undefined;
-      if (size > 0) {
-        if (got > 0 && from + got === size) lastByte = bytes[got - 1];
-        else {
-          const one = Buffer.alloc(1);
-          if (readSync(fd, one, 0, 1, size - 1) === 1) lastByte = one[0];
+    // Synchronous calls: one short copy, no thread-pool round trips while the lock is held.
+    return withRegularFdSync(paths.jsonl, rolloutId, (fd, size) => {
+      try {
+        const from = Math.min(Math.max(options.from ?? 0, 0), size);
+        const bytes = Buffer.allocUnsafe(size - from);
+        let got = 0;
+        while (got < bytes.length) {
+          const r = readSync(fd, bytes, got, bytes.length - got, from + got);
+          if (r === 0) break;
+          got += r;
         }
+        let lastByte: number | undefined;
+        if (size > 0) {
+          if (got > 0 && from + got === size) lastByte = bytes[got - 1];
+          else {
+            const one = Buffer.alloc(1);
+            if (readSync(fd, one, 0, 1, size - 1) === 1) lastByte = one[0];
+          }
+        }
+        return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), from, size: from + got, lastByte };
+      } catch (e) {
+        throw ioError(e, paths.jsonl, rolloutId);
       }
-      return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), from, size: from + got, lastByte };
-    } catch (e) {
-      throw ioError(e, paths.jsonl, rolloutId);
-    } finally {
-      await fh.close();
-    }
+    });
   });
 }

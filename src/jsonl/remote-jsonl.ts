@@ -18,8 +18,10 @@ export interface JsonlRequest {
 export async function serveJsonlRequest(q: JsonlRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
   const r = await readJsonlBytes(q.paths, q.rolloutId, q.options);
   if (!r) return { value: undefined };
-  // A fresh buffer (small ones come from Node's shared pool), transferred.
-  const bytes = new Uint8Array(r.bytes);
+  // Transferred without a copy when the bytes own their memory; small ones come from Node's
+  // shared pool and are copied out first.
+  const owned = r.bytes.byteOffset === 0 && r.bytes.buffer.byteLength === r.bytes.byteLength && !(r.bytes.buffer instanceof SharedArrayBuffer);
+  const bytes = owned ? new Uint8Array(r.bytes.buffer as ArrayBuffer) : new Uint8Array(r.bytes);
   return { value: { ...r, bytes }, transfer: [bytes.buffer] };
 }
 

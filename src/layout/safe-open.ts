@@ -42,10 +42,11 @@ export async function readRegularFile(path: string, rolloutId?: string): Promise
 }
 
 /**
- * Opens a capture file synchronously with the checks of `openRegularForRead` and runs `use` on
- * the descriptor and its stat; undefined when the file does not exist. Always closes.
+ * `openRegularForRead` with synchronous calls: the descriptor, or undefined when the file does
+ * not exist. The caller closes it. (Per rollout, the promise API's round trips through the
+ * thread pool cost more than the syscalls themselves.)
  */
-function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use: (fd: number, size: number, mtimeMs: number) => T): T | undefined {
+export function openRegularFdSync(path: string, rolloutId?: string): number | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -55,12 +56,45 @@ function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use
     if (code === 'ELOOP') throw notRegular(path, 'a symbolic link', rolloutId);
     throw ioError(e, path, rolloutId);
   }
+  return fd;
+}
+
+/**
+ * Opens a capture file synchronously with the checks of `openRegularForRead` and runs `use` on
+ * the descriptor and its stat; undefined when the file does not exist. Always closes.
+ */
+function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use: (fd: number, size: number, mtimeMs: number) => T): T | undefined {
+  const fd = openRegularFdSync(path, rolloutId);
+  if (fd === undefined) return undefined;
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
     return use(fd, st.size, st.mtimeMs);
   } catch (e) {
     throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Runs `use` on a regular capture file's descriptor and size (synchronous open and checks as
+ * `openRegularForRead`); undefined when the file does not exist. Always closes. Errors thrown
+ * by `use` pass through unchanged.
+ */
+export function withRegularFdSync<T>(path: string, rolloutId: string | undefined, use: (fd: number, size: number) => T): T | undefined {
+  const fd = openRegularFdSync(path, rolloutId);
+  if (fd === undefined) return undefined;
+  try {
+    let size: number;
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
+      size = st.size;
+    } catch (e) {
+      throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
+    }
+    return use(fd, size);
   } finally {
     closeSync(fd);
   }
@@ -91,7 +125,9 @@ export function readRegularFileWithMtimeSync(path: string, rolloutId?: string): 
       n += r;
       if (r === 0 || r < want) break;
     }
-    return { bytes: Buffer.from(buf.subarray(0, n)), mtimeMs };
+    // Small reads come from Node's shared pool: copy them out so a kept state file does not
+    // pin an 8 KiB slab; large ones own their memory already.
+    return { bytes: buf.length > 4096 ? buf.subarray(0, n) : Buffer.from(buf.subarray(0, n)), mtimeMs };
   });
 }
 

@@ -3,7 +3,7 @@ import { sha256Hex } from '../digest/token-digest.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { pyRepr } from '../layout/py-repr.js';
-import { openRegularForRead, readRegularFile } from '../layout/safe-open.js';
+import { readRegularFile, readRegularFileSync } from '../layout/safe-open.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
@@ -41,17 +41,7 @@ export async function readSnapshotReadOnly(store: StoreOptions, rolloutId: strin
   const seen = await withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: t.lockWaitMs, readOnly: true }, async () => {
     const state = await readState(paths.state, rolloutId);
     if (isRetired(state)) throw retiredError(rolloutId);
-    const fh = await openRegularForRead(paths.jsonl, rolloutId);
-    let bytes: Buffer | undefined;
-    if (fh) {
-      try {
-        bytes = await fh.readFile();
-      } catch (e) {
-        throw ioError(e, paths.jsonl, rolloutId);
-      } finally {
-        await fh.close();
-      }
-    }
+    const bytes = readRegularFileSync(paths.jsonl, rolloutId);
     const intentBytes = await readRegularFile(paths.intents, rolloutId);
     return { state, bytes, intentBytes };
   });

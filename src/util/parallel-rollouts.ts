@@ -32,6 +32,12 @@ export interface ParallelOptions<R, Q> {
   chunkSize?: number;
   /** Items of a chunk in flight at once in this thread (default 16). */
   concurrency?: number;
+  /**
+   * This thread only answers requests while workers run (one worker per core), and computes
+   * what they leave. For work that is mostly CPU after one request (verify, build): a busy
+   * main thread would make every worker wait for its copy of J.
+   */
+  mainServesOnly?: boolean;
 }
 
 type FromWorker =
@@ -40,18 +46,19 @@ type FromWorker =
   | { type: 'request'; seq: number; request: unknown }
   | { type: 'done' };
 
-export function workerCount(): number {
+/** Worker threads to start: one per core beside this thread, or one per core if this thread only serves. */
+export function workerCount(mainServesOnly = false): number {
   const env = process.env.TOKCAP_WORKERS;
   const cores = env !== undefined && /^\d+$/.test(env) ? Number(env) : availableParallelism();
   if (cores <= 1) return 0;
-  return Math.min(cores, 8) - 1;
+  return Math.min(cores, 8) - (mainServesOnly ? 0 : 1);
 }
 
 export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[], options: ParallelOptions<R, Q>): Promise<R[]> {
   const results = new Array<R>(ids.length);
   const chunkSize = options.chunkSize ?? 256;
   const nChunks = Math.ceil(ids.length / chunkSize);
-  const nWorkers = ids.length >= (options.minItems ?? 2000) && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(), nChunks - 1) : 0;
+  const nWorkers = ids.length >= (options.minItems ?? 2000) && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(options.mainServesOnly), options.mainServesOnly ? nChunks : nChunks - 1) : 0;
   const counter = new Int32Array(new SharedArrayBuffer(4));
   const returned = new Uint8Array(nChunks);
 
@@ -109,6 +116,8 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     );
   }
 
+  // Serving only: wait for the workers; whatever they did not claim is computed below.
+  if (options.mainServesOnly && nWorkers > 0) await Promise.all(workers);
   for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
     await runChunk(c);
     // Let worker messages (results, lock requests) in between chunks.
@@ -170,17 +179,19 @@ export function serveRolloutWorker<R>(
   const nChunks = Math.ceil(ids.length / chunkSize);
   void (async () => {
     for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
-      const end = Math.min(ids.length, (c + 1) * chunkSize);
-      const results: (R | null)[] = [];
+      const start = c * chunkSize;
+      const end = Math.min(ids.length, start + chunkSize);
       const redo: number[] = [];
-      for (let i = c * chunkSize; i < end; i++) {
+      // Two in flight: the next item's request (its copy of J) is answered while this one computes.
+      const results = await mapInOrder(ids.slice(start, end), 2, async (id, k): Promise<R | null> => {
         try {
-          results.push(await compute(ids[i], i, data.shared, request));
+          return await compute(id, start + k, data.shared, request);
         } catch {
-          redo.push(i - c * chunkSize);
-          results.push(null);
+          redo.push(k);
+          return null;
         }
-      }
+      });
+      redo.sort((a, b) => a - b);
       try {
         port.postMessage({ type: 'chunk', chunk: c, results, redo });
       } catch {

@@ -35,8 +35,9 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
     workerUrl: new URL('./verify-worker.js', import.meta.url),
     shared: { ...store },
     minItems: 8,
-    chunkSize: 2,
+    chunkSize: 4,
     concurrency: 8,
+    mainServesOnly: true,
     local: async (id, i) => {
       try {
         return await verifyRollout(store, id);
