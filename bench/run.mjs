@@ -6,7 +6,7 @@
 // Timings are printed, never asserted.
 //
 // Environment: BENCH_REPS (default 3), BENCH_ONLY (comma list of store names), BENCH_SKIP_100K=1,
-// BENCH_BIG=1 (adds a ~1 GB store for the RSS-vs-size check), BENCH_NO_WRITE=1 (do not touch
+// BENCH_BIG=1 (adds a ~2 GB store for the RSS-vs-size check), BENCH_NO_WRITE=1 (do not touch
 // BENCHMARKS.md), BENCH_DIR (cache directory, default .bench/).
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -27,7 +27,7 @@ const STORES = [
   { name: 'full-200x12', args: ['--rollouts', '200', '--calls', '12'], what: 'all', note: 'first prompt 1,000 tokens, +200 generated, +300 per turn (the build target store)' },
   { name: 'delta-200x12', args: ['--rollouts', '200', '--calls', '12', '--delta'], what: 'all' },
   { name: 'full-800x12', args: ['--rollouts', '800', '--calls', '12', '--seed', '3'], what: 'rss' },
-  ...(process.env.BENCH_BIG ? [{ name: 'full-3000x12', args: ['--rollouts', '3000', '--calls', '12', '--seed', '4'], what: 'rss' }] : []),
+  ...(process.env.BENCH_BIG ? [{ name: 'full-6000x12', args: ['--rollouts', '6000', '--calls', '12', '--seed', '4'], what: 'rss' }] : []),
   ...(process.env.BENCH_SKIP_100K ? [] : [{ name: 'small-100k', args: ['--rollouts', '100000', '--calls', '1', '--prompt', '8', '--gen', '2', '--turn', '0', '--prefix', 'x'], what: 'inspect' }]),
 ].filter((s) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.name));
 

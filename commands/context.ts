@@ -64,6 +64,13 @@ export interface CommandContext<N extends CommandName = CommandName> {
   out(text: string): void;
   /** Writes THE json document to stdout (compact, one line) under --json; no-op otherwise. Once per run. */
   json(value: unknown): void;
+  /**
+   * THE json document as an array written element by element (the same bytes as `json(array)`),
+   * so a large result set is never held whole. `push` serialises first and throws before
+   * writing anything if the element cannot be written. Under --json only; no-op otherwise.
+   * `end()` must be called (an empty array prints `[]`). Instead of `json`, once per run.
+   */
+  jsonArray(): JsonArrayWriter;
   /** Writes one line to stderr, always (even with --quiet). */
   err(line: string): void;
   /** `tokcap: warning: <line>` on stderr; suppressed by --quiet. */
@@ -79,6 +86,11 @@ export interface CommandContext<N extends CommandName = CommandName> {
   fail(e: unknown, rolloutId?: string): ErrorJson;
   /** A table in the layout that fits stdout (boxed on a TTY, plain otherwise). */
   table(columns: readonly Column[], rows: readonly (readonly string[])[]): string;
+}
+
+export interface JsonArrayWriter {
+  push(value: unknown): void;
+  end(): void;
 }
 
 export interface ContextInit<N extends CommandName> {
@@ -133,6 +145,25 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       const text = stringifyJson(value);
       jsonWritten = true;
       io.stdout.write(`${text}\n`);
+    },
+    jsonArray() {
+      if (!options.json) return { push() {}, end() {} };
+      if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
+      jsonWritten = true;
+      let count = 0;
+      let ended = false;
+      return {
+        push(value) {
+          if (ended) throw new Error('internal: jsonArray().push() after end()');
+          const text = stringifyJson(value);
+          io.stdout.write(count++ === 0 ? `[${text}` : `,${text}`);
+        },
+        end() {
+          if (ended) return;
+          ended = true;
+          io.stdout.write(count === 0 ? '[]\n' : ']\n');
+        },
+      };
     },
     err(text) {
       writeErr(text);

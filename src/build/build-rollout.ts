@@ -1,8 +1,8 @@
 import { toTokcapError, type TokcapError } from '../errors.js';
 import { rolloutPaths } from '../layout/file-names.js';
 import { isValidRolloutId, invalidRolloutIdError } from '../layout/rollout-id.js';
-import { freezeRollout } from '../ops/freeze.js';
-import { readSnapshotReadOnly } from '../ops/read-snapshot.js';
+import { freezeAndCopy, parseFrozenCopy, type FrozenCopy } from '../ops/freeze.js';
+import { copyReadOnlySnapshot, parseReadOnlyCopy, type ReadOnlyCopy } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { readIncompleteMarkers } from '../sidefiles/incomplete-markers.js';
@@ -21,6 +21,22 @@ export interface BuildRolloutOptions {
    * `_capture_snapshot`; nothing on disk changes.
    */
   freeze: boolean;
+  /**
+   * Where the locked copies come from (default: this thread, `freezeAndCopy` and
+   * `copyReadOnlySnapshot`). A worker thread asks the main thread instead, which takes the
+   * locks in turn with its own (src/build/build-worker.ts).
+   */
+  source?: SnapshotSource;
+}
+
+/** The locked part of a build: a freeze's copy, or a read-only copy. */
+export interface SnapshotSource {
+  frozen(rolloutId: string): Promise<FrozenCopy>;
+  readOnly(rolloutId: string): Promise<ReadOnlyCopy>;
+}
+
+export function localSnapshotSource(store: StoreOptions): SnapshotSource {
+  return { frozen: (id) => freezeAndCopy(store, id), readOnly: (id) => copyReadOnlySnapshot(store, id) };
 }
 
 /** What a build saw besides its result, for explanations (build, watch, export). */
@@ -56,7 +72,9 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
   }
   let snapshot: { entries: TokenEntry[]; incomplete: boolean; danglingIntents: string[]; snapshotId: string; version: number; tornTailAt?: number };
   try {
-    snapshot = options.freeze ? await freezeRollout(store, rolloutId) : await readSnapshotReadOnly(store, rolloutId);
+    const source = options.source ?? localSnapshotSource(store);
+    // The copy is taken under the lock; parsing happens here, with the lock released.
+    snapshot = options.freeze ? parseFrozenCopy(store, await source.frozen(rolloutId)) : parseReadOnlyCopy(store, await source.readOnly(rolloutId));
   } catch (e) {
     const err = toTokcapError(e, { rolloutId });
     const result = label(failedBuild(rolloutId, err.pythonString(), 0));

@@ -1,5 +1,5 @@
 import type { TokcapError } from '../errors.js';
-import { buildRolloutDetailed } from '../build/build-rollout.js';
+import { buildRolloutDetailed, type SnapshotSource } from '../build/build-rollout.js';
 import type { ConsumerResult } from '../build/consumer-result.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { StoreOptions } from '../ops/store.js';
@@ -26,6 +26,8 @@ export interface ExportBuild {
 export interface BuildForExportOptions {
   freeze: boolean;
   model?: string;
+  /** Where the locked copies come from (see `BuildRolloutOptions.source`). */
+  source?: SnapshotSource;
 }
 
 /**

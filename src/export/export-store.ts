@@ -1,14 +1,16 @@
 import { tokcapVersion } from '../version.js';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { TokcapError, ioError } from '../errors.js';
+import { TokcapError, ioError, toTokcapError } from '../errors.js';
+import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.js';
 import { compareCodePoints, orderedJson } from '../json/canonical-json.js';
+import { reviveError } from '../jsonl/remote-jsonl.js';
 import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
-import { maskCauses, type MaskCause } from '../build/mask-causes.js';
-import { failedBuild } from '../build/consumer-result.js';
+import { mapRolloutsParallel } from '../util/parallel-rollouts.js';
 import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirectory } from './atomic-output.js';
-import { buildForExport, type ExportBuild } from './build-for-export.js';
-import { ALL_FIELDS, applyFieldSelection, type FieldSelection } from './fields.js';
+import { exportItem, type ExportedRollout, type ExportItem, type ExportItemOptions } from './export-item.js';
+import type { ExportWorkerShared } from './export-worker.js';
+import type { FieldSelection } from './fields.js';
 import { LineSink } from './line-sink.js';
 import {
   ExportTotals,
@@ -20,7 +22,7 @@ import {
   prettyJson,
   tinkerConfig,
   tinkerMetricsRecord,
-  tinkerRolloutSummary,
+  tinkerSummaryLine,
 } from './tinker.js';
 
 export const EXPORT_FORMATS = ['jsonl', 'tinker'] as const;
@@ -59,7 +61,7 @@ export interface ExportHooks {
   /** The rollouts are known (before the first is built). */
   onStart?(total: number): void;
   /** One rollout is done (written, or left out by --trainable-only). */
-  onRollout?(done: number, total: number, rolloutId: string, build: ExportBuild): void;
+  onRollout?(done: number, total: number, rolloutId: string, rollout: ExportedRollout): void;
   /**
    * A rollout could not be read for a reason of tokcap's own (a lock timeout): it is exported as
    * a failed build; the caller reports the error (the CLI exits 3).
@@ -90,56 +92,20 @@ export interface ExportSummary {
 }
 
 export { tokcapVersion } from '../version.js';
-
-/** `mask_causes` as exported: `{code, message, calls?}` (calls only when the cause names calls). */
-export function exportedCauses(causes: readonly MaskCause[]): Record<string, unknown>[] {
-  return causes.map((c) => (c.calls !== undefined ? { code: c.code, message: c.message, calls: [...c.calls] } : { code: c.code, message: c.message }));
-}
-
-/** One jsonl line's object: the build result, then `mask_causes`, with the field selection applied. */
-export function jsonlRecord(build: ExportBuild, fields: FieldSelection = ALL_FIELDS): Record<string, unknown> {
-  return applyFieldSelection({ ...build.result, mask_causes: exportedCauses(build.causes) }, fields);
-}
-
-/**
- * The line for a build, or, when the result cannot be written as JSON (a token id past 2^64 in
- * a root record: no digest check rejects it, and orjson could not write it either), that
- * rollout's failed build instead, with an error for the summary: one bad rollout never costs the
- * export the others.
- */
-function writable(build: ExportBuild, line: (b: ExportBuild) => string): [ExportBuild, string] {
-  try {
-    return [build, line(build)];
-  } catch (e) {
-    const reason = e instanceof Error ? e.message : String(e);
-    const id = build.result.rollout_id;
-    const result = failedBuild(id, `ValueError: the build result cannot be written as JSON: ${reason}`, build.result.metrics.n_calls);
-    const replaced: ExportBuild = {
-      result: 'preview' in build.result ? { ...result, preview: true } : result,
-      causes: maskCauses(result),
-      steps: [],
-      error: new TokcapError('corrupt', `the build result cannot be written as JSON: ${reason}`, { rolloutId: id, cause: e }),
-    };
-    return [replaced, line(replaced)];
-  }
-}
+export { exportedCauses, jsonlRecord } from './export-item.js';
 
 interface FormatWriter {
-  /** Writes one rollout; returns what was written (see `writable`). */
-  add(build: ExportBuild): Promise<ExportBuild>;
+  /** Writes one kept rollout's text (see `ExportItem.text`). */
+  add(item: ExportItem): Promise<void>;
   /** Completes the output (files closed and fsynced). */
   finish(totals: ExportTotals): Promise<void>;
   abandon(): Promise<void>;
 }
 
-async function jsonlWriter(path: string, fields: FieldSelection): Promise<FormatWriter> {
+async function jsonlWriter(path: string): Promise<FormatWriter> {
   const sink = await LineSink.open(path);
   return {
-    async add(build) {
-      const [written, line] = writable(build, (b) => orderedJson(jsonlRecord(b, fields)));
-      await sink.writeLine(line);
-      return written;
-    },
+    add: (item) => sink.writeLine(item.text!),
     finish: () => sink.close(),
     abandon: () => sink.abandon(),
   };
@@ -153,14 +119,10 @@ async function tinkerWriter(root: string, info: Omit<Parameters<typeof tinkerCon
     throw ioError(e, iterationDir);
   }
   const summaries = await LineSink.open(join(iterationDir, TINKER_ROLLOUT_SUMMARIES));
+  // Groups are numbered in output order, over the rollouts written.
   const groups = new GroupIndexer();
   return {
-    async add(build) {
-      const group = groups.assign(build.result.rollout_id);
-      const [written, line] = writable(build, (b) => orderedJson(tinkerRolloutSummary(b, group)));
-      await summaries.writeLine(line);
-      return written;
-    },
+    add: (item) => summaries.writeLine(tinkerSummaryLine(item.text!, groups.assign(item.rollout.rolloutId))),
     async finish(totals) {
       await summaries.close();
       await fsyncDirectory(iterationDir);
@@ -222,17 +184,47 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
             trainableOnly: options.trainableOnly,
             model: options.model ?? '',
           })
-        : await jsonlWriter(output.tempPath, options.fields ?? ALL_FIELDS);
+        : await jsonlWriter(output.tempPath);
+    const active = writer;
     let done = 0;
-    for (const id of ids) {
-      if (options.signal?.aborted || output.finished) throw abortError();
-      let build = await buildForExport(store, id, { freeze: options.freeze, model: options.model });
-      const keep = !(options.trainableOnly && build.result.mask_sample);
-      if (keep) build = await writer.add(build);
-      if (build.error) hooks.onRolloutError?.(build.error, id);
-      totals.add(build, keep);
+    // Rollouts are built on every core and arrive here in order, one write at a time.
+    const write = async (item: ExportItem) => {
+      if (output.finished) throw abortError();
+      if (item.keep) await active.add(item);
+      const r = item.rollout;
+      if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
+      totals.add(r, item.keep);
       done += 1;
-      hooks.onRollout?.(done, total, id, build);
+      hooks.onRollout?.(done, total, r.rolloutId, r);
+    };
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(abortError());
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
+    const itemOptions: ExportItemOptions = {
+      freeze: options.freeze,
+      model: options.model,
+      format: options.format,
+      fields: options.fields,
+      trainableOnly: options.trainableOnly,
+    };
+    const shared: ExportWorkerShared = { store, item: itemOptions };
+    try {
+      await mapRolloutsParallel<ExportItem, SnapshotRequest>(ids, {
+        workerUrl: new URL('./export-worker.js', import.meta.url),
+        shared,
+        minItems: 8,
+        chunkSize: 4,
+        // In this thread (no workers): one rollout at a time, memory bounded by the largest.
+        concurrency: 1,
+        mainServesOnly: true,
+        local: (id) => exportItem(store, id, itemOptions),
+        serve: serveSnapshotRequest(store),
+        signal: stop.signal,
+        emit: write,
+      });
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
     }
     if (options.signal?.aborted || output.finished) throw abortError();
     await writer.finish(totals);

@@ -2,6 +2,7 @@ import { orderedJson } from '../json/canonical-json.js';
 import { round4 } from '../json/round4.js';
 import { JsonFloat } from '../json/value.js';
 import type { ExportBuild } from './build-for-export.js';
+import type { ExportedRollout } from './export-item.js';
 
 /**
  * The `tinker` export: a training-run directory in the layout of tinker-cookbook's
@@ -113,6 +114,24 @@ export function tinkerRolloutSummary(build: ExportBuild, index: { group_idx: num
   };
 }
 
+const GROUP_PLACEHOLDER = { group_idx: 0, traj_idx: 0 };
+const GROUP_PREFIX = '{"group_idx":0,"traj_idx":0,';
+
+/**
+ * The text of `tinkerRolloutSummary(build, …)` after its two group fields, which only the
+ * writer can assign (in output order, kept rollouts only): see `tinkerSummaryLine`.
+ */
+export function tinkerSummaryTail(build: ExportBuild): string {
+  const text = orderedJson(tinkerRolloutSummary(build, GROUP_PLACEHOLDER));
+  if (!text.startsWith(GROUP_PREFIX)) throw new Error('internal: a tinker summary must start with its group fields');
+  return text.slice(GROUP_PREFIX.length);
+}
+
+/** `orderedJson(tinkerRolloutSummary(build, index))` from `tinkerSummaryTail(build)`. */
+export function tinkerSummaryLine(tail: string, index: { group_idx: number; traj_idx: number }): string {
+  return `{"group_idx":${index.group_idx},"traj_idx":${index.traj_idx},${tail}`;
+}
+
 /** Running totals behind `metrics.jsonl` (and the export summary). */
 export class ExportTotals {
   rollouts = 0;
@@ -124,17 +143,15 @@ export class ExportTotals {
   generatedTokensCaptured = 0;
   generatedTokensDelivered = 0;
 
-  add(build: ExportBuild, exported: boolean): void {
-    const { result } = build;
+  add(r: ExportedRollout, exported: boolean): void {
     this.rollouts += 1;
     if (exported) this.exported += 1;
-    if (result.mask_sample) this.masked += 1;
+    if (r.maskSample) this.masked += 1;
     else this.trainable += 1;
-    if ('error' in result) this.failed += 1;
-    if (build.error) this.errors += 1;
-    const m = result.metrics as Record<string, unknown>;
-    if (typeof m.generated_tokens_captured === 'number') this.generatedTokensCaptured += m.generated_tokens_captured;
-    if (typeof m.generated_tokens_delivered === 'number') this.generatedTokensDelivered += m.generated_tokens_delivered;
+    if (r.failed) this.failed += 1;
+    if (r.error) this.errors += 1;
+    this.generatedTokensCaptured += r.generatedTokensCaptured;
+    this.generatedTokensDelivered += r.generatedTokensDelivered;
   }
 
   get maskedFraction(): number {

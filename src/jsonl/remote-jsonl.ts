@@ -5,7 +5,7 @@
  */
 import { TokcapError, type ErrorKind, type PyErrorClass } from '../errors.js';
 import type { RolloutPaths } from '../layout/file-names.js';
-import type { SerialisedError } from '../util/parallel-rollouts.js';
+import { forTransfer, type SerialisedError } from '../util/parallel-rollouts.js';
 import { readJsonlBytes, type JsonlBytes } from './read-jsonl-bytes.js';
 
 export interface JsonlRequest {
@@ -18,11 +18,9 @@ export interface JsonlRequest {
 export async function serveJsonlRequest(q: JsonlRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
   const r = await readJsonlBytes(q.paths, q.rolloutId, q.options);
   if (!r) return { value: undefined };
-  // Transferred without a copy when the bytes own their memory; small ones come from Node's
-  // shared pool and are copied out first.
-  const owned = r.bytes.byteOffset === 0 && r.bytes.buffer.byteLength === r.bytes.byteLength && !(r.bytes.buffer instanceof SharedArrayBuffer);
-  const bytes = owned ? new Uint8Array(r.bytes.buffer as ArrayBuffer) : new Uint8Array(r.bytes);
-  return { value: { ...r, bytes }, transfer: [bytes.buffer] };
+  const transfer: ArrayBuffer[] = [];
+  const bytes = forTransfer(r.bytes, transfer);
+  return { value: { ...r, bytes }, transfer };
 }
 
 /** Worker: a `readJsonlBytes` that asks the main thread. */

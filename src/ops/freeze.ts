@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { TokcapError } from '../errors.js';
-import { openRegularForRead } from '../layout/safe-open.js';
-import { readEntries } from '../jsonl/read-entries.js';
+import { orderedJson } from '../json/canonical-json.js';
+import { entriesFromBytes } from '../jsonl/read-entries.js';
+import { readRegularFileSync } from '../layout/safe-open.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
-import { danglingIntents, readIntents } from '../sidefiles/intents.js';
-import { readState } from '../state/read-state.js';
+import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
+import { parseStateBytes, readState } from '../state/read-state.js';
 import { isFrozen, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion } from '../state/rollout-state.js';
 import { writeState } from '../state/write-state.js';
 import { reconcileIndex } from './reconcile.js';
@@ -36,8 +37,26 @@ export function newSnapshotId(): string {
 /**
  * freeze (FORMAT.md §7.7), under the exclusive lock: reconcile, freeze once (new snapshot id,
  * version + 1), read every entry, compute dangling intents with the newer rule (refusals).
+ * The entries are parsed after the lock is released, from a copy taken under it.
  */
 export async function freezeRollout(store: StoreOptions, rolloutId: string): Promise<Snapshot> {
+  return parseFrozenCopy(store, await freezeAndCopy(store, rolloutId));
+}
+
+/**
+ * What a freeze saw under its lock, as plain data another thread can parse: the state as
+ * written (orderedJson of the state data: parsing it gives back the same values and kinds), J
+ * and the intents as copied right after.
+ */
+export interface FrozenCopy {
+  rolloutId: string;
+  stateText: string;
+  bytes?: Uint8Array;
+  intentBytes?: Uint8Array;
+}
+
+/** The locked part of a freeze: reconcile, freeze once, copy J and the intents. */
+export async function freezeAndCopy(store: StoreOptions, rolloutId: string): Promise<FrozenCopy> {
   const t = rolloutTarget(store, rolloutId);
   const { paths } = t;
   return withRolloutLock(paths.lock, rolloutId, 'exclusive', { waitMs: t.lockWaitMs }, async () => {
@@ -52,34 +71,36 @@ export async function freezeRollout(store: StoreOptions, rolloutId: string): Pro
     } else if (changed) {
       writeState(t.dir, paths.state, state.data, 'durable', rolloutId);
     }
-    let entries: TokenEntry[] = [];
-    const fh = await openRegularForRead(paths.jsonl, rolloutId);
-    if (fh) {
-      try {
-        entries = (await readEntries(fh, { rolloutId, file: paths.jsonl, tornTail: 'fail' })).entries;
-      } finally {
-        await fh.close();
-      }
-    }
-    const intents = await readIntents(paths.intents, rolloutId);
-    const dangling = danglingIntents(
-      intents,
-      entries.map((e) => e.model_call_id),
-      refusalCallIds(state),
-    );
-    const sid = snapshotId(state);
-    if (sid === undefined) {
-      throw new TokcapError('corrupt', "'snapshot_id'", { rolloutId, file: paths.state, pyClass: 'KeyError' });
-    }
-    return {
-      rolloutId,
-      entries,
-      incomplete: isIncompleteFlag(state) || dangling.length > 0,
-      snapshotId: sid,
-      version: stateVersion(state, rolloutId),
-      danglingIntents: dangling,
-    };
+    const bytes = readRegularFileSync(paths.jsonl, rolloutId);
+    const intentBytes = readRegularFileSync(paths.intents, rolloutId);
+    return { rolloutId, stateText: orderedJson(state.data), bytes, intentBytes };
   });
+}
+
+/** The snapshot of a freeze's copy (the reference's read of §7.6: any bad line fails). */
+export function parseFrozenCopy(store: StoreOptions, copy: FrozenCopy): Snapshot {
+  const { rolloutId } = copy;
+  const { paths } = rolloutTarget(store, rolloutId);
+  const state = parseStateBytes(Buffer.from(copy.stateText, 'utf8'), paths.state, rolloutId);
+  const entries = copy.bytes ? entriesFromBytes(copy.bytes, { rolloutId, file: paths.jsonl, tornTail: 'fail' }).entries : [];
+  const intents = copy.intentBytes ? parseIntents(copy.intentBytes, rolloutId, paths.intents) : [];
+  const dangling = danglingIntents(
+    intents,
+    entries.map((e) => e.model_call_id),
+    refusalCallIds(state),
+  );
+  const sid = snapshotId(state);
+  if (sid === undefined) {
+    throw new TokcapError('corrupt', "'snapshot_id'", { rolloutId, file: paths.state, pyClass: 'KeyError' });
+  }
+  return {
+    rolloutId,
+    entries,
+    incomplete: isIncompleteFlag(state) || dangling.length > 0,
+    snapshotId: sid,
+    version: stateVersion(state, rolloutId),
+    danglingIntents: dangling,
+  };
 }
 
 /** The freeze result as CLI.md and the conformance corpus print it (entries as a count). */

@@ -3,12 +3,12 @@ import { sha256Hex } from '../digest/token-digest.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { pyRepr } from '../layout/py-repr.js';
-import { readRegularFile, readRegularFileSync } from '../layout/safe-open.js';
+import { readRegularFileSync } from '../layout/safe-open.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
-import { readState } from '../state/read-state.js';
-import { entryDigests, indexedSize, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion } from '../state/rollout-state.js';
+import { parseStateBytes } from '../state/read-state.js';
+import { defaultStateData, entryDigests, indexedSize, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion, type RolloutState } from '../state/rollout-state.js';
 import { retiredError } from './freeze.js';
 import { rolloutTarget, type StoreOptions } from './store.js';
 
@@ -34,18 +34,41 @@ export interface ReadOnlySnapshot {
  * tail, corrupt or invalid lines) are thrown with the same kinds and messages.
  */
 export async function readSnapshotReadOnly(store: StoreOptions, rolloutId: string): Promise<ReadOnlySnapshot> {
+  return parseReadOnlyCopy(store, await copyReadOnlySnapshot(store, rolloutId));
+}
+
+/**
+ * The raw bytes a read-only snapshot is made of, copied under one short shared lock: the state
+ * file, J and the intents, all of one moment. Plain bytes, so another thread can parse them.
+ */
+export interface ReadOnlyCopy {
+  rolloutId: string;
+  stateBytes?: Uint8Array;
+  bytes?: Uint8Array;
+  intentBytes?: Uint8Array;
+}
+
+export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: string): Promise<ReadOnlyCopy> {
   const t = rolloutTarget(store, rolloutId);
   const { paths } = t;
-  // Under a short shared lock: the state, a copy of J and the intents, all of one moment.
-  // Parsing and validation happen after the lock is released.
-  const seen = await withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: t.lockWaitMs, readOnly: true }, async () => {
-    const state = await readState(paths.state, rolloutId);
-    if (isRetired(state)) throw retiredError(rolloutId);
+  return withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: t.lockWaitMs, readOnly: true }, () => {
+    const stateBytes = readRegularFileSync(paths.state, rolloutId);
+    // A retired rollout fails here already (its J is not copied): parse the state now.
+    if (stateBytes !== undefined && isRetired(parseStateBytes(stateBytes, paths.state, rolloutId))) throw retiredError(rolloutId);
     const bytes = readRegularFileSync(paths.jsonl, rolloutId);
-    const intentBytes = await readRegularFile(paths.intents, rolloutId);
-    return { state, bytes, intentBytes };
+    const intentBytes = readRegularFileSync(paths.intents, rolloutId);
+    return { rolloutId, stateBytes, bytes, intentBytes };
   });
-  const { state, bytes } = seen;
+}
+
+/** The read-only snapshot of a copy: parsing and validation, with no lock held. */
+export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy): ReadOnlySnapshot {
+  const { rolloutId } = copy;
+  const { paths } = rolloutTarget(store, rolloutId);
+  const state: RolloutState = copy.stateBytes === undefined ? { exists: false, data: defaultStateData() } : parseStateBytes(copy.stateBytes, paths.state, rolloutId);
+  // Bytes that crossed a thread boundary arrive as a plain Uint8Array.
+  const bytes = copy.bytes && (Buffer.isBuffer(copy.bytes) ? copy.bytes : Buffer.from(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
+  const seen = { intentBytes: copy.intentBytes };
   const version = stateVersion(state, rolloutId);
   const digests = entryDigests(state);
   const offset = indexedSize(state, true) ?? 0;

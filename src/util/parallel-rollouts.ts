@@ -27,6 +27,20 @@ export interface ParallelOptions<R, Q> {
   serve?: (request: Q) => Promise<{ value: unknown; transfer?: TransferListItem[] }>;
   /** Called as results arrive (any order), e.g. for progress. */
   onDone?: (count: number) => void;
+  /**
+   * Called with each result in input order as soon as it and all before it are in; the result
+   * is then not kept (the returned array has holes), so a caller that writes results out as
+   * they come never holds them all. A returned promise is awaited before the next `emit`; while
+   * several are pending, this thread claims no chunk and answers no worker request, so slow
+   * writing holds the computing back instead of piling results up in memory.
+   */
+  emit?: (result: R, index: number) => void | Promise<void>;
+  /**
+   * Stops the work: no chunk is claimed after it fires, requests are refused, and the call
+   * rejects with `signal.reason` once the workers have stopped. (So does an error thrown by
+   * `emit`, with that error.)
+   */
+  signal?: AbortSignal;
   /** Fewer items than this: no worker. */
   minItems?: number;
   chunkSize?: number;
@@ -61,13 +75,48 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   const nWorkers = ids.length >= (options.minItems ?? 2000) && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(options.mainServesOnly), options.mainServesOnly ? nChunks : nChunks - 1) : 0;
   const counter = new Int32Array(new SharedArrayBuffer(4));
   const returned = new Uint8Array(nChunks);
+  const filled = new Uint8Array(ids.length);
+  let nextEmit = 0;
+  let failure: { error: unknown } | undefined;
+  const stopped = () => failure !== undefined || options.signal?.aborted === true;
+  // No chunk is claimed after this.
+  const stopClaims = () => Atomics.store(counter, 0, nChunks);
+  const onAbort = () => stopClaims();
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) stopClaims();
+  // Emits run one after the other, in order; `pending` counts those not finished.
+  let emitting: Promise<void> = Promise.resolve();
+  let pending = 0;
+  const MAX_PENDING = 4;
+  const drained = () => (pending > MAX_PENDING ? emitting : undefined);
+  const put = (i: number, r: R) => {
+    results[i] = r;
+    filled[i] = 1;
+    const emit = options.emit;
+    if (!emit) return;
+    while (!stopped() && nextEmit < ids.length && filled[nextEmit]) {
+      const k = nextEmit++;
+      const value = results[k];
+      delete results[k];
+      pending++;
+      emitting = emitting
+        .then(() => (stopped() ? undefined : emit(value, k)))
+        .catch((e: unknown) => {
+          failure ??= { error: e };
+          stopClaims();
+        })
+        .finally(() => {
+          pending--;
+        });
+    }
+  };
 
   const runChunk = async (c: number) => {
     const start = c * chunkSize;
     const end = Math.min(ids.length, start + chunkSize);
     // A few in flight, so that a rollout waiting for its lock does not hold up the others.
     const out = await mapInOrder(ids.slice(start, end), options.concurrency ?? 16, (id, k) => options.local(id, start + k));
-    out.forEach((r, k) => (results[start + k] = r));
+    out.forEach((r, k) => put(start + k, r));
     returned[c] = 1;
     options.onDone?.(end - start);
   };
@@ -95,13 +144,22 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
         worker.on('message', (m: FromWorker) => {
           if (m.type === 'chunk') {
             const base = m.chunk * chunkSize;
-            m.results.forEach((r, k) => (results[base + k] = r as R));
             returned[m.chunk] = 1;
+            const again = new Set(m.redo);
             for (const k of m.redo) redo.push(base + k);
+            m.results.forEach((r, k) => {
+              if (!again.has(k)) put(base + k, r as R);
+            });
             options.onDone?.(m.results.length - m.redo.length);
           } else if (m.type === 'request') {
             const serve = options.serve;
-            const answer = serve ? serve(m.request as Q) : Promise.reject(new Error('internal: no request handler'));
+            const answer = Promise.resolve(drained()).then(() =>
+              stopped()
+                ? Promise.reject(new Error('stopped'))
+                : serve
+                  ? serve(m.request as Q)
+                  : Promise.reject(new Error('internal: no request handler')),
+            );
             answer.then(
               ({ value, transfer }) => worker.postMessage({ seq: m.seq, ok: true, value }, transfer),
               (e: unknown) => worker.postMessage({ seq: m.seq, ok: false, error: serialiseError(e) }),
@@ -120,17 +178,44 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   if (options.mainServesOnly && nWorkers > 0) await Promise.all(workers);
   for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
     await runChunk(c);
+    await drained();
     // Let worker messages (results, lock requests) in between chunks.
     if (nWorkers > 0) await new Promise<void>((r) => setImmediate(r));
   }
   await Promise.all(workers);
+  options.signal?.removeEventListener('abort', onAbort);
+  await emitting;
+  const stop = () => {
+    if (failure) throw failure.error;
+    options.signal?.throwIfAborted();
+  };
+  stop();
   // Chunks a worker claimed but did not return (it failed or died): redo them here.
-  for (let c = 0; c < nChunks; c++) if (!returned[c]) await runChunk(c);
-  for (const i of redo) {
-    results[i] = await options.local(ids[i], i);
+  for (let c = 0; c < nChunks; c++) {
+    if (!returned[c]) await runChunk(c);
+    await emitting;
+    stop();
+  }
+  for (const i of redo.sort((a, b) => a - b)) {
+    put(i, await options.local(ids[i], i));
     options.onDone?.(1);
+    await emitting;
+    stop();
   }
   return results;
+}
+
+/**
+ * Bytes to post to another thread without a copy: the same memory when the view owns its whole
+ * ArrayBuffer (its buffer is added to `transfer`), else a copy of its own (small Buffers share
+ * Node's pool with other data, which must not be detached).
+ */
+export function forTransfer(bytes: Uint8Array | undefined, transfer: ArrayBuffer[]): Uint8Array | undefined {
+  if (bytes === undefined) return undefined;
+  const owned = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.byteLength && bytes.buffer instanceof ArrayBuffer;
+  const out = owned ? new Uint8Array(bytes.buffer as ArrayBuffer) : new Uint8Array(bytes);
+  transfer.push(out.buffer as ArrayBuffer);
+  return out;
 }
 
 export interface SerialisedError {

@@ -52,6 +52,39 @@ describe('CommandContext output', () => {
     expect(() => ctx.json({})).toThrow(/twice/);
   });
 
+  it('jsonArray writes, element by element, the bytes json(array) would write', () => {
+    const values: unknown[] = [{ a: 1, skip: undefined }, [new JsonFloat(1), 2.5, 'x'], null, [0, 7, 4294967295, 4294967296]];
+    const streamed = ctxWith({ json: true });
+    const arr = streamed.ctx.jsonArray();
+    for (const v of values) arr.push(v);
+    arr.end();
+    const whole = ctxWith({ json: true });
+    whole.ctx.json(values);
+    expect(streamed.io.stdout.text).toBe(whole.io.stdout.text);
+    expect(() => streamed.ctx.json({})).toThrow(/twice/);
+  });
+
+  it('jsonArray: an empty array is [], an unwritable element throws before anything of it is written', () => {
+    const empty = ctxWith({ json: true });
+    empty.ctx.jsonArray().end();
+    expect(empty.io.stdout.text).toBe('[]\n');
+    const { ctx, io } = ctxWith({ json: true });
+    const arr = ctx.jsonArray();
+    arr.push({ ok: 1 });
+    expect(() => arr.push({ id: 2n ** 64n })).toThrow(TokcapError);
+    arr.push({ ok: 2 });
+    arr.end();
+    expect(JSON.parse(io.stdout.text)).toEqual([{ ok: 1 }, { ok: 2 }]);
+  });
+
+  it('jsonArray prints nothing without --json', () => {
+    const { ctx, io } = ctxWith();
+    const arr = ctx.jsonArray();
+    arr.push({ a: 1 });
+    arr.end();
+    expect(io.stdout.text).toBe('');
+  });
+
   it('warn is prefixed and silenced by --quiet; err is not', () => {
     const loud = ctxWith();
     loud.ctx.warn('skipped r1');

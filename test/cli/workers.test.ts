@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,4 +38,50 @@ describe('worker threads change nothing in the output', () => {
       expect(String(withWorkers.stderr)).toBe(String(without.stderr));
     }, 120_000);
   }
+});
+
+describe('build on worker threads writes what one thread writes', () => {
+  // A smaller store with every shape (--mix): masked, retired, torn, incomplete rollouts.
+  let mixDir: string;
+  beforeAll(async () => {
+    mixDir = mkdtempSync(join(tmpdir(), 'tokcap-workers-build-'));
+    await generateStore({ dir: mixDir }, { rollouts: 60, calls: 4, prompt: 20, gen: 5, turn: 6, seed: 9, mix: true });
+    appendFileSync(join(mixDir, 'r0003.tokens.jsonl'), '{"model_call_id":"x"}\n');
+  }, 120_000);
+  afterAll(() => rmSync(mixDir, { recursive: true, force: true }));
+
+  for (const args of [['--json'], [], ['--fail-on-mask']]) {
+    it(`build ${args.join(' ') || '(human output)'}`, async () => {
+      const withWorkers = await tokcap(['build', mixDir, ...args]);
+      const without = await tokcap(['build', mixDir, ...args], { env: { TOKCAP_WORKERS: '1' } });
+      expect(withWorkers.exitCode).toBe(without.exitCode);
+      expect(String(withWorkers.stdout)).toContain('r0003');
+      expect(String(withWorkers.stdout)).toBe(String(without.stdout));
+      expect(String(withWorkers.stderr)).toBe(String(without.stderr));
+    }, 120_000);
+  }
+
+  it('build --all --freeze --json: the same results (snapshot ids aside) and the same states on disk', async () => {
+    const copyA = mkdtempSync(join(tmpdir(), 'tokcap-workers-freeze-a-'));
+    const copyB = mkdtempSync(join(tmpdir(), 'tokcap-workers-freeze-b-'));
+    try {
+      cpSync(mixDir, copyA, { recursive: true });
+      cpSync(mixDir, copyB, { recursive: true });
+      const withWorkers = await tokcap(['build', copyA, '--all', '--freeze', '--json']);
+      const without = await tokcap(['build', copyB, '--all', '--freeze', '--json'], { env: { TOKCAP_WORKERS: '1' } });
+      expect(withWorkers.exitCode).toBe(without.exitCode);
+      const sid = /"snapshot_id":"[0-9a-f]{32}"/g;
+      expect(String(withWorkers.stdout).replace(sid, 'SID')).toBe(String(without.stdout).replace(sid, 'SID'));
+      expect(String(withWorkers.stdout)).toMatch(sid);
+      expect(String(withWorkers.stderr)).toBe(String(without.stderr));
+      for (const name of readdirSync(copyA).filter((n) => n.endsWith('.state.json'))) {
+        const a = readFileSync(join(copyA, name), 'utf8').replace(sid, 'SID');
+        const b = readFileSync(join(copyB, name), 'utf8').replace(sid, 'SID');
+        expect(a, name).toBe(b);
+      }
+    } finally {
+      rmSync(copyA, { recursive: true, force: true });
+      rmSync(copyB, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, expect } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
-import { canonicalJson, canonicalJsonBytes, compareCodePoints, orderedJson } from '../../src/json/canonical-json.js';
+import { canonicalJson, canonicalJsonBytes, compareCodePoints, orderedJson, outputJson } from '../../src/json/canonical-json.js';
 import { parseJson, parseJsonBytes } from '../../src/json/parse-json.js';
 import { JsonFloat, type JsonValue } from '../../src/json/value.js';
 
@@ -183,5 +183,26 @@ describe.skipIf(!existsSync(CASES))('canonical form of the conformance corpus', 
     }
     expect(lines).toBeGreaterThan(50);
     expect(floatsWithExponent).toBeGreaterThan(0);
+  });
+});
+
+describe('outputJson (the --json writer)', () => {
+  it('leaves out undefined object values and writes undefined array elements as null, like JSON.stringify', () => {
+    expect(outputJson({ a: undefined, b: 1, c: [undefined, 2] })).toBe('{"b":1,"c":[null,2]}');
+    expect(() => orderedJson({ a: undefined })).toThrow(/not JSON serializable/);
+  });
+
+  it('writes integer arrays exactly as JSON.stringify, whatever V8 array kind holds them', () => {
+    const values = [0, -0, 1, 9, 10, 99, 100, 65535, 150000, 999999999, 1000000000, 4294967295, 4294967296, 9007199254740991, -1, -150000];
+    const packed = [...values];
+    const holey = new Array<number>(values.length);
+    values.forEach((v, i) => (holey[i] = v));
+    const doubles = new Array<number>(values.length);
+    const f64 = new Float64Array(values);
+    for (let i = 0; i < values.length; i++) doubles[i] = f64[i];
+    for (const a of [packed, holey, doubles, values.filter((v) => v >= 0 && v < 2 ** 32), [1, 2, 3.5], [7]]) {
+      expect(outputJson(a)).toBe(JSON.stringify(a));
+      expect(orderedJson(a)).toBe(JSON.stringify(a));
+    }
   });
 });

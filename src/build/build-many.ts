@@ -1,0 +1,79 @@
+/**
+ * Builds many rollouts on every core (src/util/parallel-rollouts.ts), handing each outcome to
+ * `emit` in input order as soon as it is ready, so results are written out as they come and
+ * never held together. Locks stay in this thread: a worker asks for the locked copy (a freeze's
+ * or a read-only one), this thread takes the lock in turn with its own (one rollout lock at a
+ * time per process, FORMAT.md §2.1), copies, and transfers the bytes; parsing, building and
+ * serialising happen in the worker.
+ */
+import { freezeAndCopy, type FrozenCopy } from '../ops/freeze.js';
+import { copyReadOnlySnapshot, type ReadOnlyCopy } from '../ops/read-snapshot.js';
+import type { StoreOptions } from '../ops/store.js';
+import { forTransfer, mapRolloutsParallel } from '../util/parallel-rollouts.js';
+import { buildOutcome, type BuildOutcome } from './build-outcome.js';
+import type { SnapshotSource } from './build-rollout.js';
+
+export interface BuildManyOptions {
+  freeze: boolean;
+  model?: string;
+  /** Receives each outcome in input order. */
+  emit: (outcome: BuildOutcome, index: number) => void;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** A worker's request: the locked copy for one rollout. */
+export interface SnapshotRequest {
+  freeze: boolean;
+  rolloutId: string;
+}
+
+/** What build-worker.ts receives as `workerData.shared`. */
+export interface BuildWorkerShared {
+  store: StoreOptions;
+  freeze: boolean;
+  model?: string;
+}
+
+export async function buildMany(store: StoreOptions, ids: readonly string[], options: BuildManyOptions): Promise<void> {
+  let done = 0;
+  const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model };
+  await mapRolloutsParallel<BuildOutcome, SnapshotRequest>(ids, {
+    workerUrl: new URL('./build-worker.js', import.meta.url),
+    shared,
+    minItems: 8,
+    chunkSize: 4,
+    // In this thread (no workers): one build at a time, as the reference's consumer does.
+    concurrency: 1,
+    mainServesOnly: true,
+    local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model }),
+    serve: serveSnapshotRequest(store),
+    onDone: (n) => {
+      done += n;
+      options.onProgress?.(done, ids.length);
+    },
+    emit: options.emit,
+  });
+}
+
+/** A worker's `SnapshotSource`: asks the main thread (answered by `serveSnapshotRequest`). */
+export function workerSnapshotSource(request: (q: SnapshotRequest) => Promise<unknown>): SnapshotSource {
+  return {
+    frozen: async (rolloutId) => (await request({ freeze: true, rolloutId })) as FrozenCopy,
+    readOnly: async (rolloutId) => (await request({ freeze: false, rolloutId })) as ReadOnlyCopy,
+  };
+}
+
+/** Main thread: answers a worker's `SnapshotRequest`, transferring the copied bytes. */
+export function serveSnapshotRequest(store: StoreOptions) {
+  return async (q: SnapshotRequest) => {
+    const copy = q.freeze ? await freezeAndCopy(store, q.rolloutId) : await copyReadOnlySnapshot(store, q.rolloutId);
+    const transfer: ArrayBuffer[] = [];
+    const value = {
+      ...copy,
+      bytes: forTransfer(copy.bytes, transfer),
+      intentBytes: forTransfer(copy.intentBytes, transfer),
+      ...('stateBytes' in copy ? { stateBytes: forTransfer(copy.stateBytes, transfer) } : {}),
+    };
+    return { value, transfer };
+  };
+}

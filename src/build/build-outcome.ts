@@ -1,0 +1,83 @@
+/**
+ * One rollout's build as a command writes it out: the result already serialised (`outputJson`,
+ * the `--json` writer) and a small summary for counts and explanations. Plain data, so that a
+ * worker thread can compute it (src/build/build-many.ts) and only text crosses back.
+ */
+import { outputJson } from '../json/canonical-json.js';
+import { JsonFloat } from '../json/value.js';
+import type { StoreOptions } from '../ops/store.js';
+import { serialiseError, type SerialisedError } from '../util/parallel-rollouts.js';
+import { buildRolloutDetailed, type BuildRolloutOptions } from './build-rollout.js';
+import { NO_TOKEN_RECORDS, type CaptureSnapshot, type ConsumerResult } from './consumer-result.js';
+import type { MaskCause } from './mask-causes.js';
+
+export interface BuildSummary {
+  rolloutId: string;
+  maskSample: boolean;
+  /** A rebuilt response exists (the build did not fail). */
+  built: boolean;
+  /** The failed build's error string (`<PythonClass>: <message>`). */
+  error?: string;
+  nCalls: number;
+  chains?: number;
+  roots?: number;
+  quarantinedCalls?: number;
+  tokensDelivered?: number;
+  tokensCaptured?: number;
+  deliveredFraction?: number;
+  linkFailures?: Record<string, number>;
+  captureSnapshot?: CaptureSnapshot;
+}
+
+export interface BuildOutcome {
+  summary: BuildSummary;
+  /** The result as `--json` text; absent when it cannot be written (`unwritable` says why). */
+  text?: string;
+  unwritable?: string;
+  causes: MaskCause[];
+  /** Byte offset of a torn final line (preview). */
+  tornTailAt?: number;
+  /** tokcap could not get at the rollout (a lock timeout): no result. */
+  error?: SerialisedError;
+}
+
+/** A failed build whose cause is the store (freeze/read failure), not the capture's content. */
+export function isStoreFailure(s: BuildSummary): boolean {
+  return !s.built && s.error !== undefined && s.nCalls === 0 && s.error !== NO_TOKEN_RECORDS;
+}
+
+export function summariseResult(r: ConsumerResult): BuildSummary {
+  const s: BuildSummary = { rolloutId: r.rollout_id, maskSample: r.mask_sample, built: r.rebuilt_response !== null, nCalls: r.metrics.n_calls };
+  if ('error' in r && typeof r.error === 'string') s.error = r.error;
+  if (r.rebuilt_response !== null) {
+    const m = r.metrics;
+    s.chains = m.chains;
+    s.roots = m.roots;
+    s.quarantinedCalls = m.quarantined_calls;
+    s.tokensDelivered = m.generated_tokens_delivered;
+    s.tokensCaptured = m.generated_tokens_captured;
+    const f: unknown = m.delivered_fraction;
+    s.deliveredFraction = f instanceof JsonFloat ? f.value : (f as number);
+    s.linkFailures = { ...m.parent_link_failures };
+  }
+  if (r._capture_snapshot) s.captureSnapshot = { ...r._capture_snapshot };
+  return s;
+}
+
+/** Builds one rollout (`buildRolloutDetailed`) and serialises its result. */
+export async function buildOutcome(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions): Promise<BuildOutcome> {
+  const d = await buildRolloutDetailed(store, rolloutId, options);
+  const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes };
+  if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
+  if (d.error) {
+    out.error = serialiseError(d.error);
+    return out;
+  }
+  try {
+    out.text = outputJson(d.result);
+  } catch (e) {
+    // A token id past 2^64 in a root record, which no digest check rejects.
+    out.unwritable = e instanceof Error ? e.message : String(e);
+  }
+  return out;
+}

@@ -1,0 +1,21 @@
+/**
+ * Worker thread for `buildMany` (src/build/build-many.ts): builds and serialises the rollouts it
+ * claims; the locked copy of each comes from the main thread on request.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { reviveError } from '../jsonl/remote-jsonl.js';
+import { serveRolloutWorker } from '../util/parallel-rollouts.js';
+import { workerSnapshotSource, type BuildWorkerShared } from './build-many.js';
+import { buildOutcome } from './build-outcome.js';
+
+if (parentPort) {
+  serveRolloutWorker(
+    parentPort,
+    workerData,
+    async (id, _index, sharedData, request) => {
+      const { store, freeze, model } = sharedData as BuildWorkerShared;
+      return buildOutcome(store, id, { freeze, model, source: workerSnapshotSource(request) });
+    },
+    reviveError,
+  );
+}

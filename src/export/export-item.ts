@@ -1,0 +1,104 @@
+/**
+ * One rollout of an export, computed where its build happens (this thread or a worker thread,
+ * src/export/export-worker.ts): the text to write, already serialised, and the few facts the
+ * totals and hooks need. Plain data: only this crosses back from a worker.
+ */
+import type { SnapshotSource } from '../build/build-rollout.js';
+import { failedBuild } from '../build/consumer-result.js';
+import { maskCauses } from '../build/mask-causes.js';
+import { TokcapError } from '../errors.js';
+import { orderedJson } from '../json/canonical-json.js';
+import type { StoreOptions } from '../ops/store.js';
+import { serialiseError, type SerialisedError } from '../util/parallel-rollouts.js';
+import { buildForExport, type ExportBuild } from './build-for-export.js';
+import { ALL_FIELDS, applyFieldSelection, type FieldSelection } from './fields.js';
+import { tinkerSummaryTail } from './tinker.js';
+import type { MaskCause } from '../build/mask-causes.js';
+
+/** What the totals, the summary and the hooks learn of one exported rollout. */
+export interface ExportedRollout {
+  rolloutId: string;
+  maskSample: boolean;
+  /** A failed build (the failed-build result). */
+  failed: boolean;
+  /** tokcap could not read the rollout (a lock timeout) or write its result. */
+  error?: SerialisedError;
+  generatedTokensCaptured: number;
+  generatedTokensDelivered: number;
+}
+
+export interface ExportItem {
+  rollout: ExportedRollout;
+  /** Written (false: left out by --trainable-only). */
+  keep: boolean;
+  /** jsonl: the line; tinker: the summary's text after its group fields (`tinkerSummaryLine`). */
+  text?: string;
+}
+
+export interface ExportItemOptions {
+  freeze: boolean;
+  model?: string;
+  format: 'jsonl' | 'tinker';
+  fields?: FieldSelection;
+  trainableOnly: boolean;
+}
+
+/** `mask_causes` as exported: `{code, message, calls?}` (calls only when the cause names calls). */
+export function exportedCauses(causes: readonly MaskCause[]): Record<string, unknown>[] {
+  return causes.map((c) => (c.calls !== undefined ? { code: c.code, message: c.message, calls: [...c.calls] } : { code: c.code, message: c.message }));
+}
+
+/** One jsonl line's object: the build result, then `mask_causes`, with the field selection applied. */
+export function jsonlRecord(build: ExportBuild, fields: FieldSelection = ALL_FIELDS): Record<string, unknown> {
+  return applyFieldSelection({ ...build.result, mask_causes: exportedCauses(build.causes) }, fields);
+}
+
+/**
+ * The text for a build, or, when the result cannot be written as JSON (a token id past 2^64 in
+ * a root record: no digest check rejects it, and orjson could not write it either), that
+ * rollout's failed build instead, with an error for the summary: one bad rollout never costs the
+ * export the others.
+ */
+function writable(build: ExportBuild, text: (b: ExportBuild) => string): [ExportBuild, string] {
+  try {
+    return [build, text(build)];
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    const id = build.result.rollout_id;
+    const result = failedBuild(id, `ValueError: the build result cannot be written as JSON: ${reason}`, build.result.metrics.n_calls);
+    const replaced: ExportBuild = {
+      result: 'preview' in build.result ? { ...result, preview: true } : result,
+      causes: maskCauses(result),
+      steps: [],
+      error: new TokcapError('corrupt', `the build result cannot be written as JSON: ${reason}`, { rolloutId: id, cause: e }),
+    };
+    return [replaced, text(replaced)];
+  }
+}
+
+function exportedRollout(build: ExportBuild): ExportedRollout {
+  const { result } = build;
+  const m = result.metrics as Record<string, unknown>;
+  return {
+    rolloutId: result.rollout_id,
+    maskSample: result.mask_sample,
+    failed: 'error' in result,
+    ...(build.error ? { error: serialiseError(build.error) } : {}),
+    generatedTokensCaptured: typeof m.generated_tokens_captured === 'number' ? m.generated_tokens_captured : 0,
+    generatedTokensDelivered: typeof m.generated_tokens_delivered === 'number' ? m.generated_tokens_delivered : 0,
+  };
+}
+
+/** Builds one rollout for an export and serialises what is to be written. */
+export async function exportItem(store: StoreOptions, rolloutId: string, options: ExportItemOptions, source?: SnapshotSource): Promise<ExportItem> {
+  let build = await buildForExport(store, rolloutId, { freeze: options.freeze, model: options.model, source });
+  const keep = !(options.trainableOnly && build.result.mask_sample);
+  let text: string | undefined;
+  if (keep) {
+    [build, text] =
+      options.format === 'jsonl'
+        ? writable(build, (b) => orderedJson(jsonlRecord(b, options.fields ?? ALL_FIELDS)))
+        : writable(build, tinkerSummaryTail);
+  }
+  return { rollout: exportedRollout(build), keep, ...(text !== undefined ? { text } : {}) };
+}

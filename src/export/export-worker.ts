@@ -1,0 +1,28 @@
+/**
+ * Worker thread for `exportStore` (src/export/export-store.ts): builds and serialises the
+ * rollouts it claims; the locked copy of each comes from the main thread on request.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { workerSnapshotSource } from '../build/build-many.js';
+import { reviveError } from '../jsonl/remote-jsonl.js';
+import type { StoreOptions } from '../ops/store.js';
+import { serveRolloutWorker } from '../util/parallel-rollouts.js';
+import { exportItem, type ExportItemOptions } from './export-item.js';
+
+/** What export-worker.ts receives as `workerData.shared`. */
+export interface ExportWorkerShared {
+  store: StoreOptions;
+  item: ExportItemOptions;
+}
+
+if (parentPort) {
+  serveRolloutWorker(
+    parentPort,
+    workerData,
+    async (id, _index, sharedData, request) => {
+      const { store, item } = sharedData as ExportWorkerShared;
+      return exportItem(store, id, item, workerSnapshotSource(request));
+    },
+    reviveError,
+  );
+}
