@@ -85,3 +85,38 @@ describe('build on worker threads writes what one thread writes', () => {
     }
   }, 120_000);
 });
+
+describe('export on worker threads writes what one thread writes', () => {
+  let mixDir: string;
+  let outDir: string;
+  beforeAll(async () => {
+    mixDir = mkdtempSync(join(tmpdir(), 'tokcap-workers-export-'));
+    outDir = mkdtempSync(join(tmpdir(), 'tokcap-workers-export-out-'));
+    await generateStore({ dir: mixDir }, { rollouts: 40, calls: 3, prompt: 12, gen: 4, turn: 5, seed: 11, mix: true });
+  }, 120_000);
+  afterAll(() => {
+    rmSync(mixDir, { recursive: true, force: true });
+    rmSync(outDir, { recursive: true, force: true });
+  });
+
+  for (const args of [['--format', 'jsonl'], ['--format', 'jsonl', '--trainable-only', '--fields', 'rollout_id,mask_sample,mask_causes'], ['--format', 'tinker', '--trainable-only']]) {
+    it(`export ${args.join(' ')}`, async () => {
+      const a = join(outDir, `a-${args.join('_')}`);
+      const b = join(outDir, `b-${args.join('_')}`);
+      const withWorkers = await tokcap(['export', mixDir, ...args, '--out', a]);
+      const without = await tokcap(['export', mixDir, ...args, '--out', b], { env: { TOKCAP_WORKERS: '1' } });
+      expect(withWorkers.exitCode).toBe(without.exitCode);
+      expect(String(withWorkers.stderr)).toBe(String(without.stderr));
+      const read = (p: string) =>
+        args[1] === 'tinker'
+          ? readdirSync(p, { recursive: true })
+              .map(String)
+              .sort()
+              .map((f) => (f.endsWith('.json') || f.endsWith('.jsonl') ? `${f}\n${readFileSync(join(p, f), 'utf8').replace(/"created_at": "[^"]*"/, '')}` : f))
+              .join('\n')
+          : readFileSync(p, 'utf8');
+      expect(read(a)).toBe(read(b));
+      expect(read(a)).toContain('"r00"');
+    }, 120_000);
+  }
+});
