@@ -214,7 +214,12 @@ function writeIntNumber(v: number): string {
   return Number.isSafeInteger(v) ? String(v) : BigInt(v).toString();
 }
 
+/** Printable ASCII without `"` and `\`: written between quotes as it is. */
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 function writeString(s: string): string {
+  // Most strings (keys, ids, digests) need no escaping and cannot hold a lone surrogate.
+  if (s.length < 256 && PLAIN_ASCII.test(s)) return `"${s}"`;
   if (!isWellFormed(s)) {
     throw new TokcapError('other', 'str is not valid UTF-8: surrogates not allowed', { pyClass: 'ValueError' });
   }
