@@ -663,6 +663,11 @@ export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   { name: 'TOKCAP_DIR', description: 'the capture directory used when DIR is omitted' },
   { name: 'NO_COLOR', description: 'when set to a non-empty value, no colour (as --no-color)' },
   { name: 'TOKCAP_DEBUG', description: 'when set to 1, errors also print their stack trace' },
+  {
+    name: 'TOKCAP_WORKERS',
+    description:
+      'cores to use for work across rollouts (inspect, verify-digests, build, export on large directories); 1 keeps it all in one thread, which uses less memory (default: every core)',
+  },
 ];
 
 /** `[DIR] [ID...]` style synopsis of a command's arguments. */
