@@ -44,7 +44,6 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     chunkSize: 4,
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
-    mainServesOnly: true,
     local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model }),
     serve: serveSnapshotRequest(store),
     onDone: (n) => {

@@ -31,8 +31,13 @@ export interface ExportItem {
   rollout: ExportedRollout;
   /** Written (false: left out by --trainable-only). */
   keep: boolean;
-  /** jsonl: the line; tinker: the summary's text after its group fields (`tinkerSummaryLine`). */
-  text?: string;
+  /**
+   * jsonl: the line, UTF-8 with its LF (encoded where it was built, so a worker hands over
+   * bytes without a copy and the writer only writes them); tinker: the summary's text after
+   * its group fields (`tinkerSummaryLine`).
+   */
+  line?: Uint8Array;
+  tail?: string;
 }
 
 export interface ExportItemOptions {
@@ -93,12 +98,30 @@ function exportedRollout(build: ExportBuild): ExportedRollout {
 export async function exportItem(store: StoreOptions, rolloutId: string, options: ExportItemOptions, source?: SnapshotSource): Promise<ExportItem> {
   let build = await buildForExport(store, rolloutId, { freeze: options.freeze, model: options.model, source });
   const keep = !(options.trainableOnly && build.result.mask_sample);
-  let text: string | undefined;
+  const item: ExportItem = { rollout: exportedRollout(build), keep };
   if (keep) {
-    [build, text] =
-      options.format === 'jsonl'
-        ? writable(build, (b) => orderedJson(jsonlRecord(b, options.fields ?? ALL_FIELDS)))
-        : writable(build, tinkerSummaryTail);
+    let text: string;
+    if (options.format === 'jsonl') {
+      [build, text] = writable(build, (b) => orderedJson(jsonlRecord(b, options.fields ?? ALL_FIELDS)));
+      item.line = encodeLine(text);
+    } else {
+      [build, text] = writable(build, tinkerSummaryTail);
+      item.tail = text;
+    }
+    item.rollout = exportedRollout(build);
   }
-  return { rollout: exportedRollout(build), keep, ...(text !== undefined ? { text } : {}) };
+  return item;
+}
+
+/** `text` and an LF as UTF-8, in memory of its own (transferable). */
+function encodeLine(text: string): Uint8Array {
+  const out = new Uint8Array(Buffer.byteLength(text, 'utf8') + 1);
+  Buffer.from(out.buffer, out.byteOffset, out.byteLength).write(text, 0, 'utf8');
+  out[out.length - 1] = 0x0a;
+  return out;
+}
+
+/** The memory a worker moves to the main thread with an item. */
+export function exportItemTransfer(item: ExportItem): ArrayBuffer[] {
+  return item.line ? [item.line.buffer as ArrayBuffer] : [];
 }

@@ -105,7 +105,7 @@ interface FormatWriter {
 async function jsonlWriter(path: string): Promise<FormatWriter> {
   const sink = await LineSink.open(path);
   return {
-    add: (item) => sink.writeLine(item.text!),
+    add: (item) => sink.writeBytes(item.line!),
     finish: () => sink.close(),
     abandon: () => sink.abandon(),
   };
@@ -122,7 +122,7 @@ async function tinkerWriter(root: string, info: Omit<Parameters<typeof tinkerCon
   // Groups are numbered in output order, over the rollouts written.
   const groups = new GroupIndexer();
   return {
-    add: (item) => summaries.writeLine(tinkerSummaryLine(item.text!, groups.assign(item.rollout.rolloutId))),
+    add: (item) => summaries.writeLine(tinkerSummaryLine(item.tail!, groups.assign(item.rollout.rolloutId))),
     async finish(totals) {
       await summaries.close();
       await fsyncDirectory(iterationDir);
@@ -217,7 +217,6 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
         chunkSize: 4,
         // In this thread (no workers): one rollout at a time, memory bounded by the largest.
         concurrency: 1,
-        mainServesOnly: true,
         local: (id) => exportItem(store, id, itemOptions),
         serve: serveSnapshotRequest(store),
         signal: stop.signal,

@@ -7,7 +7,7 @@ import { workerSnapshotSource } from '../build/build-many.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import type { StoreOptions } from '../ops/store.js';
 import { serveRolloutWorker } from '../util/parallel-rollouts.js';
-import { exportItem, type ExportItemOptions } from './export-item.js';
+import { exportItem, exportItemTransfer, type ExportItem, type ExportItemOptions } from './export-item.js';
 
 /** What export-worker.ts receives as `workerData.shared`. */
 export interface ExportWorkerShared {
@@ -24,5 +24,6 @@ if (parentPort) {
       return exportItem(store, id, item, workerSnapshotSource(request));
     },
     reviveError,
+    (item) => exportItemTransfer(item as ExportItem),
   );
 }

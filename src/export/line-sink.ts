@@ -34,6 +34,18 @@ export class LineSink {
     if (this.size >= FLUSH_AT) await this.flush();
   }
 
+  /** Appends bytes as they are; a large block goes to the file without being copied. */
+  async writeBytes(bytes: Uint8Array): Promise<void> {
+    if (bytes.length < FLUSH_AT / 4) {
+      this.parts.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      this.size += bytes.length;
+      if (this.size >= FLUSH_AT) await this.flush();
+      return;
+    }
+    await this.flush();
+    await this.writeAll(bytes);
+  }
+
   /** Appends `text` as is. */
   async write(text: string): Promise<void> {
     const buf = Buffer.from(text, 'utf8');
@@ -47,7 +59,10 @@ export class LineSink {
     const parts = this.parts;
     this.parts = [];
     this.size = 0;
-    const buf = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    await this.writeAll(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+  }
+
+  private async writeAll(buf: Uint8Array): Promise<void> {
     try {
       // write() may write less than asked (a full disk, a signal): loop until all is written.
       let off = 0;

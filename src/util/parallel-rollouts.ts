@@ -46,12 +46,6 @@ export interface ParallelOptions<R, Q> {
   chunkSize?: number;
   /** Items of a chunk in flight at once in this thread (default 16). */
   concurrency?: number;
-  /**
-   * This thread only answers requests while workers run (one worker per core), and computes
-   * what they leave. For work that is mostly CPU after one request (verify, build): a busy
-   * main thread would make every worker wait for its copy of J.
-   */
-  mainServesOnly?: boolean;
 }
 
 type FromWorker =
@@ -60,19 +54,19 @@ type FromWorker =
   | { type: 'request'; seq: number; request: unknown }
   | { type: 'done' };
 
-/** Worker threads to start: one per core beside this thread, or one per core if this thread only serves. */
-export function workerCount(mainServesOnly = false): number {
+/** Worker threads to start beside this thread, which computes too: one per other core. */
+export function workerCount(): number {
   const env = process.env.TOKCAP_WORKERS;
   const cores = env !== undefined && /^\d+$/.test(env) ? Number(env) : availableParallelism();
   if (cores <= 1) return 0;
-  return Math.min(cores, 8) - (mainServesOnly ? 0 : 1);
+  return Math.min(cores, 8) - 1;
 }
 
 export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[], options: ParallelOptions<R, Q>): Promise<R[]> {
   const results = new Array<R>(ids.length);
   const chunkSize = options.chunkSize ?? 256;
   const nChunks = Math.ceil(ids.length / chunkSize);
-  const nWorkers = ids.length >= (options.minItems ?? 2000) && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(options.mainServesOnly), options.mainServesOnly ? nChunks : nChunks - 1) : 0;
+  const nWorkers = ids.length >= (options.minItems ?? 2000) && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(), nChunks - 1) : 0;
   const counter = new Int32Array(new SharedArrayBuffer(4));
   const returned = new Uint8Array(nChunks);
   const filled = new Uint8Array(ids.length);
@@ -111,11 +105,21 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     }
   };
 
+  let lastYield = performance.now();
   const runChunk = async (c: number) => {
     const start = c * chunkSize;
     const end = Math.min(ids.length, start + chunkSize);
     // A few in flight, so that a rollout waiting for its lock does not hold up the others.
-    const out = await mapInOrder(ids.slice(start, end), options.concurrency ?? 16, (id, k) => options.local(id, start + k));
+    const out = await mapInOrder(ids.slice(start, end), options.concurrency ?? 16, async (id, k) => {
+      const r = await options.local(id, start + k);
+      // Between items (every 2 ms at most), let workers' requests in: they wait for their
+      // copies of J otherwise.
+      if (nWorkers > 0 && performance.now() - lastYield > 2) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        lastYield = performance.now();
+      }
+      return r;
+    });
     out.forEach((r, k) => put(start + k, r));
     returned[c] = 1;
     options.onDone?.(end - start);
@@ -179,13 +183,10 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     );
   }
 
-  // Serving only: wait for the workers; whatever they did not claim is computed below.
-  if (options.mainServesOnly && nWorkers > 0) await Promise.all(workers);
   for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
     await runChunk(c);
     await drained();
     // Let worker messages (results, lock requests) in between chunks.
-    if (nWorkers > 0) await new Promise<void>((r) => setImmediate(r));
   }
   await Promise.all(workers);
   options.signal?.removeEventListener('abort', onAbort);
@@ -249,6 +250,8 @@ export function serveRolloutWorker<R>(
   data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array },
   compute: (id: string, index: number, shared: unknown, request: (q: unknown) => Promise<unknown>) => Promise<R>,
   reviveError: (e: SerialisedError) => Error,
+  /** Memory of a result to move to the main thread rather than copy (e.g. its encoded bytes). */
+  transferOf?: (result: R) => ArrayBuffer[],
 ): void {
   let seq = 0;
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
@@ -283,7 +286,8 @@ export function serveRolloutWorker<R>(
       });
       redo.sort((a, b) => a - b);
       try {
-        port.postMessage({ type: 'chunk', chunk: c, results, redo });
+        const transfer = transferOf ? results.flatMap((r) => (r === null ? [] : transferOf(r))) : [];
+        port.postMessage({ type: 'chunk', chunk: c, results, redo }, transfer);
       } catch {
         port.postMessage({ type: 'chunk_failed', chunk: c });
       }

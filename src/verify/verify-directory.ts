@@ -37,7 +37,6 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
     minItems: 8,
     chunkSize: 4,
     concurrency: 8,
-    mainServesOnly: true,
     local: async (id, i) => {
       try {
         return await verifyRollout(store, id);
