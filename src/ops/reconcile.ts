@@ -3,7 +3,7 @@ import { TokcapError, ioError } from '../errors.js';
 import { sha256Hex } from '../digest/token-digest.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanLines } from '../jsonl/line-scanner.js';
-import { openRegularForRead } from '../layout/safe-open.js';
+import { openRegularForRead, withRegularFdSync } from '../layout/safe-open.js';
 import { pyRepr } from '../layout/py-repr.js';
 import { entryDigests, indexedSize, stateVersion, type RolloutState } from '../state/rollout-state.js';
 import { writeState } from '../state/write-state.js';
@@ -30,6 +30,13 @@ export interface ReconcileResult {
  */
 export async function reconcileIndex(target: ReconcileTarget, state: RolloutState): Promise<ReconcileResult> {
   const { rolloutId, jsonlPath } = target;
+  // The common case, J fully indexed, settled with synchronous calls (open, fstat, close): a
+  // freeze of many rollouts pays no thread-pool round trips for it.
+  if (entryDigests(state) !== undefined) {
+    const offset = indexedSize(state, true);
+    const size = withRegularFdSync(jsonlPath, rolloutId, (_fd, n) => n) ?? 0;
+    if (offset !== undefined && offset === size) return { changed: false, recovered: 0 };
+  }
   const fh = await openRegularForRead(jsonlPath, rolloutId);
   try {
     let size = fh ? (await fh.stat()).size : 0;
