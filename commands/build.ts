@@ -32,6 +32,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   await buildMany(store, ids, {
     freeze: ctx.options.freeze,
     model: ctx.options.model,
+    serialise: ctx.options.json,
     onProgress: (done) => bar?.update(done),
     emit: (o, i) => {
       const id = ids[i];
@@ -41,17 +42,8 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
         return;
       }
       const r = o.summary;
-      if (o.text !== undefined) out.push(new RawJsonText(o.text));
-      else {
-        // A result that cannot be written as JSON (a token id past 2^64 in a root record, which
-        // no digest check rejects) must not cost the other rollouts their results: it is that
-        // rollout's failed build (exit 3).
-        const err = new TokcapError('corrupt', `the build result cannot be written as JSON: ${o.unwritable}`, { rolloutId: id });
-        ctx.fail(err, id);
-        const failedResult: ConsumerResult = failedBuild(id, err.pythonString(), r.nCalls);
-        if (r.captureSnapshot) failedResult._capture_snapshot = r.captureSnapshot;
-        out.push(failedResult);
-      }
+      // Without --json the results were not serialised: the summary is all the output needs.
+      if (ctx.options.json) out.push(o.text !== undefined ? new RawJsonText(o.text) : unwritableResult(ctx, id, o));
       if (r.maskSample) masked++;
       if (isStoreFailure(r)) {
         failed++;
@@ -77,6 +69,19 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
     const summary = `${plural(ids.length, 'rollout')}: ${ok} trainable, ${masked} masked${failed ? ` (${failed} could not be built)` : ''}${ctx.options.freeze ? '' : ' — preview, nothing frozen'}`;
     ctx.out(masked ? ctx.styles.warn(summary) : ctx.styles.ok(summary));
   }
+}
+
+/**
+ * A result that cannot be written as JSON (a token id past 2^64 in a root record, which no
+ * digest check rejects) must not cost the other rollouts their results: it becomes that
+ * rollout's failed build, reported on stderr (exit 3).
+ */
+function unwritableResult(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): ConsumerResult {
+  const err = new TokcapError('corrupt', `the build result cannot be written as JSON: ${o.unwritable}`, { rolloutId: id });
+  ctx.fail(err, id);
+  const failed: ConsumerResult = failedBuild(id, err.pythonString(), o.summary.nCalls);
+  if (o.summary.captureSnapshot) failed._capture_snapshot = o.summary.captureSnapshot;
+  return failed;
 }
 
 function explain(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): string[] {

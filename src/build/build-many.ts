@@ -16,6 +16,8 @@ import type { SnapshotSource } from './build-rollout.js';
 export interface BuildManyOptions {
   freeze: boolean;
   model?: string;
+  /** Serialise each result (`BuildOutcome.text`); false when only summaries are wanted. */
+  serialise: boolean;
   /** Receives each outcome in input order. */
   emit: (outcome: BuildOutcome, index: number) => void;
   onProgress?: (done: number, total: number) => void;
@@ -32,11 +34,12 @@ export interface BuildWorkerShared {
   store: StoreOptions;
   freeze: boolean;
   model?: string;
+  serialise: boolean;
 }
 
 export async function buildMany(store: StoreOptions, ids: readonly string[], options: BuildManyOptions): Promise<void> {
   let done = 0;
-  const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model };
+  const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model, serialise: options.serialise };
   await mapRolloutsParallel<BuildOutcome, SnapshotRequest>(ids, {
     workerUrl: new URL('./build-worker.js', import.meta.url),
     shared,
@@ -44,7 +47,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     chunkSize: 4,
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
-    local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model }),
+    local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise }),
     serve: serveSnapshotRequest(store),
     onDone: (n) => {
       done += n;

@@ -64,8 +64,8 @@ export function summariseResult(r: ConsumerResult): BuildSummary {
   return s;
 }
 
-/** Builds one rollout (`buildRolloutDetailed`) and serialises its result. */
-export async function buildOutcome(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions): Promise<BuildOutcome> {
+/** Builds one rollout (`buildRolloutDetailed`) and serialises its result (unless `serialise` is false). */
+export async function buildOutcome(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions & { serialise?: boolean }): Promise<BuildOutcome> {
   const d = await buildRolloutDetailed(store, rolloutId, options);
   const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes };
   if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
@@ -73,6 +73,7 @@ export async function buildOutcome(store: StoreOptions, rolloutId: string, optio
     out.error = serialiseError(d.error);
     return out;
   }
+  if (options.serialise === false) return out;
   try {
     out.text = outputJson(d.result);
   } catch (e) {

@@ -13,8 +13,8 @@ if (parentPort) {
     parentPort,
     workerData,
     async (id, _index, sharedData, request) => {
-      const { store, freeze, model } = sharedData as BuildWorkerShared;
-      return buildOutcome(store, id, { freeze, model, source: workerSnapshotSource(request) });
+      const { store, freeze, model, serialise } = sharedData as BuildWorkerShared;
+      return buildOutcome(store, id, { freeze, model, serialise, source: workerSnapshotSource(request) });
     },
     reviveError,
   );
