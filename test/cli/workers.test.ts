@@ -1,4 +1,4 @@
-import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,6 +117,35 @@ describe('export on worker threads writes what one thread writes', () => {
           : readFileSync(p, 'utf8');
       expect(read(a)).toBe(read(b));
       expect(read(a)).toContain('"r00"');
+    }, 120_000);
+  }
+});
+
+describe('a result that cannot be written as JSON costs only its own rollout', () => {
+  let hugeDir: string;
+  beforeAll(async () => {
+    hugeDir = mkdtempSync(join(tmpdir(), 'tokcap-workers-huge-'));
+    await generateStore({ dir: hugeDir }, { rollouts: 12, calls: 2, prompt: 6, gen: 2, turn: 2, seed: 13 });
+    // A root record whose prompt holds a token id past 2^64: no digest check rejects it (the
+    // digest is absent), the builder keeps it, and no JSON writer can print it.
+    const j = join(hugeDir, 'r05.tokens.jsonl');
+    const first = readFileSync(j, 'utf8').split('\n')[0];
+    const rec = JSON.parse(first) as Record<string, unknown>;
+    const line = JSON.stringify({ ...rec, digest: null }).replace('"prompt_token_ids":[', '"prompt_token_ids":[36893488147419103232,');
+    writeFileSync(j, `${line}\n`);
+    rmSync(join(hugeDir, 'r05.tokens.state.json'), { force: true });
+  }, 120_000);
+  afterAll(() => rmSync(hugeDir, { recursive: true, force: true }));
+
+  for (const workers of ['default', '1']) {
+    it(`build --json (TOKCAP_WORKERS ${workers}): exit 3, one stderr line, every rollout in the document`, async () => {
+      const res = await tokcap(['build', hugeDir, '--json'], workers === '1' ? { env: { TOKCAP_WORKERS: '1' } } : {});
+      expect(res.exitCode).toBe(3);
+      const doc = JSON.parse(String(res.stdout)) as { rollout_id: string; error?: string }[];
+      expect(doc.map((r) => r.rollout_id)).toEqual(Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, '0')}`));
+      expect(doc[5].error).toMatch(/cannot be written as JSON/);
+      expect(doc.filter((r) => r.error !== undefined)).toHaveLength(1);
+      expect(String(res.stderr).trim().split('\n')).toHaveLength(1);
     }, 120_000);
   }
 });
