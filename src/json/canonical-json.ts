@@ -121,6 +121,8 @@ function numberArrayJson(a: unknown[]): string | undefined {
 }
 
 let digits = Buffer.allocUnsafe(1 << 16);
+/** "00" to "99" as ASCII pairs. */
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 48 + (i % 2 === 0 ? Math.floor(i / 20) : (i >> 1) % 10));
 
 /**
  * The text of an array of integers in [0, 2^32) (token ids), written digit by digit into a
@@ -145,10 +147,20 @@ function tokenIdArrayJson(a: unknown[]): string | undefined {
       continue;
     }
     const d = x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
-    for (let e = p + d - 1; e >= p; e--) {
-      const q = Math.floor(x / 10);
-      b[e] = 48 + (x - q * 10);
+    // Two digits per division, from the end (`>>> 0` is exact below 2^32).
+    let e = p + d;
+    while (x >= 100) {
+      const q = (x / 100) >>> 0;
+      const r = (x - q * 100) * 2;
+      b[--e] = DIGIT_PAIRS[r + 1];
+      b[--e] = DIGIT_PAIRS[r];
       x = q;
+    }
+    if (x >= 10) {
+      b[--e] = DIGIT_PAIRS[2 * x + 1];
+      b[--e] = DIGIT_PAIRS[2 * x];
+    } else {
+      b[--e] = 48 + x;
     }
     p += d;
   }

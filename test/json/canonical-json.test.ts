@@ -200,7 +200,9 @@ describe('outputJson (the --json writer)', () => {
     const doubles = new Array<number>(values.length);
     const f64 = new Float64Array(values);
     for (let i = 0; i < values.length; i++) doubles[i] = f64[i];
-    for (const a of [packed, holey, doubles, values.filter((v) => v >= 0 && v < 2 ** 32), [1, 2, 3.5], [7]]) {
+    // Every digit count, at random.
+    const random = Array.from({ length: 20000 }, (_, i) => Math.floor(Math.random() * 10 ** (1 + (i % 10))) % 2 ** 32);
+    for (const a of [packed, holey, doubles, values.filter((v) => v >= 0 && v < 2 ** 32), [1, 2, 3.5], [7], random]) {
       expect(outputJson(a)).toBe(JSON.stringify(a));
       expect(orderedJson(a)).toBe(JSON.stringify(a));
     }
