@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it, expect } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
+import { mulberry32 } from '../../src/fixture/prng.js';
 import { canonicalJson, canonicalJsonBytes, compareCodePoints, orderedJson, outputJson } from '../../src/json/canonical-json.js';
 import { parseJson, parseJsonBytes } from '../../src/json/parse-json.js';
 import { JsonFloat, type JsonValue } from '../../src/json/value.js';
@@ -201,7 +202,8 @@ describe('outputJson (the --json writer)', () => {
     const f64 = new Float64Array(values);
     for (let i = 0; i < values.length; i++) doubles[i] = f64[i];
     // Every digit count, at random.
-    const random = Array.from({ length: 20000 }, (_, i) => Math.floor(Math.random() * 10 ** (1 + (i % 10))) % 2 ** 32);
+    const rnd = mulberry32(7);
+    const random = Array.from({ length: 20000 }, (_, i) => Math.floor(rnd() * 10 ** (1 + (i % 10))) % 2 ** 32);
     for (const a of [packed, holey, doubles, values.filter((v) => v >= 0 && v < 2 ** 32), [1, 2, 3.5], [7], random]) {
       expect(outputJson(a)).toBe(JSON.stringify(a));
       expect(orderedJson(a)).toBe(JSON.stringify(a));
