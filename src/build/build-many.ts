@@ -9,6 +9,7 @@
 import { freezeAndCopy, type FrozenCopy } from '../ops/freeze.js';
 import { copyReadOnlySnapshot, type ReadOnlyCopy } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
+import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { forTransfer, mapRolloutsParallel } from '../util/parallel-rollouts.js';
 import { buildOutcome, type BuildOutcome } from './build-outcome.js';
 import type { SnapshotSource } from './build-rollout.js';
@@ -44,6 +45,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     workerUrl: new URL('./build-worker.js', import.meta.url),
     shared,
     minItems: 8,
+    estimatedBytes: estimateJsonlBytes(store.dir, ids),
     chunkSize: 4,
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,

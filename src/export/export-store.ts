@@ -6,6 +6,7 @@ import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.
 import { compareCodePoints, orderedJson } from '../json/canonical-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
+import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { mapRolloutsParallel } from '../util/parallel-rollouts.js';
 import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirectory } from './atomic-output.js';
 import { exportItem, type ExportedRollout, type ExportItem, type ExportItemOptions } from './export-item.js';
@@ -214,6 +215,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
         workerUrl: new URL('./export-worker.js', import.meta.url),
         shared,
         minItems: 8,
+        estimatedBytes: estimateJsonlBytes(options.dir, ids),
         chunkSize: 4,
         // In this thread (no workers): one rollout at a time, memory bounded by the largest.
         concurrency: 1,

@@ -2,6 +2,7 @@ import { toTokcapError, type TokcapError } from '../errors.js';
 import { scanDirectory } from '../layout/scan-directory.js';
 import type { StoreOptions } from '../ops/store.js';
 import { reviveError, serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
+import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { mapRolloutsParallel, type SerialisedError } from '../util/parallel-rollouts.js';
 
 /** What verify-worker.ts returns for a rollout it could not verify. */
@@ -35,6 +36,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
     workerUrl: new URL('./verify-worker.js', import.meta.url),
     shared: { ...store },
     minItems: 8,
+    estimatedBytes: estimateJsonlBytes(store.dir, ids),
     chunkSize: 4,
     concurrency: 8,
     local: async (id, i) => {

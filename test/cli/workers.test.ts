@@ -6,8 +6,10 @@ import { generateStore } from '../../src/fixture/generate-store.js';
 import { ensureBuilt, tokcap } from '../support/cli-binary.js';
 
 /**
- * inspect and verify-digests spread rollouts over worker threads in the built binary (never when
- * running from sources). The output must be byte-identical with the workers turned off.
+ * inspect, verify-digests, build and export spread rollouts over worker threads in the built
+ * binary (never when running from sources). The output must be byte-identical with the workers
+ * turned off. These stores are small, so TOKCAP_WORKERS=2 asks for workers explicitly (on their
+ * own, verify, build and export start one only for about 96 MB of JSONL or more).
  */
 let dir: string;
 
@@ -30,7 +32,7 @@ describe('worker threads change nothing in the output', () => {
     ['verify-digests', '--json'],
   ]) {
     it(args.join(' '), async () => {
-      const withWorkers = await tokcap([args[0], dir, ...args.slice(1)]);
+      const withWorkers = await tokcap([args[0], dir, ...args.slice(1)], { env: { TOKCAP_WORKERS: '2' } });
       const without = await tokcap([args[0], dir, ...args.slice(1)], { env: { TOKCAP_WORKERS: '1' } });
       expect(withWorkers.exitCode).toBe(without.exitCode);
       expect(String(withWorkers.stdout)).toContain('r0007');
@@ -52,7 +54,7 @@ describe('build on worker threads writes what one thread writes', () => {
 
   for (const args of [['--json'], [], ['--fail-on-mask']]) {
     it(`build ${args.join(' ') || '(human output)'}`, async () => {
-      const withWorkers = await tokcap(['build', mixDir, ...args]);
+      const withWorkers = await tokcap(['build', mixDir, ...args], { env: { TOKCAP_WORKERS: '2' } });
       const without = await tokcap(['build', mixDir, ...args], { env: { TOKCAP_WORKERS: '1' } });
       expect(withWorkers.exitCode).toBe(without.exitCode);
       expect(String(withWorkers.stdout)).toContain('r0003');
@@ -67,7 +69,7 @@ describe('build on worker threads writes what one thread writes', () => {
     try {
       cpSync(mixDir, copyA, { recursive: true });
       cpSync(mixDir, copyB, { recursive: true });
-      const withWorkers = await tokcap(['build', copyA, '--all', '--freeze', '--json']);
+      const withWorkers = await tokcap(['build', copyA, '--all', '--freeze', '--json'], { env: { TOKCAP_WORKERS: '2' } });
       const without = await tokcap(['build', copyB, '--all', '--freeze', '--json'], { env: { TOKCAP_WORKERS: '1' } });
       expect(withWorkers.exitCode).toBe(without.exitCode);
       const sid = /"snapshot_id":"[0-9a-f]{32}"/g;
@@ -103,7 +105,7 @@ describe('export on worker threads writes what one thread writes', () => {
     it(`export ${args.join(' ')}`, async () => {
       const a = join(outDir, `a-${args.join('_')}`);
       const b = join(outDir, `b-${args.join('_')}`);
-      const withWorkers = await tokcap(['export', mixDir, ...args, '--out', a]);
+      const withWorkers = await tokcap(['export', mixDir, ...args, '--out', a], { env: { TOKCAP_WORKERS: '2' } });
       const without = await tokcap(['export', mixDir, ...args, '--out', b], { env: { TOKCAP_WORKERS: '1' } });
       expect(withWorkers.exitCode).toBe(without.exitCode);
       expect(String(withWorkers.stderr)).toBe(String(without.stderr));
@@ -137,15 +139,34 @@ describe('a result that cannot be written as JSON costs only its own rollout', (
   }, 120_000);
   afterAll(() => rmSync(hugeDir, { recursive: true, force: true }));
 
-  for (const workers of ['default', '1']) {
+  for (const workers of ['2', '1']) {
     it(`build --json (TOKCAP_WORKERS ${workers}): exit 3, one stderr line, every rollout in the document`, async () => {
-      const res = await tokcap(['build', hugeDir, '--json'], workers === '1' ? { env: { TOKCAP_WORKERS: '1' } } : {});
+      const res = await tokcap(['build', hugeDir, '--json'], { env: { TOKCAP_WORKERS: workers } });
       expect(res.exitCode).toBe(3);
       const doc = JSON.parse(String(res.stdout)) as { rollout_id: string; error?: string }[];
       expect(doc.map((r) => r.rollout_id)).toEqual(Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, '0')}`));
       expect(doc[5].error).toMatch(/cannot be written as JSON/);
       expect(doc.filter((r) => r.error !== undefined)).toHaveLength(1);
       expect(String(res.stderr).trim().split('\n')).toHaveLength(1);
+    }, 120_000);
+  }
+});
+
+describe('workers start only when asked for or when the job is large', () => {
+  let small: string;
+  beforeAll(async () => {
+    small = mkdtempSync(join(tmpdir(), 'tokcap-workers-small-'));
+    await generateStore({ dir: small }, { rollouts: 20, calls: 2, prompt: 6, gen: 2, turn: 2, seed: 17 });
+  }, 120_000);
+  afterAll(() => rmSync(small, { recursive: true, force: true }));
+
+  for (const command of ['verify-digests', 'build']) {
+    it(`${command}: none for a small store, one with TOKCAP_WORKERS=2, none with TOKCAP_WORKERS=1`, async () => {
+      const debugLine = async (env: Record<string, string>) =>
+        String((await tokcap([command, small, '--json'], { env: { TOKCAP_DEBUG: '1', ...env } })).stderr).match(/debug: (\d+) worker/)?.[1];
+      expect(await debugLine({})).toBe('0');
+      expect(await debugLine({ TOKCAP_WORKERS: '2' })).toBe('1');
+      expect(await debugLine({ TOKCAP_WORKERS: '1' })).toBe('0');
     }, 120_000);
   }
 });
