@@ -662,7 +662,7 @@ export const EXIT_CODES_NOTE =
 export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   { name: 'TOKCAP_DIR', description: 'the capture directory used when DIR is omitted' },
   { name: 'NO_COLOR', description: 'when set to a non-empty value, no colour (as --no-color)' },
-  { name: 'TOKCAP_DEBUG', description: 'when set to 1, errors also print their stack trace' },
+  { name: 'TOKCAP_DEBUG', description: 'when set to 1, errors also print their stack trace, and jobs that can use worker threads say how many they started' },
   {
     name: 'TOKCAP_WORKERS',
     description:
