@@ -13,6 +13,7 @@
  * time of JSON.parse on such arrays.
  */
 import { isUtf8 } from 'node:buffer';
+import { ACC_LIMIT, fastDecimal } from './decimal.js';
 import { MAX_JSON_DEPTH } from './json-limits.js';
 import { isWellFormed } from './well-formed.js';
 import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
@@ -20,10 +21,6 @@ import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
 /** Returned when the strict parser has to decide. */
 export const NOT_FAST: unique symbol = Symbol('not-fast');
 
-const POW10: number[] = [];
-for (let k = 0, p = 1; k <= 22; k++, p *= 10) POW10.push(p);
-/** Largest m for which m * 10 + 9 is still below 2^53. */
-const ACC_LIMIT = 900719925474099;
 
 class Bail {}
 const BAIL = new Bail();
@@ -329,12 +326,8 @@ function parseNumber(c: number): number | JsonFloat {
     } while (c >= 48 && c <= 57);
     if (expNeg) exp = -exp;
   }
-  let x: number;
-  const e10 = exp - fracDigits;
-  if (exact && e10 >= -22 && e10 <= 22) {
-    x = e10 < 0 ? m / POW10[-e10] : m * POW10[e10];
-    if (neg) x = -x;
-  } else {
+  let x = exact ? fastDecimal(m, exp - fracDigits, neg) : undefined;
+  if (x === undefined) {
     x = Number(buf.toString('latin1', start, pos));
     if (x === Infinity || x === -Infinity) bail();
   }

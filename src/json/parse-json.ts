@@ -14,6 +14,7 @@
  * state; it never calls out to user code, so it cannot be re-entered.
  */
 import { TokcapError } from '../errors.js';
+import { ACC_LIMIT, fastDecimal } from './decimal.js';
 import { MAX_JSON_DEPTH } from './json-limits.js';
 import { NOT_FAST, parseJsonBytesFast } from './parse-json-fast.js';
 import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
@@ -25,11 +26,6 @@ const MAX_SAFE = 9007199254740991;
 const MIN_I64 = -(2n ** 63n);
 const MAX_U64 = 2n ** 64n - 1n;
 const MAX_SAFE_BIG = BigInt(MAX_SAFE);
-/** Largest m for which m * 10 + 9 is still below 2^53 (so the accumulation stays exact). */
-const ACC_LIMIT = 900719925474099;
-/** Exactly representable powers of ten, for the Clinger fast path. */
-const POW10: number[] = [];
-for (let k = 0, p = 1; k <= 22; k++, p *= 10) POW10.push(p);
 
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -407,13 +403,8 @@ function parseFloatTail(start: number, c: number, m: number, neg: boolean, intDi
     } while (c >= 48 && c <= 57);
     if (expNeg) exp = -exp;
   }
-  let x: number;
-  const e10 = exp - fracDigits;
-  if (exact && e10 >= -22 && e10 <= 22) {
-    // Clinger's fast path: m and 10^|e10| are exact doubles, one correctly rounded operation.
-    x = e10 < 0 ? m / POW10[-e10] : m * POW10[e10];
-    if (neg) x = -x;
-  } else {
+  let x = exact ? fastDecimal(m, exp - fracDigits, neg) : undefined;
+  if (x === undefined) {
     // ECMAScript's StringToNumber is correctly rounded, like yyjson's reader.
     x = Number(src.slice(start, pos));
     if (x === Infinity || x === -Infinity) fail('number is infinity when parsed as double', start);
