@@ -120,49 +120,98 @@ function numberArrayJson(a: unknown[]): string | undefined {
   return JSON.stringify(a);
 }
 
-let digits = Buffer.allocUnsafe(1 << 16);
 /** "00" to "99" as ASCII pairs. */
 const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 48 + (i % 2 === 0 ? Math.floor(i / 20) : (i >> 1) % 10));
 
 /**
- * The text of an array of integers in [0, 2^32) (token ids), written digit by digit into a
- * reused buffer; undefined as soon as an element is anything else. Twice as fast as
+ * Arrays from this length on are written into the prefix buffer (below); shorter ones into a
+ * scratch buffer, so that a generation's ids written between two prompts leave it alone.
+ */
+const PREFIX_MIN = 256;
+
+/**
+ * A reusable text buffer for token-id arrays that remembers what it holds: `bytes[0, ends[k-1])`
+ * is the text (`[` and `k` comma-separated ids) of the ids `values[0, k)`, `k` = `length`. The
+ * next array that starts with the same ids keeps that text and writes only its own tail. A
+ * projection's prompts each extend the previous one, so most of a result's digits are written
+ * once. The ids are compared by value against this private copy, never by array identity.
+ */
+class IdText {
+  bytes = Buffer.allocUnsafe(1 << 12);
+  values = new Uint32Array(1 << 10);
+  ends = new Uint32Array(1 << 10);
+  length = 0;
+
+  reserve(n: number): void {
+    if (this.bytes.length < n * 11 + 2) {
+      const bytes = Buffer.allocUnsafe(n * 11 + 2 + (n >> 1) * 11);
+      this.bytes.copy(bytes, 0, 0, this.length > 0 ? this.ends[this.length - 1] : 0);
+      this.bytes = bytes;
+    }
+    if (this.values.length < n) {
+      const size = n + (n >> 1);
+      const values = new Uint32Array(size);
+      values.set(this.values.subarray(0, this.length));
+      const ends = new Uint32Array(size);
+      ends.set(this.ends.subarray(0, this.length));
+      this.values = values;
+      this.ends = ends;
+    }
+  }
+}
+
+const prefixText = new IdText();
+const scratchText = new IdText();
+
+/**
+ * The text of an array of integers in [0, 2^32) (token ids), or undefined as soon as an element
+ * is anything else. Digits are written two at a time into a reused buffer: twice as fast as
  * JSON.stringify on the arrays the parser creates at their final length ("holey" in V8, which
- * JSON.stringify takes a slow path for), and as fast on the others.
+ * JSON.stringify takes a slow path for), and as fast on the others; ids shared with the start of
+ * the previous long array are not written again (IdText).
  */
 function tokenIdArrayJson(a: unknown[]): string | undefined {
   const n = a.length;
-  // At most 10 digits and a comma per element, and the brackets.
-  if (digits.length < n * 11 + 2) digits = Buffer.allocUnsafe(n * 11 + 2);
-  const b = digits;
-  let p = 0;
-  b[p++] = 91;
-  for (let i = 0; i < n; i++) {
+  const t = n >= PREFIX_MIN ? prefixText : scratchText;
+  t.reserve(n);
+  const { values, ends } = t;
+  // The ids this array shares with the text already in the buffer.
+  const known = Math.min(n, t.length);
+  let i = 0;
+  while (i < known && a[i] === values[i]) i++;
+  t.length = i;
+  const b = t.bytes;
+  let p = i > 0 ? ends[i - 1] : 1;
+  b[0] = 91;
+  for (; i < n; i++) {
     if (i > 0) b[p++] = 44;
     const v = a[i];
     if (typeof v !== 'number' || !(v >= 0 && v <= 4294967295) || v !== Math.floor(v)) return undefined;
     let x = v;
     if (x < 10) {
       b[p++] = 48 + x;
-      continue;
-    }
-    const d = x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
-    // Two digits per division, from the end (`>>> 0` is exact below 2^32).
-    let e = p + d;
-    while (x >= 100) {
-      const q = (x / 100) >>> 0;
-      const r = (x - q * 100) * 2;
-      b[--e] = DIGIT_PAIRS[r + 1];
-      b[--e] = DIGIT_PAIRS[r];
-      x = q;
-    }
-    if (x >= 10) {
-      b[--e] = DIGIT_PAIRS[2 * x + 1];
-      b[--e] = DIGIT_PAIRS[2 * x];
     } else {
-      b[--e] = 48 + x;
+      const d = x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
+      // Two digits per division, from the end (`>>> 0` is exact below 2^32).
+      let e = p + d;
+      while (x >= 100) {
+        const q = (x / 100) >>> 0;
+        const r = (x - q * 100) * 2;
+        b[--e] = DIGIT_PAIRS[r + 1];
+        b[--e] = DIGIT_PAIRS[r];
+        x = q;
+      }
+      if (x >= 10) {
+        b[--e] = DIGIT_PAIRS[2 * x + 1];
+        b[--e] = DIGIT_PAIRS[2 * x];
+      } else {
+        b[--e] = 48 + x;
+      }
+      p += d;
     }
-    p += d;
+    values[i] = v;
+    ends[i] = p;
+    t.length = i + 1;
   }
   b[p++] = 93;
   return b.toString('latin1', 0, p);

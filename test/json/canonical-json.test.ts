@@ -209,4 +209,28 @@ describe('outputJson (the --json writer)', () => {
       expect(orderedJson(a)).toBe(JSON.stringify(a));
     }
   });
+
+  it('writes each of a run of arrays sharing prefixes exactly as JSON.stringify (the prefix text is reused by value)', () => {
+    const rnd = mulberry32(11);
+    const id = () => Math.floor(rnd() * 200000);
+    let prompt = Array.from({ length: 300 }, id);
+    const cases = [0, 0, 0, 0, 0];
+    for (let step = 0; step < 400; step++) {
+      const r = rnd();
+      cases[r < 0.4 ? 0 : r < 0.5 ? 1 : r < 0.6 ? 2 : r < 0.65 ? 3 : 4]++;
+      if (r < 0.4) prompt = prompt.concat(Array.from({ length: Math.floor(rnd() * 700) }, id)); // a longer turn
+      else if (r < 0.5) prompt = prompt.slice(0, Math.floor(rnd() * prompt.length)); // a shorter one
+      else if (r < 0.6) prompt[Math.floor(rnd() * prompt.length)] = id(); // the same array, changed in place
+      else if (r < 0.65) prompt = Array.from({ length: 256 + Math.floor(rnd() * 2000) }, id); // a new conversation
+      const generation = Array.from({ length: Math.floor(rnd() * 300) }, id);
+      // An array that stops being ids half way, after the shared prefix: must not spoil the next.
+      const broken = [...prompt.slice(0, Math.floor(rnd() * prompt.length)), -1.5, 7];
+      for (const a of [prompt, generation, broken, prompt.map((v) => v + 1)]) {
+        const text = outputJson(a);
+        expect(text).toBe(JSON.stringify(a));
+      }
+    }
+    // Every case above happened (grow, shrink, edit in place, replace, unchanged) many times.
+    expect(Math.min(...cases)).toBeGreaterThan(10);
+  });
 });
