@@ -31,7 +31,75 @@ let pos = 0;
 let depth = 0;
 /** undefined: not checked yet for this document. */
 let validUtf8: boolean | undefined;
-let scratch = new Float64Array(4096);
+
+/**
+ * Runs of token ids from this many elements on are remembered (below): prompts, and long
+ * generations; short runs would only push a prompt out.
+ */
+const MEMO_MIN = 256;
+
+/**
+ * A run of integer elements as parsed: `values[i]` and the offset, from the run's first byte, of
+ * the comma after element i (`ends[i]`), with a copy of the run's text up to its last comma
+ * when remembered (`count` elements).
+ */
+class RunSlot {
+  values = new Float64Array(4096);
+  ends = new Uint32Array(4096);
+  text: Buffer = Buffer.alloc(0);
+  count = 0;
+
+  grow(): void {
+    const values = new Float64Array(this.values.length * 2);
+    values.set(this.values);
+    const ends = new Uint32Array(this.ends.length * 2);
+    ends.set(this.ends);
+    this.values = values;
+    this.ends = ends;
+  }
+
+  remember(b: Buffer, start: number, count: number): void {
+    const size = count > 0 ? this.ends[count - 1] + 1 : 0;
+    if (this.text.length < size) {
+      const text = Buffer.allocUnsafeSlow(size + (size >> 1));
+      this.text = text;
+    }
+    b.copy(this.text, 0, start, start + size);
+    this.count = count;
+  }
+}
+
+/** Two remembered runs, most recently used first (a prompt and a generation), and a work slot. */
+const memo: RunSlot[] = [new RunSlot(), new RunSlot()];
+let work = new RunSlot();
+
+/**
+ * How many of `slot`'s remembered elements, with the comma after each, `b` repeats from `at`.
+ * Equal bytes parse to equal ids, so those need not be parsed again.
+ */
+function sharedElements(slot: RunSlot, b: Buffer, at: number): number {
+  const count = slot.count;
+  if (count === 0) return 0;
+  const text = slot.text;
+  const size = slot.ends[count - 1] + 1;
+  const avail = Math.min(size, b.length - at);
+  // The common prefix: whole blocks with the native compare, then bytes.
+  let same = 0;
+  const BLOCK = 1024;
+  while (same + BLOCK <= avail && b.compare(text, same, same + BLOCK, at + same, at + same + BLOCK) === 0) same += BLOCK;
+  const stop = Math.min(avail, same + BLOCK);
+  while (same < stop && b[at + same] === text[same]) same++;
+  // Elements whose comma is inside the common prefix.
+  const ends = slot.ends;
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ends[mid] < same) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 export function parseJsonBytesFast(bytes: Uint8Array): JsonValue | typeof NOT_FAST {
   buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -107,7 +175,7 @@ function parseArray(): JsonValue[] {
     depth--;
     return [];
   }
-  // Token ids: short non-negative integers separated by bare commas, collected in `scratch`.
+  // Token ids: short non-negative integers separated by bare commas, collected in a run slot.
   let n = 0;
   // Where the run stopped: at the start of an element (after a comma, or one the run could
   // not take), or after a complete element.
@@ -116,7 +184,25 @@ function parseArray(): JsonValue[] {
   // Locals, not the module's cursor: this loop is where the time goes.
   const b = buf;
   let p = pos;
-  let out = scratch;
+  const runStart = p;
+  let slot = work;
+  if (c >= 48 && c <= 57) {
+    // Ids this run shares, byte for byte and up to a comma, with a remembered run are taken
+    // from it: a prompt repeats the previous call's prompt and generation.
+    for (let s = 0; s < memo.length; s++) {
+      const k = sharedElements(memo[s], b, p);
+      if (k > 0) {
+        slot = memo[s];
+        n = k;
+        p += slot.ends[k - 1] + 1;
+        c = b[p];
+        afterComma = true;
+        break;
+      }
+    }
+  }
+  let out = slot.values;
+  let ends = slot.ends;
   while (c >= 48 && c <= 57) {
     const start = p;
     let m = c - 48;
@@ -133,12 +219,13 @@ function parseArray(): JsonValue[] {
       break;
     }
     if (n === out.length) {
-      const bigger = new Float64Array(n * 2);
-      bigger.set(out);
-      out = scratch = bigger;
+      slot.grow();
+      out = slot.values;
+      ends = slot.ends;
     }
     out[n++] = m;
     if (c === 44) {
+      ends[n - 1] = p - runStart;
       c = b[++p];
       afterComma = true;
       continue;
@@ -146,6 +233,18 @@ function parseArray(): JsonValue[] {
     afterComma = false;
     atElement = false;
     break;
+  }
+  // Elements followed by a comma are remembered with their text (all but a last complete one).
+  const commas = atElement ? n : n - 1;
+  if (slot !== work || commas >= MEMO_MIN) slot.remember(b, runStart, commas);
+  if (slot === work && commas >= MEMO_MIN) {
+    // The run becomes the newest memo; the one matched least recently becomes the work slot.
+    work = memo[memo.length - 1];
+    memo.pop();
+    memo.unshift(slot);
+  } else if (slot !== work && memo[0] !== slot) {
+    memo.splice(memo.indexOf(slot), 1);
+    memo.unshift(slot);
   }
   pos = p;
   const arr = new Array<JsonValue>(n);

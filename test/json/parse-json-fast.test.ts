@@ -119,6 +119,49 @@ describe('parseJsonBytesFast (the byte lane of parseJsonBytes)', () => {
     expect(v.b).toBe(2);
   });
 
+  it('gives the strict value for runs of long id arrays that repeat earlier ones up to a point (the remembered runs)', () => {
+    const ids = (n: number) => Array.from({ length: n }, () => String(int(200000)));
+    // Where a document stops repeating the previous one, and how.
+    const endings = [
+      () => [],
+      () => ids(1 + int(400)),
+      () => [String(int(10))], // a shorter last id: "12,4" after "12,45"
+      () => ['1.5', ...ids(3)],
+      () => ['1e3'],
+      () => ['1234567890123456'],
+      () => ['-7', ...ids(2)],
+      () => ['[1,2]', ...ids(2)],
+      () => ['01'],
+      () => ['"x"'],
+    ];
+    let prompt = ids(300);
+    let generation = ids(300);
+    let documents = 0;
+    let fast = 0;
+    for (let k = 0; k < 600; k++) {
+      const r = rnd();
+      if (r < 0.5) prompt = prompt.concat(generation, ids(int(300)));
+      else if (r < 0.6) prompt = prompt.slice(0, int(prompt.length));
+      else if (r < 0.7) prompt = [...prompt.slice(0, int(prompt.length)), ...pick(endings)(), ...prompt.slice(int(prompt.length))];
+      else if (r < 0.75) prompt = ids(256 + int(600));
+      else if (r < 0.8) {
+        // The same element again, one digit longer or shorter.
+        const at = int(prompt.length);
+        prompt = [...prompt.slice(0, at), rnd() < 0.5 ? prompt[at] + String(int(10)) : prompt[at].slice(0, -1) || '0', ...prompt.slice(at + 1)];
+      }
+      generation = rnd() < 0.5 ? ids(300) : generation;
+      const separator = rnd() < 0.9 ? ',' : pick([', ', ' ,', ',\n']);
+      const tail = rnd() < 0.9 ? '' : pick([',', ' ', ', ']);
+      const document = `{"generation_token_ids":[${generation.join(',')}],"prompt_token_ids":[${prompt.join(separator)}${tail}],"x":[${prompt.slice(0, 300).join(',')}]}`;
+      for (const text of [document, mutate(document)]) {
+        if (expectAgrees(Buffer.from(text)) === 'fast') fast++;
+        documents++;
+      }
+    }
+    expect(documents).toBe(1200);
+    expect(fast).toBeGreaterThan(400);
+  });
+
   it('takes every record line of the conformance corpus that the strict parser reads, with the same value', () => {
     let lines = 0;
     const cases = join(corpusDir(), 'cases');
