@@ -19,7 +19,16 @@ export { formatFloat } from './json/float-layout.js';
 export { round4 } from './json/round4.js';
 
 // Records, digests, JSONL
-export { tokenEntrySchema, validateTokenEntry, entryRuleViolation, KNOWN_FIELDS, type TokenEntry, type ParentResolution } from './records/token-entry.js';
+export {
+  tokenEntrySchema,
+  defineTokenEntrySchema,
+  validateTokenEntry,
+  entryRuleViolation,
+  KNOWN_FIELDS,
+  type TokenEntry,
+  type TokenEntrySchema,
+  type ParentResolution,
+} from './records/token-entry.js';
 export { entryToJson, canonicalEntryJson } from './records/canonical-entry.js';
 export { computeTokenDigest, computeTokenDigestOfParts, sha256Hex, EMPTY_TOKEN_DIGEST, type TokenId } from './digest/token-digest.js';
 export { scanLines, scanFileLines, type ScannedLine, type ScanOptions } from './jsonl/line-scanner.js';
