@@ -126,9 +126,8 @@ export function checkPrefixContiguity(output: readonly JsonValue[]): void {
     }
     const seenLength = seenHead.length + seenTail.length;
     if (prompt.length < seenLength) throw builderError('AssertionError', NOT_PREFIX_CONTIGUOUS);
-    for (let i = 0; i < seenLength; i++) {
-      const seen = i < seenHead.length ? seenHead[i] : seenTail[i - seenHead.length];
-      if (!pyEquals(prompt[i], seen)) throw builderError('AssertionError', NOT_PREFIX_CONTIGUOUS);
+    if (!startsWith(prompt, 0, seenHead) || !startsWith(prompt, seenHead.length, seenTail)) {
+      throw builderError('AssertionError', NOT_PREFIX_CONTIGUOUS);
     }
     if (!Array.isArray(generation)) {
       throw builderError('TypeError', `can only concatenate list (not "${pyTypeName(generation)}") to list`);
@@ -136,4 +135,15 @@ export function checkPrefixContiguity(output: readonly JsonValue[]): void {
     seenHead = prompt;
     seenTail = generation;
   }
+}
+
+/** Python `==` of `whole[offset : offset + part.length]` and `part` (in range). */
+function startsWith(whole: readonly JsonValue[], offset: number, part: readonly JsonValue[]): boolean {
+  for (let i = 0; i < part.length; i++) {
+    const a = whole[offset + i];
+    const b = part[i];
+    // Identity first: ids are almost always equal numbers.
+    if (a !== b && !pyEquals(a, b)) return false;
+  }
+  return true;
 }
