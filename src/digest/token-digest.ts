@@ -77,12 +77,92 @@ function header(count: number): Buffer {
   return h;
 }
 
+/**
+ * The u64be bytes of the last sequence hashed (from CACHE_MIN to CACHE_MAX ids), with its ids:
+ * the next sequence that starts with the same ids (compared by value) hashes those bytes as
+ * they are and converts only its own tail. A rollout's cumulative sequences each extend the
+ * previous one, so most ids are converted once. (The hash itself cannot be carried over: the
+ * count comes first.)
+ */
+const CACHE_MIN = 256;
+const CACHE_MAX = 1 << 20;
+let cacheBytes = Buffer.alloc(0);
+let cacheU32 = new Uint32Array(0);
+let cacheIds = new Float64Array(0);
+let cacheLength = 0;
+
+function reserveCache(n: number): void {
+  if (cacheIds.length >= n) return;
+  const size = Math.min(CACHE_MAX, n + (n >> 1));
+  const ab = new ArrayBuffer(size * 8);
+  const bytes = Buffer.from(ab);
+  cacheBytes.copy(bytes, 0, 0, cacheLength * 8);
+  const ids = new Float64Array(size);
+  ids.set(cacheIds.subarray(0, cacheLength));
+  cacheBytes = bytes;
+  cacheU32 = new Uint32Array(ab);
+  cacheIds = ids;
+}
+
+/**
+ * Hashes the u64be ids of `parts[0][0:ends[0]]`, `parts[1][0:ends[1]]`... (`total` ids in
+ * all) through the cache. False, with nothing hashed, when an id is not a plain number in
+ * range: the caller then hashes them with `updateIds`, which reports the bad id.
+ */
+function updateIdsCached(hash: Hash, parts: readonly (readonly TokenId[])[], ends: readonly number[], total: number): boolean {
+  reserveCache(total);
+  const ids = cacheIds;
+  const u32 = cacheU32;
+  // The ids shared with the cache, then the rest, converted into it.
+  let firstNew = -1;
+  let pos = 0;
+  for (let k = 0; k < parts.length; k++) {
+    const part = parts[k];
+    const end = ends[k];
+    let i = 0;
+    if (firstNew === -1) {
+      const known = Math.min(end, cacheLength - pos);
+      while (i < known && part[i] === ids[pos + i]) i++;
+      pos += i;
+      if (i < end) firstNew = pos;
+    }
+    for (; i < end; i++, pos++) {
+      const id = part[i];
+      if (typeof id !== 'number' || !(id >= 0) || !Number.isInteger(id)) {
+        cacheLength = firstNew;
+        return false;
+      }
+      if (id <= 0xffffffff) {
+        u32[2 * pos] = 0;
+        u32[2 * pos + 1] = id;
+      } else {
+        const hi = Math.floor(id / 4294967296);
+        u32[2 * pos] = hi;
+        u32[2 * pos + 1] = id - hi * 4294967296;
+      }
+      ids[pos] = id;
+    }
+  }
+  if (firstNew !== -1) {
+    if (LITTLE_ENDIAN) cacheBytes.subarray(firstNew * 8, total * 8).swap32();
+    cacheLength = total;
+  }
+  // (All shared: the cache keeps the longer sequence it holds.)
+  hash.update(cacheBytes.subarray(0, total * 8));
+  return true;
+}
+
+function updateParts(hash: Hash, parts: readonly (readonly TokenId[])[], ends: readonly number[], total: number): void {
+  if (total >= CACHE_MIN && total <= CACHE_MAX && updateIdsCached(hash, parts, ends, total)) return;
+  for (let k = 0; k < parts.length; k++) updateIds(hash, parts[k], 0, ends[k]);
+}
+
 /** Digest of `ids[0:length]` (default: the whole sequence). */
 export function computeTokenDigest(ids: readonly TokenId[], length: number = ids.length): string {
   if (length === 0) return EMPTY_TOKEN_DIGEST;
   const hash = createHash('sha256');
   hash.update(header(length));
-  updateIds(hash, ids, 0, length);
+  updateParts(hash, [ids], [length], length);
   return hash.digest('hex');
 }
 
@@ -93,7 +173,12 @@ export function computeTokenDigestOfParts(parts: readonly (readonly TokenId[])[]
   if (total === 0) return EMPTY_TOKEN_DIGEST;
   const hash = createHash('sha256');
   hash.update(header(total));
-  for (const p of parts) updateIds(hash, p, 0, p.length);
+  updateParts(
+    hash,
+    parts,
+    parts.map((p) => p.length),
+    total,
+  );
   return hash.digest('hex');
 }
 
