@@ -9,8 +9,9 @@
  *
  * Widths count UTF-16 code units after stripping escape codes; rollout ids and numbers are ASCII.
  */
+import { createRequire } from 'node:module';
 import { stripVTControlCharacters } from 'node:util';
-import Table from 'cli-table3';
+import type TableConstructor from 'cli-table3';
 
 export type Align = 'left' | 'right';
 
@@ -48,7 +49,11 @@ export function renderPlainTable(columns: readonly Column[], rows: readonly (rea
   return lines.join('\n');
 }
 
+/** cli-table3 (CommonJS), loaded on the first boxed table: scripts and cron never draw one. */
+let Table: typeof TableConstructor | undefined;
+
 export function renderBoxedTable(columns: readonly Column[], rows: readonly (readonly string[])[], headingStyle?: (s: string) => string): string {
+  Table ??= createRequire(import.meta.url)('cli-table3') as typeof TableConstructor;
   const table = new Table({
     head: columns.map((c) => (headingStyle ? headingStyle(c.header) : c.header)),
     colAligns: columns.map((c) => c.align ?? 'left'),
