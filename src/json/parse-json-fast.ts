@@ -37,6 +37,8 @@ let validUtf8: boolean | undefined;
  * generations; short runs would only push a prompt out.
  */
 const MEMO_MIN = 256;
+/** Longer runs are not remembered: their text copy would stay allocated after them. */
+const MEMO_MAX = 1 << 20;
 
 /**
  * A run of integer elements as parsed: `values[i]` and the offset, from the run's first byte, of
@@ -66,6 +68,11 @@ class RunSlot {
     }
     b.copy(this.text, 0, start, start + size);
     this.count = count;
+  }
+
+  forget(): void {
+    this.count = 0;
+    this.text = Buffer.alloc(0);
   }
 }
 
@@ -236,15 +243,21 @@ function parseArray(): JsonValue[] {
   }
   // Elements followed by a comma are remembered with their text (all but a last complete one).
   const commas = atElement ? n : n - 1;
-  if (slot !== work || commas >= MEMO_MIN) slot.remember(b, runStart, commas);
-  if (slot === work && commas >= MEMO_MIN) {
-    // The run becomes the newest memo; the one matched least recently becomes the work slot.
-    work = memo[memo.length - 1];
-    memo.pop();
-    memo.unshift(slot);
-  } else if (slot !== work && memo[0] !== slot) {
-    memo.splice(memo.indexOf(slot), 1);
-    memo.unshift(slot);
+  if (slot === work) {
+    if (commas >= MEMO_MIN && commas <= MEMO_MAX) {
+      // The run becomes the newest memo; the one matched least recently becomes the work slot.
+      slot.remember(b, runStart, commas);
+      work = memo[memo.length - 1];
+      memo.pop();
+      memo.unshift(slot);
+    }
+  } else {
+    if (commas <= MEMO_MAX) slot.remember(b, runStart, commas);
+    else slot.forget();
+    if (memo[0] !== slot) {
+      memo.splice(memo.indexOf(slot), 1);
+      memo.unshift(slot);
+    }
   }
   pos = p;
   const arr = new Array<JsonValue>(n);

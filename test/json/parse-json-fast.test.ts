@@ -162,6 +162,15 @@ describe('parseJsonBytesFast (the byte lane of parseJsonBytes)', () => {
     expect(fast).toBeGreaterThan(400);
   });
 
+  it('does not remember runs of more than 2^20 ids, and still parses what follows them right', () => {
+    const ids = Array.from({ length: (1 << 20) + 10 }, (_, i) => (i * 7919) % 150000);
+    const short = ids.slice(0, 3000);
+    for (const a of [short, ids, [...ids.slice(0, 2000), 5, 6], short]) {
+      const text = JSON.stringify({ a });
+      expect(parseJsonBytesFast(Buffer.from(text))).toEqual({ a });
+    }
+  });
+
   it('takes every record line of the conformance corpus that the strict parser reads, with the same value', () => {
     let lines = 0;
     const cases = join(corpusDir(), 'cases');
