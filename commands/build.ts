@@ -43,7 +43,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
       }
       const r = o.summary;
       // Without --json the results were not serialised: the summary is all the output needs.
-      if (ctx.options.json) out.push(o.text !== undefined ? new RawJsonText(o.text) : unwritableResult(ctx, id, o));
+      if (ctx.options.json) out.push(o.json !== undefined ? new RawJsonText(o.json) : unwritableResult(ctx, id, o));
       if (r.maskSample) masked++;
       if (isStoreFailure(r)) {
         failed++;

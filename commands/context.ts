@@ -7,11 +7,11 @@ import type { CommandName, CommandOptionsMap, GlobalOptions } from './options.js
 import { EXIT_OK, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
 import { createStyles, colorLevel, type Styles } from './styles.js';
 import { ProgressLine, noProgress, type ProgressFactory } from './progress.js';
-import { stringifyJson } from './json-out.js';
+import { outputJsonBytes, outputJsonLine, RawJsonText } from '../src/json/canonical-json.js';
 import { renderTable, type Column } from './table.js';
 
 export interface OutStream {
-  write(chunk: string): unknown;
+  write(chunk: string | Uint8Array): unknown;
   isTTY?: boolean;
   columns?: number;
 }
@@ -142,9 +142,9 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
       // Serialise first: a value that cannot be written (an integer past 2^64 in a record) throws
       // before anything is printed, and the command may still print a repaired document.
-      const text = stringifyJson(value);
+      const bytes = outputJsonLine(value);
       jsonWritten = true;
-      io.stdout.write(`${text}\n`);
+      io.stdout.write(bytes);
     },
     jsonArray() {
       if (!options.json) return { push() {}, end() {} };
@@ -155,8 +155,10 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       return {
         push(value) {
           if (ended) throw new Error('internal: jsonArray().push() after end()');
-          const text = stringifyJson(value);
-          io.stdout.write(count++ === 0 ? `[${text}` : `,${text}`);
+          // Bytes, not text: a build result is hundreds of KB of JSON, already UTF-8.
+          const bytes = value instanceof RawJsonText && typeof value.text !== 'string' ? value.text : outputJsonBytes(value);
+          io.stdout.write(count++ === 0 ? '[' : ',');
+          io.stdout.write(bytes);
         },
         end() {
           if (ended) return;

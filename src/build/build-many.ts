@@ -17,7 +17,7 @@ import type { SnapshotSource } from './build-rollout.js';
 export interface BuildManyOptions {
   freeze: boolean;
   model?: string;
-  /** Serialise each result (`BuildOutcome.text`); false when only summaries are wanted. */
+  /** Serialise each result (`BuildOutcome.json`); false when only summaries are wanted. */
   serialise: boolean;
   /** Receives each outcome in input order. */
   emit: (outcome: BuildOutcome, index: number) => void;

@@ -1,9 +1,9 @@
 /**
- * One rollout's build as a command writes it out: the result already serialised (`outputJson`,
+ * One rollout's build as a command writes it out: the result already serialised (`outputJsonBytes`,
  * the `--json` writer) and a small summary for counts and explanations. Plain data, so that a
- * worker thread can compute it (src/build/build-many.ts) and only text crosses back.
+ * worker thread can compute it (src/build/build-many.ts) and only bytes cross back.
  */
-import { outputJson } from '../json/canonical-json.js';
+import { outputJsonBytes } from '../json/canonical-json.js';
 import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
 import { serialiseError, type SerialisedError } from '../util/parallel-rollouts.js';
@@ -31,8 +31,11 @@ export interface BuildSummary {
 
 export interface BuildOutcome {
   summary: BuildSummary;
-  /** The result as `--json` text; absent when it cannot be written (`unwritable` says why). */
-  text?: string;
+  /**
+   * The result as `--json` writes it, UTF-8 in memory of its own (a worker moves it to the main
+   * thread); absent when it cannot be written (`unwritable` says why).
+   */
+  json?: Uint8Array;
   unwritable?: string;
   causes: MaskCause[];
   /** Byte offset of a torn final line (preview). */
@@ -75,7 +78,7 @@ export async function buildOutcome(store: StoreOptions, rolloutId: string, optio
   }
   if (options.serialise === false) return out;
   try {
-    out.text = outputJson(d.result);
+    out.json = outputJsonBytes(d.result);
   } catch (e) {
     // A token id past 2^64 in a root record, which no digest check rejects.
     out.unwritable = e instanceof Error ? e.message : String(e);

@@ -17,5 +17,7 @@ if (parentPort) {
       return buildOutcome(store, id, { freeze, model, serialise, source: workerSnapshotSource(request) });
     },
     reviveError,
+    // The serialised result is moved, not copied, to the main thread.
+    (outcome) => (outcome.json ? [outcome.json.buffer as ArrayBuffer] : []),
   );
 }

@@ -7,7 +7,7 @@ import type { SnapshotSource } from '../build/build-rollout.js';
 import { failedBuild } from '../build/consumer-result.js';
 import { maskCauses } from '../build/mask-causes.js';
 import { TokcapError } from '../errors.js';
-import { orderedJson } from '../json/canonical-json.js';
+import { orderedJsonLine } from '../json/canonical-json.js';
 import type { StoreOptions } from '../ops/store.js';
 import { serialiseError, type SerialisedError } from '../util/parallel-rollouts.js';
 import { buildForExport, type ExportBuild } from './build-for-export.js';
@@ -64,7 +64,7 @@ export function jsonlRecord(build: ExportBuild, fields: FieldSelection = ALL_FIE
  * rollout's failed build instead, with an error for the summary: one bad rollout never costs the
  * export the others.
  */
-function writable(build: ExportBuild, text: (b: ExportBuild) => string): [ExportBuild, string] {
+function writable<T>(build: ExportBuild, text: (b: ExportBuild) => T): [ExportBuild, T] {
   try {
     return [build, text(build)];
   } catch (e) {
@@ -100,25 +100,18 @@ export async function exportItem(store: StoreOptions, rolloutId: string, options
   const keep = !(options.trainableOnly && build.result.mask_sample);
   const item: ExportItem = { rollout: exportedRollout(build), keep };
   if (keep) {
-    let text: string;
     if (options.format === 'jsonl') {
-      [build, text] = writable(build, (b) => orderedJson(jsonlRecord(b, options.fields ?? ALL_FIELDS)));
-      item.line = encodeLine(text);
+      let line: Uint8Array;
+      [build, line] = writable(build, (b) => orderedJsonLine(jsonlRecord(b, options.fields ?? ALL_FIELDS)));
+      item.line = line;
     } else {
+      let text: string;
       [build, text] = writable(build, tinkerSummaryTail);
       item.tail = text;
     }
     item.rollout = exportedRollout(build);
   }
   return item;
-}
-
-/** `text` and an LF as UTF-8, in memory of its own (transferable). */
-function encodeLine(text: string): Uint8Array {
-  const out = new Uint8Array(Buffer.byteLength(text, 'utf8') + 1);
-  Buffer.from(out.buffer, out.byteOffset, out.byteLength).write(text, 0, 'utf8');
-  out[out.length - 1] = 0x0a;
-  return out;
 }
 
 /** The memory a worker moves to the main thread with an item. */

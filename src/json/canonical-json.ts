@@ -62,12 +62,12 @@ function sortedKeys(o: object): string[] {
 
 /** orjson.dumps(v, option=OPT_SORT_KEYS). */
 export function canonicalJson(v: JsonValue, opts?: CanonicalJsonOptions): string {
-  return write(v, opts?.plusExponent ?? true, true);
+  return serialise(v, opts?.plusExponent ?? true, true, false, asString);
 }
 
-/** The UTF-8 bytes of `canonicalJson(v, opts)`. */
+/** The UTF-8 bytes of `canonicalJson(v, opts)`, in memory of their own. */
 export function canonicalJsonBytes(v: JsonValue, opts?: CanonicalJsonOptions): Buffer {
-  return Buffer.from(canonicalJson(v, opts), 'utf8');
+  return serialise(v, opts?.plusExponent ?? true, true, false, asBytes);
 }
 
 /**
@@ -76,7 +76,15 @@ export function canonicalJsonBytes(v: JsonValue, opts?: CanonicalJsonOptions): B
  * JSON values; `undefined`, functions, symbols and other objects are refused.
  */
 export function orderedJson(v: JsonValue | unknown, opts?: CanonicalJsonOptions): string {
-  return write(v, opts?.plusExponent ?? true, false);
+  return serialise(v, opts?.plusExponent ?? true, false, false, asString);
+}
+
+/**
+ * The UTF-8 bytes of `orderedJson(v, opts)` followed by an LF, in memory of their own (a
+ * JSONL line, ready to write or to transfer to another thread).
+ */
+export function orderedJsonLine(v: JsonValue | unknown, opts?: CanonicalJsonOptions): Buffer {
+  return serialise(v, opts?.plusExponent ?? true, false, false, asLine);
 }
 
 /**
@@ -85,7 +93,17 @@ export function orderedJson(v: JsonValue | unknown, opts?: CanonicalJsonOptions)
  * written as null.
  */
 export function outputJson(v: unknown, opts?: CanonicalJsonOptions): string {
-  return write(v, opts?.plusExponent ?? true, false, true);
+  return serialise(v, opts?.plusExponent ?? true, false, true, asString);
+}
+
+/** The UTF-8 bytes of `outputJson(v, opts)`, in memory of their own. */
+export function outputJsonBytes(v: unknown, opts?: CanonicalJsonOptions): Buffer {
+  return serialise(v, opts?.plusExponent ?? true, false, true, asBytes);
+}
+
+/** `outputJsonBytes(v, opts)` followed by an LF (a whole `--json` document). */
+export function outputJsonLine(v: unknown, opts?: CanonicalJsonOptions): Buffer {
+  return serialise(v, opts?.plusExponent ?? true, false, true, asLine);
 }
 
 /**
@@ -93,31 +111,124 @@ export function outputJson(v: unknown, opts?: CanonicalJsonOptions): string {
  * parts of a large document one by one (and drop the values) before writing it whole.
  */
 export class RawJsonText {
-  constructor(readonly text: string) {}
+  constructor(readonly text: string | Uint8Array) {}
 }
 
 /**
- * `JSON.stringify(a)` when that is exactly what `write` would produce, else undefined. True for
- * arrays of plain numbers (token ids, log probs) where every element is a safe integer or a
- * non-integral double whose JS text equals orjson's layout: JS and orjson both write fixed
- * notation for 1e-5 <= |x| < 1e16 (non-integral doubles are below 2^53 anyway) and both write
- * `d.ddde-k` below 1e-6; only 1e-6 <= |x| < 1e-5 differ (JS fixed, orjson scientific).
+ * The writer's output: bytes in a reused buffer (`out[0, at)`). Writing bytes, not strings, spares
+ * the ropes that `+=` builds and their flattening and UTF-8 encoding when the text is written
+ * out, which cost about as much as producing it.
  */
-function numberArrayJson(a: unknown[]): string | undefined {
-  const ids = tokenIdArrayJson(a);
-  if (ids !== undefined) return ids;
+let out = Buffer.allocUnsafeSlow(1 << 16);
+let at = 0;
+let busy = false;
+/** A buffer grown beyond this by a large document is not kept for the next one. */
+const KEEP_BYTES = 8 << 20;
+
+/**
+ * What a caller takes from the output `b[0, n)`. `spare` says the buffer will not be reused, so
+ * its bytes need no copy (a large document is handed over as it is).
+ */
+type Take<T> = (b: Buffer, n: number, spare: boolean) => T;
+const asString: Take<string> = (b, n) => b.toString('utf8', 0, n);
+const asBytes: Take<Buffer> = (b, n, spare) => {
+  if (spare) return b.subarray(0, n);
+  const copy = Buffer.allocUnsafeSlow(n);
+  b.copy(copy, 0, 0, n);
+  return copy;
+};
+const asLine: Take<Buffer> = (b, n, spare) => {
+  if (spare && n < b.length) {
+    b[n] = 0x0a;
+    return b.subarray(0, n + 1);
+  }
+  const copy = Buffer.allocUnsafeSlow(n + 1);
+  b.copy(copy, 0, 0, n);
+  copy[n] = 0x0a;
+  return copy;
+};
+
+function serialise<T>(v: unknown, plus: boolean, sort: boolean, loose: boolean, take: Take<T>): T {
+  // Reentrant (a getter could serialise too): a nested call writes into a buffer of its own.
+  const nested = busy;
+  const outerOut = out;
+  const outerAt = at;
+  if (nested) out = Buffer.allocUnsafeSlow(1 << 12);
+  busy = true;
+  at = 0;
+  try {
+    writeValue(v, plus, sort, loose);
+    // A nested call's buffer and an outgrown one are not kept: the taker may have them.
+    const spare = nested || out.length > KEEP_BYTES;
+    const taken = take(out, at, spare);
+    return taken;
+  } finally {
+    if (nested) {
+      out = outerOut;
+      at = outerAt;
+    } else {
+      busy = false;
+      // Also after an error half way through a large document.
+      if (out.length > KEEP_BYTES) out = Buffer.allocUnsafeSlow(1 << 16);
+    }
+  }
+}
+
+function reserve(n: number): void {
+  if (at + n <= out.length) return;
+  // Some room beyond: the next few bytes (a closing bracket, a line feed) need no copy.
+  const bigger = Buffer.allocUnsafeSlow(Math.max(out.length * 2, at + n + 4096));
+  out.copy(bigger, 0, 0, at);
+  out = bigger;
+}
+
+/** Appends an ASCII string. */
+function putAscii(s: string): void {
+  const n = s.length;
+  reserve(n);
+  if (n < 32) {
+    for (let i = 0; i < n; i++) out[at + i] = s.charCodeAt(i);
+    at += n;
+  } else {
+    at += out.write(s, at, n, 'latin1');
+  }
+}
+
+/** Appends any well-formed string as UTF-8. */
+function putUtf8(s: string): void {
+  // At most 3 bytes per UTF-16 unit; a long string is measured instead (no triple-size buffer).
+  reserve(s.length <= 4096 ? s.length * 3 : Buffer.byteLength(s, 'utf8'));
+  at += out.write(s, at, 'utf8');
+}
+
+function putByte(c: number): void {
+  reserve(1);
+  out[at++] = c;
+}
+
+/**
+ * Appends `a` when it is an array of plain numbers whose JS text (JSON.stringify) is exactly
+ * what `writeValue` would produce; false (nothing written) otherwise. True for token ids and
+ * log probs: every element a safe integer or a non-integral double whose JS text equals orjson's
+ * layout. JS and orjson both write fixed notation for 1e-5 <= |x| < 1e16 (non-integral doubles
+ * are below 2^53 anyway) and both write `d.ddde-k` below 1e-6; only 1e-6 <= |x| < 1e-5 differ
+ * (JS fixed, orjson scientific).
+ */
+function putNumberArray(a: unknown[]): boolean {
+  if (putTokenIds(a)) return true;
   const n = a.length;
   for (let i = 0; i < n; i++) {
     const x = a[i];
-    if (typeof x !== 'number') return undefined;
+    if (typeof x !== 'number') return false;
     if (Number.isInteger(x)) {
-      if (x > 9007199254740991 || x < -9007199254740991) return undefined;
+      if (x > 9007199254740991 || x < -9007199254740991) return false;
     } else {
       const m = x < 0 ? -x : x;
-      if (!(m >= 1e-5 || m < 1e-6)) return undefined; // NaN fails here too
+      if (!(m >= 1e-5 || m < 1e-6)) return false; // NaN fails here too
     }
   }
-  return JSON.stringify(a);
+  putAscii(JSON.stringify(a));
+  return true;
 }
 
 /** "00" to "99" as ASCII pairs. */
@@ -164,13 +275,13 @@ const prefixText = new IdText();
 const scratchText = new IdText();
 
 /**
- * The text of an array of integers in [0, 2^32) (token ids), or undefined as soon as an element
- * is anything else. Digits are written two at a time into a reused buffer: twice as fast as
+ * Appends the text of an array of integers in [0, 2^32) (token ids); false (nothing appended) as
+ * soon as an element is anything else. Digits are written two at a time into a reused buffer: twice as fast as
  * JSON.stringify on the arrays the parser creates at their final length ("holey" in V8, which
  * JSON.stringify takes a slow path for), and as fast on the others; ids shared with the start of
  * the previous long array are not written again (IdText).
  */
-function tokenIdArrayJson(a: unknown[]): string | undefined {
+function putTokenIds(a: unknown[]): boolean {
   const n = a.length;
   const t = n >= PREFIX_MIN ? prefixText : scratchText;
   t.reserve(n);
@@ -186,7 +297,7 @@ function tokenIdArrayJson(a: unknown[]): string | undefined {
   for (; i < n; i++) {
     if (i > 0) b[p++] = 44;
     const v = a[i];
-    if (typeof v !== 'number' || !(v >= 0 && v <= 4294967295) || v !== Math.floor(v)) return undefined;
+    if (typeof v !== 'number' || !(v >= 0 && v <= 4294967295) || v !== Math.floor(v)) return false;
     let x = v;
     if (x < 10) {
       b[p++] = 48 + x;
@@ -214,55 +325,77 @@ function tokenIdArrayJson(a: unknown[]): string | undefined {
     t.length = i + 1;
   }
   b[p++] = 93;
-  return b.toString('latin1', 0, p);
+  reserve(p);
+  b.copy(out, at, 0, p);
+  at += p;
+  return true;
 }
 
-function write(v: unknown, plus: boolean, sort: boolean, loose = false): string {
+function writeValue(v: unknown, plus: boolean, sort: boolean, loose: boolean): void {
   switch (typeof v) {
     case 'number':
-      return Number.isInteger(v) ? writeIntNumber(v as number) : layoutFloat(v as number, plus);
+      putAscii(Number.isInteger(v) ? writeIntNumber(v as number) : layoutFloat(v as number, plus));
+      return;
     case 'string':
-      return writeString(v as string);
+      putString(v as string);
+      return;
     case 'boolean':
-      return v ? 'true' : 'false';
+      putAscii(v ? 'true' : 'false');
+      return;
     case 'bigint':
       if ((v as bigint) < MIN_I64 || (v as bigint) > MAX_U64) throw intRangeError();
-      return (v as bigint).toString();
+      putAscii((v as bigint).toString());
+      return;
     case 'object': {
-      if (v === null) return 'null';
+      if (v === null) {
+        putAscii('null');
+        return;
+      }
       if (Array.isArray(v)) {
         const n = v.length;
-        if (n === 0) return '[]';
-        if (typeof v[0] === 'number') {
-          const fast = numberArrayJson(v);
-          if (fast !== undefined) return fast;
-        }
-        let out = '[';
+        if (n > 0 && typeof v[0] === 'number' && putNumberArray(v)) return;
+        putByte(91);
         for (let i = 0; i < n; i++) {
           const x: unknown = v[i];
-          if (i > 0) out += ',';
-          out += loose && x === undefined ? 'null' : write(x, plus, sort, loose);
+          if (i > 0) putByte(44);
+          if (loose && x === undefined) putAscii('null');
+          else writeValue(x, plus, sort, loose);
         }
-        return out + ']';
+        putByte(93);
+        return;
       }
-      if (v instanceof JsonFloat) return layoutFloat(v.value, plus);
-      if (v instanceof RawJsonText && !sort) return v.text;
+      if (v instanceof JsonFloat) {
+        putAscii(layoutFloat(v.value, plus));
+        return;
+      }
+      if (v instanceof RawJsonText && !sort) {
+        const text = v.text;
+        if (typeof text === 'string') putUtf8(text);
+        else {
+          reserve(text.length);
+          out.set(text, at);
+          at += text.length;
+        }
+        return;
+      }
       const proto = Object.getPrototypeOf(v);
       if (proto !== Object.prototype && proto !== null) throw unsupported(v);
       const o = v as Record<string, unknown>;
       const keys = sort ? sortedKeys(o) : Object.keys(o);
-      if (keys.length === 0) return '{}';
-      let out = '{';
+      putByte(123);
       let first = true;
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i];
         const x = o[k];
         if (loose && x === undefined) continue;
-        if (!first) out += ',';
+        if (!first) putByte(44);
         first = false;
-        out += writeString(k) + ':' + write(x, plus, sort, loose);
+        putString(k);
+        putByte(58);
+        writeValue(x, plus, sort, loose);
       }
-      return out + '}';
+      putByte(125);
+      return;
     }
     default:
       throw unsupported(v);
@@ -278,13 +411,18 @@ function writeIntNumber(v: number): string {
 /** Printable ASCII without `"` and `\`: written between quotes as it is. */
 const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-function writeString(s: string): string {
+function putString(s: string): void {
   // Most strings (keys, ids, digests) need no escaping and cannot hold a lone surrogate.
-  if (s.length < 256 && PLAIN_ASCII.test(s)) return `"${s}"`;
+  if (s.length < 256 && PLAIN_ASCII.test(s)) {
+    putByte(34);
+    putAscii(s);
+    putByte(34);
+    return;
+  }
   if (!isWellFormed(s)) {
     throw new TokcapError('other', 'str is not valid UTF-8: surrogates not allowed', { pyClass: 'ValueError' });
   }
-  return JSON.stringify(s);
+  putUtf8(JSON.stringify(s));
 }
 
 function intRangeError(): TokcapError {

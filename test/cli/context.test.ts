@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
 import { JsonFloat } from '../../src/json/value.js';
 import { createContext, ExitCodeAccumulator } from '../../commands/context.js';
-import { stringifyJson } from '../../commands/json-out.js';
+import { outputJson as stringifyJson } from '../../src/json/canonical-json.js';
 import type { GlobalOptions, InspectOptions } from '../../commands/options.js';
 import { fakeIo, type FakeIo } from './helpers.js';
 
@@ -151,7 +151,7 @@ describe('progress', () => {
   });
 });
 
-describe('stringifyJson', () => {
+describe('the --json writer (outputJson)', () => {
   it('writes bigints and integral floats the way the store does', () => {
     expect(stringifyJson({ a: 2n ** 64n - 1n, f: new JsonFloat(1), z: new JsonFloat(-0), x: 0.5 })).toBe(
       '{"a":18446744073709551615,"f":1.0,"z":-0.0,"x":0.5}',

@@ -15,7 +15,7 @@ export interface FakeStream {
   text: string;
   isTTY?: boolean;
   columns?: number;
-  write(s: string): boolean;
+  write(s: string | Uint8Array): boolean;
 }
 
 export function fakeStream(isTTY = false): FakeStream {
@@ -23,8 +23,8 @@ export function fakeStream(isTTY = false): FakeStream {
     text: '',
     isTTY,
     columns: 100,
-    write(s: string) {
-      this.text += s;
+    write(s: string | Uint8Array) {
+      this.text += typeof s === 'string' ? s : Buffer.from(s).toString('utf8');
       return true;
     },
   };

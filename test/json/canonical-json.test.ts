@@ -4,7 +4,17 @@ import { join } from 'node:path';
 import { describe, it, expect } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
 import { mulberry32 } from '../../src/fixture/prng.js';
-import { canonicalJson, canonicalJsonBytes, compareCodePoints, orderedJson, outputJson } from '../../src/json/canonical-json.js';
+import {
+  canonicalJson,
+  canonicalJsonBytes,
+  compareCodePoints,
+  orderedJson,
+  orderedJsonLine,
+  outputJson,
+  outputJsonBytes,
+  outputJsonLine,
+  RawJsonText,
+} from '../../src/json/canonical-json.js';
 import { parseJson, parseJsonBytes } from '../../src/json/parse-json.js';
 import { JsonFloat, type JsonValue } from '../../src/json/value.js';
 
@@ -232,5 +242,42 @@ describe('outputJson (the --json writer)', () => {
     }
     // Every case above happened (grow, shrink, edit in place, replace, unchanged) many times.
     expect(Math.min(...cases)).toBeGreaterThan(10);
+  });
+});
+
+describe('the byte forms of the writer', () => {
+  const doc = { b: 'é😀"\\', a: [1, 2.5, new JsonFloat(3)], n: null, ids: Array.from({ length: 600 }, (_, i) => i * 3) };
+
+  it('are the UTF-8 of the text forms (with a line feed for the line forms)', () => {
+    expect(outputJsonBytes(doc).toString('utf8')).toBe(outputJson(doc));
+    expect(outputJsonLine(doc).toString('utf8')).toBe(`${outputJson(doc)}\n`);
+    expect(orderedJsonLine(doc).toString('utf8')).toBe(`${orderedJson(doc)}\n`);
+    expect(canonicalJsonBytes(doc).toString('utf8')).toBe(canonicalJson(doc));
+  });
+
+  it('write raw JSON given as text or as bytes verbatim', () => {
+    const inner = outputJsonBytes(doc);
+    expect(outputJson({ x: new RawJsonText(inner), y: new RawJsonText('[1]') })).toBe(`{"x":${outputJson(doc)},"y":[1]}`);
+  });
+
+  it('hand out bytes no later call overwrites, for small and for large (over 8 MB) documents', () => {
+    const large = { ids: Array.from({ length: 1_500_000 }, (_, i) => i), s: 'x'.repeat(100) };
+    const first = outputJsonLine(large);
+    const small = outputJsonBytes({ a: 1 });
+    const second = outputJsonLine(doc);
+    expect(first.toString('utf8')).toBe(`${JSON.stringify(large)}\n`);
+    expect(small.toString('utf8')).toBe('{"a":1}');
+    expect(second.toString('utf8')).toBe(`${outputJson(doc)}\n`);
+  });
+
+  it('serialise inside a serialisation (a getter) without disturbing the outer one', () => {
+    const withGetter = {
+      before: [1, 2, 3],
+      get inner() {
+        return JSON.parse(canonicalJson({ z: 1, a: 'nested' }));
+      },
+      after: 'end',
+    };
+    expect(orderedJson(withGetter)).toBe('{"before":[1,2,3],"inner":{"a":"nested","z":1},"after":"end"}');
   });
 });
