@@ -177,6 +177,10 @@ for (const store of STORES) {
       });
       rmSync(copy, { recursive: true, force: true });
       add('sweep --dry-run', tokcap('sweep', dir, '--older-than', '0s', '--dry-run', '--json'));
+    } else {
+      // Large stores: the deep scan's memory, and the build's ratio where workers pay.
+      add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
+      add('build (preview, all)', tokcap('build', dir, '--json'));
     }
     if (exportAvailable) {
       const out = join(CACHE, `${store.name}.export.jsonl`);

@@ -96,6 +96,19 @@ export function outputJson(v: unknown, opts?: CanonicalJsonOptions): string {
   return serialise(v, opts?.plusExponent ?? true, false, true, asString);
 }
 
+/**
+ * The UTF-8 bytes of `orderedJson(Object.fromEntries(members))`, keys in the order given (even
+ * integer-like ones): a large map (inspect's rollouts) written without an object of its size or
+ * a string per member.
+ */
+export function orderedJsonMembers(members: Iterable<readonly [string, unknown]>, opts?: CanonicalJsonOptions): Buffer {
+  return serialise(new Members(members), opts?.plusExponent ?? true, false, false, asBytes);
+}
+
+class Members {
+  constructor(readonly members: Iterable<readonly [string, unknown]>) {}
+}
+
 /** The UTF-8 bytes of `outputJson(v, opts)`, in memory of their own. */
 export function outputJsonBytes(v: unknown, opts?: CanonicalJsonOptions): Buffer {
   return serialise(v, opts?.plusExponent ?? true, false, true, asBytes);
@@ -376,6 +389,19 @@ function writeValue(v: unknown, plus: boolean, sort: boolean, loose: boolean): v
           out.set(text, at);
           at += text.length;
         }
+        return;
+      }
+      if (v instanceof Members) {
+        putByte(123);
+        let first = true;
+        for (const [k, x] of v.members) {
+          if (!first) putByte(44);
+          first = false;
+          putString(k);
+          putByte(58);
+          writeValue(x, plus, sort, loose);
+        }
+        putByte(125);
         return;
       }
       const proto = Object.getPrototypeOf(v);

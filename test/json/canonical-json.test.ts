@@ -10,6 +10,7 @@ import {
   compareCodePoints,
   orderedJson,
   orderedJsonLine,
+  orderedJsonMembers,
   outputJson,
   outputJsonBytes,
   outputJsonLine,
@@ -253,6 +254,14 @@ describe('the byte forms of the writer', () => {
     expect(outputJsonLine(doc).toString('utf8')).toBe(`${outputJson(doc)}\n`);
     expect(orderedJsonLine(doc).toString('utf8')).toBe(`${orderedJson(doc)}\n`);
     expect(canonicalJsonBytes(doc).toString('utf8')).toBe(canonicalJson(doc));
+  });
+
+  it('write a map member by member as orderedJson writes the object, keeping the order given', () => {
+    const rows: [string, unknown][] = [['r2', { a: 1 }], ['r1', [doc]], ['é', null]];
+    expect(orderedJsonMembers(rows).toString('utf8')).toBe(orderedJson(Object.fromEntries(rows)));
+    // Integer-like keys stay where they are given (an object would list them first).
+    expect(orderedJsonMembers([['b', 1], ['10', 2], ['2', 3]]).toString('utf8')).toBe('{"b":1,"10":2,"2":3}');
+    expect(orderedJsonMembers([]).toString('utf8')).toBe('{}');
   });
 
   it('write raw JSON given as text or as bytes verbatim', () => {
