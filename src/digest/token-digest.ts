@@ -31,6 +31,19 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 let scratch: Buffer | undefined;
 let scratch32: Uint32Array | undefined;
 
+/** A non-negative safe integer as (hi, lo) native u32 halves at slot `k` (u64be after `swap32`). */
+function setU64(u32: Uint32Array, k: number, id: number): void {
+  if (id <= 0xffffffff) {
+    u32[2 * k] = 0;
+    u32[2 * k + 1] = id;
+  } else {
+    // Exact for every safe integer.
+    const hi = Math.floor(id / 4294967296);
+    u32[2 * k] = hi;
+    u32[2 * k + 1] = id - hi * 4294967296;
+  }
+}
+
 function updateIds(hash: Hash, ids: readonly TokenId[], start: number, end: number): void {
   if (scratch === undefined || scratch32 === undefined) {
     // Own (not pooled) memory, 8-byte aligned for the Uint32Array view.
@@ -47,15 +60,7 @@ function updateIds(hash: Hash, ids: readonly TokenId[], start: number, end: numb
       const id = ids[i + k];
       if (typeof id === 'number') {
         if (!(id >= 0) || !Number.isInteger(id)) throw tokenIdError(id);
-        if (id <= 0xffffffff) {
-          u32[2 * k] = 0;
-          u32[2 * k + 1] = id;
-        } else {
-          // Exact for every safe integer: two u32 halves.
-          const hi = Math.floor(id / 4294967296);
-          u32[2 * k] = hi;
-          u32[2 * k + 1] = id - hi * 4294967296;
-        }
+        setU64(u32, k, id);
       } else {
         if (id < 0n || id > U64_MAX) throw tokenIdError(id);
         u32[2 * k] = Number(id >> 32n);
@@ -132,14 +137,7 @@ function updateIdsCached(hash: Hash, parts: readonly (readonly TokenId[])[], end
         cacheLength = firstNew;
         return false;
       }
-      if (id <= 0xffffffff) {
-        u32[2 * pos] = 0;
-        u32[2 * pos + 1] = id;
-      } else {
-        const hi = Math.floor(id / 4294967296);
-        u32[2 * pos] = hi;
-        u32[2 * pos + 1] = id - hi * 4294967296;
-      }
+      setU64(u32, pos, id);
       ids[pos] = id;
     }
   }

@@ -395,11 +395,8 @@ function writeValue(v: unknown, plus: boolean, sort: boolean, loose: boolean): v
         putByte(123);
         let first = true;
         for (const [k, x] of v.members) {
-          if (!first) putByte(44);
+          putMember(first, k, x, plus, sort, loose);
           first = false;
-          putString(k);
-          putByte(58);
-          writeValue(x, plus, sort, loose);
         }
         putByte(125);
         return;
@@ -414,11 +411,8 @@ function writeValue(v: unknown, plus: boolean, sort: boolean, loose: boolean): v
         const k = keys[i];
         const x = o[k];
         if (loose && x === undefined) continue;
-        if (!first) putByte(44);
+        putMember(first, k, x, plus, sort, loose);
         first = false;
-        putString(k);
-        putByte(58);
-        writeValue(x, plus, sort, loose);
       }
       putByte(125);
       return;
@@ -426,6 +420,14 @@ function writeValue(v: unknown, plus: boolean, sort: boolean, loose: boolean): v
     default:
       throw unsupported(v);
   }
+}
+
+/** `"k":x`, after a comma unless it is the first member. */
+function putMember(first: boolean, k: string, x: unknown, plus: boolean, sort: boolean, loose: boolean): void {
+  if (!first) putByte(44);
+  putString(k);
+  putByte(58);
+  writeValue(x, plus, sort, loose);
 }
 
 function writeIntNumber(v: number): string {
