@@ -378,6 +378,42 @@ function samePromptFromEnd(a: TokenEntry['prompt_token_ids'], b: TokenEntry['pro
   return true;
 }
 
+/** What a call's view takes from the steps (everything but the record's own facts). */
+type CallOutcome = Omit<
+  BuildCall,
+  'id' | 'fileIndex' | 'parentResolution' | 'claimedParentId' | 'generationLength' | 'emptyGeneration' | 'duplicateCopies' | 'conflictingCopies' | 'entry'
+>;
+
+/**
+ * A call's view: one object literal with every field in order (object spread here cost ~10 µs
+ * a call, a tenth of a build of small rollouts).
+ */
+function callView(entry: TokenEntry, fileIndex: number, copies: { all: number; conflicting: number } | undefined, o: CallOutcome): BuildCall {
+  return {
+    id: entry.model_call_id,
+    fileIndex,
+    parentResolution: entry.parent_resolution,
+    claimedParentId: entry.parent_call_id,
+    generationLength: entry.generation_token_ids.length,
+    emptyGeneration: entry.generation_token_ids.length === 0,
+    duplicateCopies: copies?.all ?? 0,
+    conflictingCopies: copies?.conflicting ?? 0,
+    status: o.status,
+    unreconstructable: o.unreconstructable,
+    storedAsDelta: o.storedAsDelta,
+    order: o.order,
+    parentId: o.parentId,
+    outcome: o.outcome,
+    reason: o.reason,
+    promptLength: o.promptLength,
+    storedPromptLength: o.storedPromptLength,
+    quarantined: o.quarantined,
+    unresolvedBoundary: o.unresolvedBoundary,
+    children: o.children,
+    entry,
+  };
+}
+
 /** Assembles the per-call view (file order) from the steps' outcomes. */
 function finish(
   discarded: readonly DiscardedDuplicate[],
@@ -397,24 +433,10 @@ function finish(
   }
   const nodeById = new Map<string, Node>(nodes.map((n) => [n.id, n]));
   const calls: { fileIndex: number; call: BuildCall }[] = [];
-  const common = (entry: TokenEntry, fileIndex: number) => {
-    const c = copies.get(entry.model_call_id);
-    return {
-      id: entry.model_call_id,
-      fileIndex,
-      parentResolution: entry.parent_resolution,
-      claimedParentId: entry.parent_call_id,
-      generationLength: entry.generation_token_ids.length,
-      emptyGeneration: entry.generation_token_ids.length === 0,
-      duplicateCopies: c?.all ?? 0,
-      conflictingCopies: c?.conflicting ?? 0,
-    };
-  };
   for (const u of materialized.unreconstructable) {
     calls.push({
       fileIndex: u.fileIndex,
-      call: {
-        ...common(u.entry, u.fileIndex),
+      call: callView(u.entry, u.fileIndex, copies.get(u.entry.model_call_id), {
         status: 'unreconstructable',
         unreconstructable: u.why === 'walk' ? 'parent_walk_failed' : 'digest_mismatch',
         storedAsDelta: true,
@@ -427,16 +449,14 @@ function finish(
         quarantined: false,
         unresolvedBoundary: false,
         children: [],
-        entry: u.entry,
-      },
+      }),
     });
   }
   for (const m of materialized.entries) {
     const node = nodeById.get(m.entry.model_call_id);
     calls.push({
       fileIndex: m.fileIndex,
-      call: {
-        ...common(m.entry, m.fileIndex),
+      call: callView(m.entry, m.fileIndex, copies.get(m.entry.model_call_id), {
         status: node === undefined ? 'empty_generation' : 'placed',
         unreconstructable: null,
         storedAsDelta: m.storedAsDelta,
@@ -449,8 +469,7 @@ function finish(
         quarantined: node?.quarantined ?? false,
         unresolvedBoundary: node?.unresolvedBoundary ?? false,
         children: node?.children.map((c) => c.id) ?? [],
-        entry: m.entry,
-      },
+      }),
     });
   }
   calls.sort((a, b) => a.fileIndex - b.fileIndex);
