@@ -308,7 +308,7 @@ function parseObject(): JsonObject {
   }
   for (;;) {
     if (c !== 34) bail();
-    const key = parseString();
+    const key = parseKey();
     c = buf[pos];
     if (c !== 58) {
       c = skipWs();
@@ -337,6 +337,42 @@ function parseObject(): JsonObject {
     }
     return bail();
   }
+}
+
+/**
+ * Recent object keys by a hash of their bytes: records repeat the same two dozen keys, and a
+ * key met before is returned as the same string (no new string, and one V8 has already
+ * internalized as a property name).
+ */
+const KEY_SLOTS = 256;
+const keyCache: (string | undefined)[] = new Array<string | undefined>(KEY_SLOTS).fill(undefined);
+
+/** An object key: plain ASCII keys through the cache, anything else as `parseString`. */
+function parseKey(): string {
+  const b = buf;
+  const start = pos + 1;
+  let p = start;
+  let h = 0;
+  for (;;) {
+    const c = b[p];
+    if (c === 34) break;
+    // Escapes, control bytes, non-ASCII and the end of the input: the general path decides.
+    if (!(c >= 32 && c < 128) || c === 92) return parseString();
+    h = (h * 31 + c) | 0;
+    p++;
+  }
+  const n = p - start;
+  const slot = (h ^ n) & (KEY_SLOTS - 1);
+  const cached = keyCache[slot];
+  pos = p + 1;
+  if (cached !== undefined && cached.length === n) {
+    let i = 0;
+    while (i < n && cached.charCodeAt(i) === b[start + i]) i++;
+    if (i === n) return cached;
+  }
+  const key = b.toString('latin1', start, p);
+  keyCache[slot] = key;
+  return key;
 }
 
 function parseString(): string {

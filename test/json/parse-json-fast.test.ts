@@ -171,6 +171,19 @@ describe('parseJsonBytesFast (the byte lane of parseJsonBytes)', () => {
     }
   });
 
+  it('reads object keys right when many keys share the key cache (same length, same slot)', () => {
+    // 3,000 distinct 3-letter keys over 256 slots: many pairs of the same length meet in a slot.
+    const keys = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(97 + (i % 26), 97 + (Math.floor(i / 26) % 26), 65 + Math.floor(i / 676)));
+    expect(new Set(keys).size).toBe(3000);
+    for (let round = 0; round < 3; round++) {
+      for (let k = 0; k < keys.length; k += 7) {
+        const group = keys.slice(k, k + 7 + round);
+        const text = `{${group.map((key, j) => `"${key}":${j}`).join(',')},"${group[0]}":"last"}`;
+        expect(expectAgrees(Buffer.from(text))).toBe('fast');
+      }
+    }
+  });
+
   it('takes every record line of the conformance corpus that the strict parser reads, with the same value', () => {
     let lines = 0;
     const cases = join(corpusDir(), 'cases');
