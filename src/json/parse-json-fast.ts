@@ -279,21 +279,31 @@ function parseArray(): JsonValue[] {
   }
   for (;;) {
     arr.push(parseValue(c));
-    c = buf[pos];
-    if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
-    if (c === 44) {
-      c = buf[++pos];
-      if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
-      if (c === 93) bail();
-      continue;
-    }
-    if (c === 93) {
-      pos++;
-      depth--;
-      return arr;
-    }
-    return bail();
+    c = afterMember(93);
+    if (c < 0) return arr;
   }
+}
+
+/**
+ * After an array element or object member: the first byte of the next one (past a comma), or -1
+ * once the closing bracket `close` is consumed. Anything else, or a comma right before `close`,
+ * is for the strict parser.
+ */
+function afterMember(close: number): number {
+  let c = buf[pos];
+  if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
+  if (c === 44) {
+    c = buf[++pos];
+    if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
+    if (c === close) bail();
+    return c;
+  }
+  if (c === close) {
+    pos++;
+    depth--;
+    return -1;
+  }
+  return bail();
 }
 
 function parseObject(): JsonObject {
@@ -322,20 +332,8 @@ function parseObject(): JsonObject {
     } else {
       obj[key] = value;
     }
-    c = buf[pos];
-    if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
-    if (c === 44) {
-      pos++;
-      c = skipWs();
-      if (c === 125) bail();
-      continue;
-    }
-    if (c === 125) {
-      pos++;
-      depth--;
-      return obj;
-    }
-    return bail();
+    c = afterMember(125);
+    if (c < 0) return obj;
   }
 }
 
