@@ -173,8 +173,7 @@ function serialise<T>(v: unknown, plus: boolean, sort: boolean, loose: boolean, 
     writeValue(v, plus, sort, loose);
     // A nested call's buffer and an outgrown one are not kept: the taker may have them.
     const spare = nested || out.length > KEEP_BYTES;
-    const taken = take(out, at, spare);
-    return taken;
+    return take(out, at, spare);
   } finally {
     if (nested) {
       out = outerOut;
