@@ -184,3 +184,63 @@ export function computeTokenDigestOfParts(parts: readonly (readonly TokenId[])[]
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
+
+/**
+ * The u64be bytes of one growing sequence of ids, with the digest of any prefix of it. A delta
+ * chain's cumulative sequences each extend their parent's (FORMAT.md §8.3): built here part by
+ * part, every id is converted once and no array of the whole sequence is made. `truncate` goes
+ * back to a shorter prefix (a sibling of a call extends its parent, not the call).
+ */
+export class TokenSequence {
+  private bytes = new ArrayBuffer(0);
+  private u32 = new Uint32Array(0);
+  private count = 0;
+
+  get length(): number {
+    return this.count;
+  }
+
+  /** Appends ids; on a negative, fractional or too large id throws `tokenIdError` and appends nothing. */
+  append(ids: readonly TokenId[]): void {
+    const n = ids.length;
+    const from = this.count;
+    this.reserve(from + n);
+    const u32 = this.u32;
+    for (let i = 0; i < n; i++) {
+      const id = ids[i];
+      const k = from + i;
+      if (typeof id === 'number') {
+        if (!(id >= 0) || !Number.isInteger(id)) throw tokenIdError(id);
+        setU64(u32, k, id);
+      } else {
+        if (id < 0n || id > U64_MAX) throw tokenIdError(id);
+        u32[2 * k] = Number(id >> 32n);
+        u32[2 * k + 1] = Number(id & 0xffffffffn);
+      }
+    }
+    if (LITTLE_ENDIAN) Buffer.from(this.bytes, from * 8, n * 8).swap32();
+    this.count = from + n;
+  }
+
+  truncate(length: number): void {
+    if (length < this.count) this.count = Math.max(0, length);
+  }
+
+  /** Digest of the first `length` ids (default: all). */
+  digest(length: number = this.count): string {
+    if (length > this.count) throw new RangeError(`digest of ${length} ids asked of a sequence of ${this.count}`);
+    if (length === 0) return EMPTY_TOKEN_DIGEST;
+    return createHash('sha256')
+      .update(header(length))
+      .update(new Uint8Array(this.bytes, 0, length * 8))
+      .digest('hex');
+  }
+
+  private reserve(n: number): void {
+    if (this.u32.length >= 2 * n) return;
+    const grown = new ArrayBuffer(Math.max(n + (n >> 1), 1024) * 8);
+    new Uint8Array(grown).set(new Uint8Array(this.bytes, 0, this.count * 8));
+    this.bytes = grown;
+    this.u32 = new Uint32Array(grown);
+  }
+}

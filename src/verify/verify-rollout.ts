@@ -1,4 +1,4 @@
-import { computeTokenDigest, computeTokenDigestOfParts, sha256Hex, type TokenId } from '../digest/token-digest.js';
+import { computeTokenDigest, sha256Hex, type TokenId } from '../digest/token-digest.js';
 import { toTokcapError } from '../errors.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
@@ -8,6 +8,7 @@ import type { TokenEntry } from '../records/token-entry.js';
 import { readState } from '../state/read-state.js';
 import { entryDigests, indexedSize, type RolloutState } from '../state/rollout-state.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
+import { CumulativeSequences } from './cumulative-sequences.js';
 import { finding, type Finding } from './findings.js';
 
 interface LineRecord {
@@ -122,41 +123,7 @@ export async function verifyRollout(
 
 /** Per-call token checks on the first valid line of each call id. */
 function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f: Finding) => void): void {
-  // Cumulative sequences, reconstructed through delta parents; null = cannot be walked.
-  const cumMemo = new Map<string, TokenId[] | null>();
-  const cumOf = (id: string): TokenId[] | null => {
-    if (cumMemo.has(id)) return cumMemo.get(id)!;
-    // Walk up iteratively to a non-delta ancestor (or a failure), then build back down.
-    const path: TokenEntry[] = [];
-    const onPath = new Set<string>();
-    let cur: string | null = id;
-    let base: TokenId[] | null = null;
-    for (;;) {
-      if (cur === null || onPath.has(cur)) break;
-      if (cumMemo.has(cur)) {
-        base = cumMemo.get(cur)!;
-        break;
-      }
-      const e = first.get(cur);
-      if (!e) break;
-      onPath.add(cur);
-      if (!e.prompt_is_delta) {
-        base = [...e.prompt_token_ids, ...e.generation_token_ids];
-        cumMemo.set(cur, base);
-        break;
-      }
-      path.push(e);
-      cur = e.parent_call_id;
-    }
-    // `path` holds the delta entries from `id` up to (excluding) the base, nearest first.
-    for (let i = path.length - 1; i >= 0; i--) {
-      const e = path[i];
-      base = base === null ? null : [...base, ...e.prompt_token_ids, ...e.generation_token_ids];
-      cumMemo.set(e.model_call_id, base);
-    }
-    if (!cumMemo.has(id)) cumMemo.set(id, base);
-    return cumMemo.get(id)!;
-  };
+  const cums = new CumulativeSequences(first);
   const digestOr = (ids: readonly TokenId[], length?: number): string | null => {
     try {
       return computeTokenDigest(ids, length);
@@ -172,13 +139,7 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
   const ownDigestOk = new Map<string, boolean>();
   for (const [callId, e] of first) {
     if (e.prompt_is_delta || !e.digest) continue;
-    let d: string | null;
-    try {
-      d = computeTokenDigestOfParts([e.prompt_token_ids, e.generation_token_ids]);
-    } catch {
-      d = null;
-    }
-    ownDigestOk.set(callId, d === e.digest);
+    ownDigestOk.set(callId, cums.info(callId)!.digest === e.digest);
   }
   const tokensExtend = (child: readonly TokenId[], p: TokenEntry): boolean => {
     const a = p.prompt_token_ids;
@@ -188,6 +149,8 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
     for (let i = 0, j = a.length; i < b.length; i++, j++) if (child[j] !== b[i]) return false;
     return true;
   };
+  const linkMismatch = (callId: string, parentId: string) =>
+    add(finding(rolloutId, 'parent_link_mismatch', "the child's prompt does not start with the parent's cumulative tokens", { call_id: callId, parent_call_id: parentId }));
 
   for (const [callId, e] of first) {
     const digest = e.digest;
@@ -200,10 +163,10 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
         add(finding(rolloutId, 'cum_len_mismatch', `cum_len ${e.cum_len} is not ${len}`, { call_id: callId }));
       }
     } else {
-      const cum = cumOf(callId);
+      const cum = cums.info(callId);
       if (cum === null) {
         add(finding(rolloutId, 'delta_unreconstructable', 'the delta parent chain cannot be walked to a full record', { call_id: callId }));
-      } else if ((digest && digestOr(cum) !== digest) || (e.cum_len !== null && e.cum_len !== cum.length)) {
+      } else if ((digest && cum.digest !== digest) || (e.cum_len !== null && e.cum_len !== cum.length)) {
         add(finding(rolloutId, 'delta_digest_mismatch', 'reconstructed cumulative sequence does not match the stamped digest or cum_len', { call_id: callId }));
       }
     }
@@ -213,34 +176,45 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
     }
     if (parentId !== null && first.has(parentId)) {
       const p = first.get(parentId)!;
-      let childPrompt: readonly TokenId[] | null;
-      if (e.prompt_is_delta) {
-        const cum = cumOf(callId);
-        childPrompt = cum === null ? null : cum.slice(0, cum.length - e.generation_token_ids.length);
-      } else childPrompt = e.prompt_token_ids;
       let parentLen: number | null = p.cum_len;
       let parentDigest: string | null = p.digest ? p.digest : null;
       if (parentLen === null || parentDigest === null) {
-        const pc = cumOf(parentId);
+        const pc = cums.info(parentId);
         if (pc !== null) {
           if (parentLen === null) parentLen = pc.length;
-          if (parentDigest === null) parentDigest = digestOr(pc);
+          if (parentDigest === null) parentDigest = pc.digest;
         }
       }
       const parentVerified =
         !p.prompt_is_delta && ownDigestOk.get(parentId) === true && p.cum_len === p.prompt_token_ids.length + p.generation_token_ids.length;
-      if (childPrompt !== null && parentVerified) {
-        if (!tokensExtend(childPrompt, p)) {
-          add(finding(rolloutId, 'parent_link_mismatch', "the child's prompt does not start with the parent's cumulative tokens", { call_id: callId, parent_call_id: parentId }));
+      if (e.prompt_is_delta) {
+        // A delta child's full prompt is its parent's cumulative sequence followed by its own
+        // suffix (that is how it was rebuilt), so the first L tokens are the parent's sequence
+        // when L is its length: the link holds when the parent's sequence has the parent's
+        // digest, which is known already. (Against a verified full parent it always holds.)
+        const cum = cums.info(callId);
+        if (cum !== null && !parentVerified && parentLen !== null && parentDigest !== null) {
+          const pc = cums.info(parentId)!;
+          const promptLength = cum.length - e.generation_token_ids.length;
+          if (parentLen > promptLength) linkMismatch(callId, parentId);
+          else if (parentLen === pc.length) {
+            if (pc.digest !== parentDigest) linkMismatch(callId, parentId);
+          } else if (digestOr(cums.ids(callId), sliceEnd(parentLen, promptLength)) !== parentDigest) linkMismatch(callId, parentId);
         }
-      } else if (childPrompt !== null && parentLen !== null && parentDigest !== null) {
-        if (parentLen > childPrompt.length || digestOr(childPrompt, parentLen) !== parentDigest) {
-          add(finding(rolloutId, 'parent_link_mismatch', "the child's prompt does not start with the parent's cumulative tokens", { call_id: callId, parent_call_id: parentId }));
-        }
+      } else if (parentVerified) {
+        if (!tokensExtend(e.prompt_token_ids, p)) linkMismatch(callId, parentId);
+      } else if (parentLen !== null && parentDigest !== null) {
+        const q = e.prompt_token_ids;
+        if (parentLen > q.length || digestOr(q, sliceEnd(parentLen, q.length)) !== parentDigest) linkMismatch(callId, parentId);
       }
     }
     if (!digest || e.cum_len === null) {
       add(finding(rolloutId, 'missing_digest', 'digest or cum_len is missing', { call_id: callId }));
     }
   }
+}
+
+/** Where `Q[:n]` ends in a sequence of `length` ids, as Python slices it (as the builder does). */
+function sliceEnd(n: number, length: number): number {
+  return n >= 0 ? n : Math.max(0, length + n);
 }

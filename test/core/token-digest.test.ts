@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, it, expect } from 'vitest';
-import { computeTokenDigest, computeTokenDigestOfParts, EMPTY_TOKEN_DIGEST, type TokenId } from '../../src/digest/token-digest.js';
+import { computeTokenDigest, computeTokenDigestOfParts, EMPTY_TOKEN_DIGEST, TokenSequence, type TokenId } from '../../src/digest/token-digest.js';
 import { mulberry32 } from '../../src/fixture/prng.js';
 
 /** FORMAT.md §8 spelled out: "nemo-gym-tokens", 0x01, u64be(count), u64be(id)... */
@@ -65,5 +65,31 @@ describe('token digests', () => {
     const long = Array.from({ length: (1 << 20) + 5 }, (_, i) => (i * 7919) % 150000);
     expect(computeTokenDigest(long)).toBe(reference(long));
     expect(computeTokenDigestOfParts([long.slice(0, 1000), long.slice(1000)])).toBe(reference(long));
+  });
+
+  it('of a TokenSequence equal the spelled-out digest of every prefix as it grows, shrinks and refuses bad ids', () => {
+    const rnd = mulberry32(5);
+    const seq = new TokenSequence();
+    let model: TokenId[] = [];
+    for (let step = 0; step < 300; step++) {
+      const r = rnd();
+      if (r < 0.6) {
+        const part: TokenId[] = Array.from({ length: Math.floor(rnd() * 700) }, () => (rnd() < 0.99 ? Math.floor(rnd() * 2 ** 33) : 2n ** 64n - 1n));
+        seq.append(part);
+        model = model.concat(part);
+      } else if (r < 0.8) {
+        const n = Math.floor(rnd() * (model.length + 1));
+        seq.truncate(n);
+        model = model.slice(0, n);
+      } else {
+        // Refused whole: nothing of it is appended.
+        const bad = [1, 2, rnd() < 0.5 ? -4 : 2n ** 64n];
+        expect(outcome(() => (seq.append(bad), ''))).toBe('error');
+      }
+      expect(seq.length).toBe(model.length);
+      expect(seq.digest()).toBe(reference(model));
+      const cut = Math.floor(rnd() * (model.length + 1));
+      expect(seq.digest(cut)).toBe(reference(model.slice(0, cut)));
+    }
   });
 });
