@@ -21,12 +21,22 @@ export interface Cumulative {
  */
 export class CumulativeSequences {
   private readonly memo = new Map<string, Cumulative | null>();
-  private readonly seq = new TokenSequence();
+  private readonly seq: TokenSequence;
   /** Calls whose cumulative sequences are the nested prefixes of `seq`, shortest first. */
   private readonly held: string[] = [];
   private readonly heldLength: number[] = [];
 
-  constructor(private readonly first: ReadonlyMap<string, TokenEntry>) {}
+  /**
+   * `seq` is scratch space (emptied here), e.g. one kept for the next rollout so that its memory
+   * is not grown again for each.
+   */
+  constructor(
+    private readonly first: ReadonlyMap<string, TokenEntry>,
+    seq: TokenSequence = new TokenSequence(),
+  ) {
+    seq.truncate(0);
+    this.seq = seq;
+  }
 
   info(id: string): Cumulative | null {
     const known = this.memo.get(id);

@@ -1,4 +1,4 @@
-import { computeTokenDigest, sha256Hex, type TokenId } from '../digest/token-digest.js';
+import { computeTokenDigest, sha256Hex, TokenSequence, type TokenId } from '../digest/token-digest.js';
 import { toTokcapError } from '../errors.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
@@ -121,9 +121,12 @@ export async function verifyRollout(
   return out;
 }
 
+/** Reused by every rollout's checks (they run synchronously, one at a time). */
+const scratchSequence = new TokenSequence();
+
 /** Per-call token checks on the first valid line of each call id. */
 function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f: Finding) => void): void {
-  const cums = new CumulativeSequences(first);
+  const cums = new CumulativeSequences(first, scratchSequence);
   const digestOr = (ids: readonly TokenId[], length?: number): string | null => {
     try {
       return computeTokenDigest(ids, length);
