@@ -2,12 +2,19 @@
  * One set of semantic styles for human output. Commands never pick colours themselves: they say
  * `styles.warn(text)` or `styles.badge('frozen')`.
  *
- * Colour is off (chalk level 0: no escape codes at all) when NO_COLOR is set to a non-empty
- * value, when --no-color is given, or when stdout is not a TTY. chalk 5 itself ignores NO_COLOR,
- * so the level is decided here and passed to a private `new Chalk({ level })`; the global chalk
- * instance is never used.
+ * Colour is off (level 0: no escape codes at all) when NO_COLOR is set to a non-empty value,
+ * when --no-color is given, or when stdout is not a TTY. chalk 5 itself ignores NO_COLOR, so the
+ * level is decided here and passed to a private `new Chalk({ level })`; the global chalk
+ * instance is never used. With colour off chalk is not even loaded (its colour detection costs
+ * ~10 ms of start-up, paid by every cron job and pipe otherwise): it is required, synchronously
+ * (Node >= 20.19 requires ES modules), only when a TTY may get colour.
  */
-import { Chalk, supportsColor, type ChalkInstance } from 'chalk';
+import { createRequire } from 'node:module';
+import type * as ChalkModule from 'chalk';
+
+function loadChalk(): typeof ChalkModule {
+  return createRequire(import.meta.url)('chalk') as typeof ChalkModule;
+}
 
 export type ColorLevel = 0 | 1 | 2 | 3;
 
@@ -28,6 +35,7 @@ export function colorLevel({ color, env, stdoutIsTTY, supportedLevel }: ColorInp
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
   if (!stdoutIsTTY) return 0;
   if (supportedLevel !== undefined) return supportedLevel;
+  const { supportsColor } = loadChalk();
   const detected = supportsColor === false ? 0 : supportsColor.level;
   return (detected > 0 ? detected : 1) as ColorLevel;
 }
@@ -36,8 +44,6 @@ type Style = (text: string) => string;
 
 export interface Styles {
   readonly level: ColorLevel;
-  /** The underlying chalk instance (same level), for the rare case the names below don't fit. */
-  readonly chalk: ChalkInstance;
   ok: Style;
   warn: Style;
   error: Style;
@@ -47,12 +53,21 @@ export interface Styles {
   id: Style;
   /** A file or directory path. */
   path: Style;
+  /** Emphasis of a whole line (a row that just changed). */
+  bold: Style;
+  /** A selected row. */
+  inverse: Style;
   /** The state word of a rollout, coloured by state; the text itself is always the state name. */
   badge: (state: RolloutState) => string;
 }
 
+const plain: Style = (text) => text;
+
 export function createStyles(level: ColorLevel): Styles {
-  const c = new Chalk({ level });
+  if (level === 0) {
+    return { level, ok: plain, warn: plain, error: plain, dim: plain, heading: plain, id: plain, path: plain, bold: plain, inverse: plain, badge: (state) => state };
+  }
+  const c = new (loadChalk().Chalk)({ level });
   const badges: { [S in RolloutState]: Style } = {
     live: c.green,
     frozen: c.cyan,
@@ -64,7 +79,6 @@ export function createStyles(level: ColorLevel): Styles {
   };
   return {
     level,
-    chalk: c,
     ok: c.green,
     warn: c.yellow,
     error: c.red,
@@ -72,6 +86,8 @@ export function createStyles(level: ColorLevel): Styles {
     heading: c.bold,
     id: c.bold,
     path: c.underline,
+    bold: c.bold,
+    inverse: c.inverse,
     badge: (state) => badges[state](state),
   };
 }

@@ -180,8 +180,8 @@ export function rowLine(r: RolloutRow, { now, selected, cols, styles }: RowLineO
           : s.dim(maskText);
   const body = `${padEnd(r.id, cols.id)} ${state} ${cells[1]} ${dang} ${inc} ${cells[4]} ${s.dim(cells[5])} ${maskStyled}`;
   let line = (recent ? s.warn(mark) : mark) + body;
-  if (recent) line = s.chalk.bold(line);
-  if (selected) line = s.chalk.inverse(line);
+  if (recent) line = s.bold(line);
+  if (selected) line = s.inverse(line);
   return line;
 }
 

@@ -14,7 +14,8 @@ function everyStyle(s: Styles): string[] {
     s.heading('heading'),
     s.id('r-1'),
     s.path('/d'),
-    s.chalk.red('red'),
+    s.bold('bold'),
+    s.inverse('selected'),
     ...ROLLOUT_STATES.map((st) => s.badge(st)),
   ];
 }
