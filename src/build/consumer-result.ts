@@ -4,7 +4,7 @@ import { round4 } from '../json/round4.js';
 import { isJsonObject, JsonFloat, truthy } from '../json/value.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { buildChains, type ChainBuild } from './chain-builder.js';
-import { checkPrefixContiguity, projectChain, type ProjectedResponse } from './projection.js';
+import { checkPrefixContiguity, projectChainNoting, type ProjectedResponse } from './projection.js';
 import { builderError, CONSUMER_CAUGHT_CLASSES, PythonBuildError } from './python-semantics.js';
 
 /**
@@ -160,8 +160,8 @@ function resultFromChains(rolloutId: string, build: ChainBuild, nCalls: number, 
     }
   }
   if (build.mainChain === null) throw builderError('ValueError', NO_SAFE_CHAIN);
-  const response = projectChain(rolloutId, build.mainChain.links, model);
-  checkPrefixContiguity(response.output);
+  const { response, contiguousByConstruction } = projectChainNoting(rolloutId, build.mainChain.links, model);
+  if (!contiguousByConstruction) checkPrefixContiguity(response.output);
 
   const notes = build.notes;
   const quarantined = notes.quarantined.length;

@@ -30,6 +30,22 @@ export const NOT_PREFIX_CONTIGUOUS =
  * carries generated tokens.
  */
 export function projectChain(rolloutId: string, links: readonly TokenEntry[], model: string): ProjectedResponse {
+  return projectChainNoting(rolloutId, links, model).response;
+}
+
+/**
+ * `projectChain`, also saying whether the projection is prefix-contiguous by construction:
+ * when each link's only item with generation_token_ids is its carrier, the items checked by
+ * §9.15 are the carriers in order, and each carrier's prompt is the running sequence, which
+ * holds the previous carrier's prompt and generation and then grows. The check then cannot
+ * fail and need not compare every token again.
+ */
+export function projectChainNoting(
+  rolloutId: string,
+  links: readonly TokenEntry[],
+  model: string,
+): { response: ProjectedResponse; contiguousByConstruction: boolean } {
+  let contiguous = true;
   const output: JsonObject[] = [];
   const running: TokenId[] = [];
   let previousLength = 0;
@@ -54,6 +70,9 @@ export function projectChain(rolloutId: string, links: readonly TokenEntry[], mo
         // Assignment keeps an existing key's position and appends a new key, like a dict.
         for (const [key, value] of Object.entries(tokenFields())) carrier[key] = value;
       }
+      let carrying = 0;
+      for (const item of items) if (item.generation_token_ids !== undefined && item.generation_token_ids !== null) carrying++;
+      if (carrying !== 1) contiguous = false;
       output.push(...items);
     } else {
       output.push({ type: 'message', ...tokenFields() });
@@ -70,11 +89,14 @@ export function projectChain(rolloutId: string, links: readonly TokenEntry[], mo
   const first = tokenItems[0];
   const inputTokens = first === undefined || first.prompt_token_ids == null ? 0 : pyLen(first.prompt_token_ids);
   return {
-    id: `proj-${rolloutId}`,
-    model,
-    object: 'response',
-    output,
-    usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+    response: {
+      id: `proj-${rolloutId}`,
+      model,
+      object: 'response',
+      output,
+      usage: { input_tokens: inputTokens, output_tokens: outputTokens },
+    },
+    contiguousByConstruction: contiguous,
   };
 }
 
