@@ -1,3 +1,4 @@
+import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
 import type { FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
@@ -57,6 +58,7 @@ export async function directoryFacts(store: StoreOptions, options: DirectoryFact
     shared,
     local: (id) => rolloutFacts(store, id, { deep: options.deep, files: listing.rollouts.get(id) }),
     serve: serveJsonlRequest,
+    recycle: giveBackCopyBuffer,
     onDone: (n) => {
       done += n;
       options.onProgress?.(done, ids.length);

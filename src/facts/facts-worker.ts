@@ -12,9 +12,9 @@ if (parentPort) {
   serveRolloutWorker(
     parentPort,
     workerData,
-    (id, index, shared, request) => {
+    (id, index, shared, request, giveBack) => {
       const s = shared as FactsShared;
-      return rolloutFacts(s.store, id, { deep: s.deep, files: kindsOf(s.files[index]), readJsonl: jsonlViaMain(request) });
+      return rolloutFacts(s.store, id, { deep: s.deep, files: kindsOf(s.files[index]), readJsonl: jsonlViaMain(request, giveBack) });
     },
     reviveError,
   );

@@ -159,6 +159,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
         let read = await readJ(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: fast ? idx : 0 });
         if (read && read.from < (fast ? idx! : 0)) {
           // indexed_size is past the end: count every line instead.
+          read.release?.();
           read = await readJ(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: 0 });
         }
         if (read) {
@@ -188,6 +189,8 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
           );
           j.torn = pendingBad;
           j.missingNewline = read.size > 0 && read.lastByte !== 0x0a;
+          // Nothing above keeps a view of the bytes (call ids are strings): their memory is reused.
+          read.release?.();
         }
       }
     } catch (e) {

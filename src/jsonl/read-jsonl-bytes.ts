@@ -3,6 +3,7 @@ import { ioError } from '../errors.js';
 import type { RolloutPaths } from '../layout/file-names.js';
 import { withRegularFdSync } from '../layout/safe-open.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
+import { giveBackCopyBuffer, takeCopyBuffer } from './copy-buffers.js';
 
 export interface JsonlBytes {
   /** J from byte `from` to `size` (as observed under the lock). */
@@ -11,13 +12,18 @@ export interface JsonlBytes {
   size: number;
   /** The last byte of J (0x0a when it ends with LF), or undefined for an empty file. */
   lastByte?: number;
+  /**
+   * Hands `bytes`' memory back for the next copy (copy-buffers.ts). Call it only once no view of
+   * `bytes` is kept; never calling it is always safe.
+   */
+  release?: () => void;
 }
 
 /**
  * Copies J (from `from` on) under a short SHARED lock on an existing lock file, creating none,
  * then releases it: the caller parses afterwards, so a writer waits for one copy, never for a
- * parse (FORMAT.md §2.4 "hold locks briefly"). Memory is one rollout's bytes. Undefined when J
- * does not exist.
+ * parse (FORMAT.md §2.4 "hold locks briefly"). Memory is one rollout's bytes, reused once
+ * released. Undefined when J does not exist.
  */
 export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> {
   return withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: options.waitMs, readOnly: true }, async () => {
@@ -25,7 +31,7 @@ export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, opt
     return withRegularFdSync(paths.jsonl, rolloutId, (fd, size) => {
       try {
         const from = Math.min(Math.max(options.from ?? 0, 0), size);
-        const bytes = Buffer.allocUnsafe(size - from);
+        const bytes = takeCopyBuffer(size - from);
         let got = 0;
         while (got < bytes.length) {
           const r = readSync(fd, bytes, got, bytes.length - got, from + got);
@@ -40,7 +46,14 @@ export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, opt
             if (readSync(fd, one, 0, 1, size - 1) === 1) lastByte = one[0];
           }
         }
-        return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), from, size: from + got, lastByte };
+        const memory = bytes.buffer as ArrayBuffer;
+        let released = false;
+        const release = () => {
+          if (released) return;
+          released = true;
+          giveBackCopyBuffer(memory);
+        };
+        return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), from, size: from + got, lastByte, release };
       } catch (e) {
         throw ioError(e, paths.jsonl, rolloutId);
       }

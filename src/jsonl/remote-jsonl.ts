@@ -5,7 +5,7 @@
  */
 import { TokcapError, type ErrorKind, type PyErrorClass } from '../errors.js';
 import type { RolloutPaths } from '../layout/file-names.js';
-import { forTransfer, type SerialisedError } from '../util/parallel-rollouts.js';
+import type { SerialisedError } from '../util/parallel-rollouts.js';
 import { readJsonlBytes, type JsonlBytes } from './read-jsonl-bytes.js';
 
 export interface JsonlRequest {
@@ -14,21 +14,35 @@ export interface JsonlRequest {
   options: { waitMs: number; from?: number };
 }
 
-/** Main thread: answers a worker's request. */
+/**
+ * Main thread: answers a worker's request. The copy's whole buffer moves to the worker (its own
+ * memory from copy-buffers.ts, spare capacity included), which gives it back when done with it
+ * (`jsonlViaMain`; `mapRolloutsParallel`'s `recycle` puts it back in this thread's buffers).
+ */
 export async function serveJsonlRequest(q: JsonlRequest): Promise<{ value: unknown; transfer?: ArrayBuffer[] }> {
   const r = await readJsonlBytes(q.paths, q.rolloutId, q.options);
   if (!r) return { value: undefined };
-  const transfer: ArrayBuffer[] = [];
-  const bytes = forTransfer(r.bytes, transfer);
-  return { value: { ...r, bytes }, transfer };
+  const { release: _release, ...rest } = r;
+  return { value: rest, transfer: [r.bytes.buffer as ArrayBuffer] };
 }
 
-/** Worker: a `readJsonlBytes` that asks the main thread. */
-export function jsonlViaMain(request: (q: unknown) => Promise<unknown>) {
+/**
+ * Worker: a `readJsonlBytes` that asks the main thread; `release` moves the copy's memory back
+ * to it through `giveBack`.
+ */
+export function jsonlViaMain(request: (q: unknown) => Promise<unknown>, giveBack?: (memory: ArrayBuffer) => void) {
   return async (paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> => {
     const q: JsonlRequest = { paths, rolloutId, options };
-    const r = (await request(q)) as (Omit<JsonlBytes, 'bytes'> & { bytes: Uint8Array }) | undefined;
-    return r && { ...r, bytes: Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength) };
+    const r = (await request(q)) as (Omit<JsonlBytes, 'bytes' | 'release'> & { bytes: Uint8Array }) | undefined;
+    if (!r) return undefined;
+    const memory = r.bytes.buffer as ArrayBuffer;
+    let released = false;
+    const release = () => {
+      if (released || !giveBack) return;
+      released = true;
+      giveBack(memory);
+    };
+    return { ...r, bytes: Buffer.from(memory, r.bytes.byteOffset, r.bytes.byteLength), release };
   };
 }
 

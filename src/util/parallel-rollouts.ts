@@ -25,6 +25,8 @@ export interface ParallelOptions<R, Q> {
   local: (id: string, index: number) => Promise<R>;
   /** Answers a worker's request (e.g. a copy of J under the lock), in this thread. */
   serve?: (request: Q) => Promise<{ value: unknown; transfer?: TransferListItem[] }>;
+  /** Takes back memory a worker gives back when done with it (e.g. a copy of J it was sent). */
+  recycle?: (memory: ArrayBuffer) => void;
   /** Called as results arrive (any order), e.g. for progress. */
   onDone?: (count: number) => void;
   /**
@@ -57,6 +59,7 @@ type FromWorker =
   | { type: 'chunk'; chunk: number; results: unknown[]; redo: number[] }
   | { type: 'chunk_failed'; chunk: number }
   | { type: 'request'; seq: number; request: unknown }
+  | { type: 'give'; memory: ArrayBuffer }
   | { type: 'done' };
 
 /**
@@ -195,6 +198,8 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
               ({ value, transfer }) => worker.postMessage({ seq: m.seq, ok: true, value }, transfer),
               (e: unknown) => worker.postMessage({ seq: m.seq, ok: false, error: serialiseError(e) }),
             );
+          } else if (m.type === 'give') {
+            options.recycle?.(m.memory);
           } else if (m.type === 'done') {
             void worker.terminate().finally(finish);
           }
@@ -270,7 +275,14 @@ export function serialiseError(e: unknown): SerialisedError {
 export function serveRolloutWorker<R>(
   port: import('node:worker_threads').MessagePort,
   data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array },
-  compute: (id: string, index: number, shared: unknown, request: (q: unknown) => Promise<unknown>) => Promise<R>,
+  compute: (
+    id: string,
+    index: number,
+    shared: unknown,
+    request: (q: unknown) => Promise<unknown>,
+    /** Moves memory back to the main thread (its `recycle`); the worker's views of it go empty. */
+    giveBack: (memory: ArrayBuffer) => void,
+  ) => Promise<R>,
   reviveError: (e: SerialisedError) => Error,
   /** Memory of a result to move to the main thread rather than copy (e.g. its encoded bytes). */
   transferOf?: (result: R) => ArrayBuffer[],
@@ -290,6 +302,13 @@ export function serveRolloutWorker<R>(
       waiting.set(s, { resolve, reject });
       port.postMessage({ type: 'request', seq: s, request: q });
     });
+  const giveBack = (memory: ArrayBuffer) => {
+    try {
+      port.postMessage({ type: 'give', memory }, [memory]);
+    } catch {
+      /* already moved or detached: nothing to give */
+    }
+  };
   const { ids, chunkSize, counter } = data;
   const nChunks = Math.ceil(ids.length / chunkSize);
   void (async () => {
@@ -300,7 +319,7 @@ export function serveRolloutWorker<R>(
       // Two in flight: the next item's request (its copy of J) is answered while this one computes.
       const results = await mapInOrder(ids.slice(start, end), 2, async (id, k): Promise<R | null> => {
         try {
-          return await compute(id, start + k, data.shared, request);
+          return await compute(id, start + k, data.shared, request, giveBack);
         } catch {
           redo.push(k);
           return null;

@@ -3,6 +3,7 @@ import { scanDirectory } from '../layout/scan-directory.js';
 import type { StoreOptions } from '../ops/store.js';
 import { reviveError, serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
+import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { mapRolloutsParallel, type SerialisedError } from '../util/parallel-rollouts.js';
 
 /** What verify-worker.ts returns for a rollout it could not verify. */
@@ -48,6 +49,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
       }
     },
     serve: serveJsonlRequest,
+    recycle: giveBackCopyBuffer,
     onDone: (n) => {
       done += n;
       options.onProgress?.(done, ids.length);

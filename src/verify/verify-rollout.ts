@@ -97,6 +97,8 @@ export async function verifyRollout(
     if (pendingBad !== undefined) {
       add(finding(rolloutId, 'torn_tail', 'final line is not valid JSON (a torn write; freeze will truncate it)', { line: pendingBad }));
     }
+    // Nothing above keeps a view of the bytes (entries and findings hold copies): reuse them.
+    read.release?.();
   }
 
   if (state && idxValue !== undefined && idxValue > size) {

@@ -14,9 +14,9 @@ if (parentPort) {
   serveRolloutWorker(
     parentPort,
     workerData,
-    async (id, _index, shared, request) => {
+    async (id, _index, shared, request, giveBack) => {
       try {
-        return await verifyRollout(shared as StoreOptions, id, { readJsonl: jsonlViaMain(request) });
+        return await verifyRollout(shared as StoreOptions, id, { readJsonl: jsonlViaMain(request, giveBack) });
       } catch (e) {
         return { failed: serialiseError(e) } satisfies WorkerFailure;
       }
