@@ -68,23 +68,29 @@ function dirStats(dir) {
   return { bytes, jsonl, files: files.sort() };
 }
 
-/** Runs once; returns { ms, rssKb, status }. `setup` runs before each repetition, untimed. */
+/**
+ * Runs once; returns { ms, cpuMs, rssKb, status }: wall time, CPU time (user + system, all
+ * threads and children) and peak RSS.
+ */
 function timeOnce(argv, { shell = false } = {}) {
-  const rssFile = join(CACHE, '.rss');
+  const statFile = join(CACHE, '.rss');
   const cmd = shell ? ['sh', '-c', argv] : argv;
-  const full = TIME ? [TIME, '-f', '%M', '-o', rssFile, ...cmd] : cmd;
+  const full = TIME ? [TIME, '-f', '%U %S %M', '-o', statFile, ...cmd] : cmd;
   const t0 = performance.now();
   const r = spawnSync(full[0], full.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 28 });
   const ms = performance.now() - t0;
   let rssKb;
+  let cpuMs;
   if (TIME) {
     try {
-      rssKb = Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop());
+      const [user, sys, rss] = readFileSync(statFile, 'utf8').trim().split('\n').pop().split(' ').map(Number);
+      rssKb = rss;
+      cpuMs = (user + sys) * 1000;
     } catch {
       rssKb = undefined;
     }
   }
-  return { ms, rssKb, status: r.status, stderr: r.stderr };
+  return { ms, cpuMs, rssKb, status: r.status, stderr: r.stderr };
 }
 
 function median(xs) {
@@ -92,17 +98,29 @@ function median(xs) {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-function measure(label, makeArgv, { shell = false, setup, okStatus = [0, 1] } = {}) {
-  const runs = [];
+/**
+ * Times every job of a store REPS times, in rounds (each round runs every job once, floors
+ * included), so that the load of a shared machine weighs on the floors and the commands alike.
+ * A job: { label, argv, shell?, setup?(i) -> argv (untimed), okStatus? }.
+ */
+function measureAll(jobs) {
+  const runs = jobs.map(() => []);
   for (let i = 0; i < REPS; i++) {
-    const argv = setup ? setup(i) : makeArgv;
-    const r = timeOnce(argv, { shell });
-    if (!okStatus.includes(r.status)) {
-      process.stderr.write(`${label}: exit ${r.status}\n${r.stderr}\n`);
-    }
-    runs.push(r);
+    jobs.forEach((job, j) => {
+      const argv = job.setup ? job.setup(i) : job.argv;
+      const r = timeOnce(argv, { shell: job.shell });
+      if (!(job.okStatus ?? [0, 1]).includes(r.status)) {
+        process.stderr.write(`${job.label}: exit ${r.status}\n${r.stderr}\n`);
+      }
+      runs[j].push(r);
+    });
   }
-  return { label, ms: median(runs.map((r) => r.ms)), rssKb: Math.max(...runs.map((r) => r.rssKb ?? 0)) || undefined };
+  return jobs.map((job, j) => ({
+    label: job.label,
+    ms: median(runs[j].map((r) => r.ms)),
+    cpuMs: runs[j].every((r) => r.cpuMs !== undefined) ? median(runs[j].map((r) => r.cpuMs)) : undefined,
+    rssKb: Math.max(...runs[j].map((r) => r.rssKb ?? 0)) || undefined,
+  }));
 }
 
 const tokcap = (...args) => [process.execPath, BIN, ...args];
@@ -145,18 +163,18 @@ const sections = [];
 for (const store of STORES) {
   const dir = ensureStore(store);
   const st = dirStats(dir);
-  const rows = [];
+  const jobs = [];
   process.stderr.write(`benchmarking ${store.name} (${fmtSize(st.bytes)}, ${st.files.length} JSONL files) ...\n`);
   const listFile = join(CACHE, `${store.name}.files`);
   writeFileSync(listFile, st.files.map((f) => f + '\0').join(''));
-  let node;
-  let sha;
-  if (store.what !== 'inspect') {
-    sha = measure('floor: cat \\| sha256sum', `xargs -0 cat < '${listFile}' | sha256sum`, { shell: true });
-    node = measure('floor: node scan+parse+hash', `xargs -0 ${process.execPath} ${FLOOR} < '${listFile}'`, { shell: true });
-    rows.push(sha, node);
+  const floors = store.what !== 'inspect';
+  if (floors) {
+    jobs.push({ label: 'floor: cat \\| sha256sum', argv: `xargs -0 cat < '${listFile}' | sha256sum`, shell: true });
+    jobs.push({ label: 'floor: node scan+parse+hash', argv: `xargs -0 ${process.execPath} ${FLOOR} < '${listFile}'`, shell: true });
   }
-  const add = (label, argv, opts) => rows.push(measure(label, argv, opts));
+  const add = (label, argv, opts = {}) => jobs.push({ label, argv, ...opts });
+  const copy = join(CACHE, `${store.name}.copy`);
+  const out = join(CACHE, `${store.name}.export.jsonl`);
   if (store.what === 'inspect') {
     add('inspect (summary)', tokcap('inspect', dir, '--json'));
   } else {
@@ -165,7 +183,6 @@ for (const store of STORES) {
     if (store.what === 'all') {
       add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
       add('build (preview, all)', tokcap('build', dir, '--json'));
-      const copy = join(CACHE, `${store.name}.copy`);
       add('build --all --freeze (copy)', null, {
         setup: () => {
           rmSync(copy, { recursive: true, force: true });
@@ -175,19 +192,19 @@ for (const store of STORES) {
         // --mix stores hold retired rollouts: their builds fail as in the reference (exit 3).
         okStatus: [0, 1, 3],
       });
-      rmSync(copy, { recursive: true, force: true });
       add('sweep --dry-run', tokcap('sweep', dir, '--older-than', '0s', '--dry-run', '--json'));
     } else {
       // Large stores: the deep scan's memory, and the build's ratio where workers pay.
       add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
       add('build (preview, all)', tokcap('build', dir, '--json'));
     }
-    if (exportAvailable) {
-      const out = join(CACHE, `${store.name}.export.jsonl`);
-      add('export --format jsonl', tokcap('export', dir, '--out', out, '--format', 'jsonl', '--force', '--json'));
-      rmSync(out, { force: true });
-    }
+    if (exportAvailable) add('export --format jsonl', tokcap('export', dir, '--out', out, '--format', 'jsonl', '--force', '--json'));
   }
+  const rows = measureAll(jobs);
+  rmSync(copy, { recursive: true, force: true });
+  rmSync(out, { force: true });
+  const sha = floors ? rows[0] : undefined;
+  const node = floors ? rows[1] : undefined;
   sections.push({ store, st, rows, node, sha });
 }
 
@@ -201,7 +218,9 @@ out('Generated by `npm run bench` (bench/run.mjs); figures are whole-process wal
 out('JSON output included), the median of ' + REPS + ' runs, with the peak RSS of the largest run. Ratios are');
 out('against the floors measured in the same run on the same bytes: `cat <jsonl files> | sha256sum` and');
 out('`bench/floor-scan.mjs` (read, split lines, `JSON.parse`, SHA-256 per line; nothing else).');
-out('Timings are not asserted anywhere; the machine is shared and noisy.');
+out('The runs go in rounds (each round runs every command of a store once, floors included), so that a');
+out('shared machine\'s load weighs on floors and commands alike. CPU is the median user + system time of');
+out('all threads. Timings are not asserted anywhere; the machine is shared and noisy.');
 out();
 out(`- date: ${info.date}`);
 out(`- CPU: ${info.cpu}; nproc ${info.nproc}; load average at start ${info.load}`);
@@ -215,12 +234,12 @@ for (const { store, st, rows, node, sha } of sections) {
   out();
   out(`${fmtSize(st.bytes)} on disk, ${fmtSize(st.jsonl)} of JSONL in ${st.files.length} files${store.note ? `; ${store.note}` : ''}.`);
   out();
-  out('| command | median | × node floor | × sha256sum | peak RSS |');
-  out('|---|---:|---:|---:|---:|');
+  out('| command | median | × node floor | × sha256sum | CPU (user+sys) | peak RSS |');
+  out('|---|---:|---:|---:|---:|---:|');
   for (const r of rows) {
     const xn = node ? (r.ms / node.ms).toFixed(2) : '–';
     const xs = sha ? (r.ms / sha.ms).toFixed(2) : '–';
-    out(`| ${r.label} | ${fmtMs(r.ms)} | ${xn} | ${xs} | ${fmtMb(r.rssKb)} |`);
+    out(`| ${r.label} | ${fmtMs(r.ms)} | ${xn} | ${xs} | ${r.cpuMs === undefined ? '–' : fmtMs(r.cpuMs)} | ${fmtMb(r.rssKb)} |`);
   }
   out();
 }
