@@ -7,7 +7,7 @@ import type { CommandName, CommandOptionsMap, GlobalOptions } from './options.js
 import { EXIT_OK, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
 import { createStyles, colorLevel, type Styles } from './styles.js';
 import { ProgressLine, noProgress, type ProgressFactory } from './progress.js';
-import { outputJsonBytes, outputJsonLine, RawJsonText } from '../src/json/canonical-json.js';
+import { orderedJsonMember, outputJsonBytes, outputJsonLine, RawJsonText } from '../src/json/canonical-json.js';
 import { renderTable, type Column } from './table.js';
 
 export interface OutStream {
@@ -71,6 +71,14 @@ export interface CommandContext<N extends CommandName = CommandName> {
    * `end()` must be called (an empty array prints `[]`). Instead of `json`, once per run.
    */
   jsonArray(): JsonArrayWriter;
+  /**
+   * THE json document as an object one member of which, `key`, is a map written entry by entry:
+   * `head`'s members, then `key`, then the members given to `end` (the same bytes as
+   * `json({ ...head, [key]: Object.fromEntries(entries), ...tail })`, entries in the order
+   * given), so a map of every rollout is never held whole. Under --json only; no-op otherwise.
+   * Instead of `json`, once per run.
+   */
+  jsonMap(head: Record<string, unknown>, key: string): JsonMapWriter;
   /** Writes one line to stderr, always (even with --quiet). */
   err(line: string): void;
   /** `tokcap: warning: <line>` on stderr; suppressed by --quiet. */
@@ -91,6 +99,16 @@ export interface CommandContext<N extends CommandName = CommandName> {
 export interface JsonArrayWriter {
   push(value: unknown): void;
   end(): void;
+}
+
+export interface JsonMapWriter {
+  entry(key: string, value: unknown): void;
+  end(tail: Record<string, unknown>): void;
+}
+
+/** The members of a serialised object, without its braces (empty for `{}`). */
+function membersOf(object: Uint8Array): Uint8Array {
+  return object.subarray(1, object.length - 1);
 }
 
 export interface ContextInit<N extends CommandName> {
@@ -164,6 +182,41 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
           if (ended) return;
           ended = true;
           io.stdout.write(count === 0 ? '[]\n' : ']\n');
+        },
+      };
+    },
+    jsonMap(head, key) {
+      if (!options.json) return { entry() {}, end() {} };
+      if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
+      jsonWritten = true;
+      const members = membersOf(outputJsonBytes(head));
+      io.stdout.write('{');
+      if (members.length > 0) {
+        io.stdout.write(members);
+        io.stdout.write(',');
+      }
+      io.stdout.write(outputJsonBytes(key));
+      io.stdout.write(':{');
+      let count = 0;
+      let ended = false;
+      return {
+        entry(k, value) {
+          if (ended) throw new Error('internal: jsonMap().entry() after end()');
+          // Serialised first: nothing is written if the value cannot be.
+          const bytes = orderedJsonMember(k, value);
+          if (count++ > 0) io.stdout.write(',');
+          io.stdout.write(bytes);
+        },
+        end(tail) {
+          if (ended) return;
+          ended = true;
+          const rest = membersOf(outputJsonBytes(tail));
+          io.stdout.write('}');
+          if (rest.length > 0) {
+            io.stdout.write(',');
+            io.stdout.write(rest);
+          }
+          io.stdout.write('}\n');
         },
       };
     },

@@ -9,7 +9,7 @@
 import { buildChains, type ChainBuild } from '../src/build/chain-builder.js';
 import { assemble, finishConsumerResult } from '../src/build/consumer-result.js';
 import { describeReason, maskCauses } from '../src/build/mask-causes.js';
-import { directoryFacts } from '../src/facts/directory-facts.js';
+import { directoryFacts, forEachRolloutFacts } from '../src/facts/directory-facts.js';
 import type { RolloutFacts } from '../src/facts/rollout-facts.js';
 import { rolloutFacts } from '../src/facts/rollout-facts.js';
 import { orderedJsonMembers, RawJsonText } from '../src/json/canonical-json.js';
@@ -73,6 +73,22 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   const listing = await scanDirectory(ctx.dir);
   if (ctx.idsGiven) return inspectRollouts(ctx, listing.invalidNames);
   const bar = listing.rollouts.size > 500 ? ctx.progress({ title: 'reading', total: listing.rollouts.size }) : undefined;
+  if (ctx.options.json && ctx.options.sort === 'id') {
+    // In id order the rows are written as they come, never held: memory stays that of the
+    // rollouts in flight however many the directory has.
+    const out = ctx.jsonMap({ dir: ctx.dir }, 'rollouts');
+    let shown = 0;
+    await forEachRolloutFacts(store, { deep: ctx.options.deep, listing, onProgress: (d) => bar?.update(d) }, (id, f) => {
+      if (matchesStatus(f, ctx.options.status) && (ctx.options.limit === undefined || shown < ctx.options.limit)) {
+        out.entry(id, f);
+        shown++;
+      }
+      for (const e of f.errors) ctx.warn(`${id}: ${e.file}: ${e.message}`);
+    });
+    bar?.done();
+    out.end({ invalid_names: listing.invalidNames, temp_state_files: listing.tempStateFiles });
+    return;
+  }
   const facts = await directoryFacts(store, { deep: ctx.options.deep, listing, onProgress: (d) => bar?.update(d) });
   bar?.done();
   const now = Date.now();

@@ -47,13 +47,30 @@ export function kindsOf(mask: number): ReadonlySet<FileKind> | undefined {
  * spread over worker threads (src/util/parallel-rollouts.ts); the result is the same.
  */
 export async function directoryFacts(store: StoreOptions, options: DirectoryFactsOptions = {}): Promise<DirectoryFacts> {
+  const rollouts = new Map<string, RolloutFacts>();
+  const listing = options.listing ?? (await scanDirectory(store.dir));
+  await forEachRolloutFacts(store, { ...options, listing }, (id, facts) => {
+    rollouts.set(id, facts);
+  });
+  return { rollouts, invalidNames: listing.invalidNames, tempStateFiles: listing.tempStateFiles };
+}
+
+/**
+ * `directoryFacts` handed over one rollout at a time, in id order, and not kept: memory stays that
+ * of the rollouts in flight, whatever the directory's size. A promise returned by `each` is
+ * awaited (and holds the work back) before the next rollout is handed over.
+ */
+export async function forEachRolloutFacts(
+  store: StoreOptions,
+  options: DirectoryFactsOptions,
+  each: (id: string, facts: RolloutFacts) => void | Promise<void>,
+): Promise<void> {
   const listing = options.listing ?? (await scanDirectory(store.dir));
   const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
-  const rollouts = new Map<string, RolloutFacts>();
   let done = 0;
   const files = Uint8Array.from(ids, (id) => maskOf(listing.rollouts.get(id)));
   const shared: FactsShared = { store: { ...store }, deep: options.deep, files };
-  const results = await mapRolloutsParallel<RolloutFacts, JsonlRequest>(ids, {
+  await mapRolloutsParallel<RolloutFacts, JsonlRequest>(ids, {
     workerUrl: new URL('./facts-worker.js', import.meta.url),
     shared,
     local: (id) => rolloutFacts(store, id, { deep: options.deep, files: listing.rollouts.get(id) }),
@@ -63,7 +80,6 @@ export async function directoryFacts(store: StoreOptions, options: DirectoryFact
       done += n;
       options.onProgress?.(done, ids.length);
     },
+    emit: (facts, i) => each(ids[i], facts),
   });
-  ids.forEach((id, i) => rollouts.set(id, results[i]));
-  return { rollouts, invalidNames: listing.invalidNames, tempStateFiles: listing.tempStateFiles };
 }

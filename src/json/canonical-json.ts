@@ -105,6 +105,21 @@ export function orderedJsonMembers(members: Iterable<readonly [string, unknown]>
   return serialise(new Members(members), opts?.plusExponent ?? true, false, false, asBytes);
 }
 
+/**
+ * The UTF-8 bytes of one member, `"key":value`, as `orderedJsonMembers` writes it: for a map
+ * written member by member as its values come (a comma between members is the caller's).
+ */
+export function orderedJsonMember(key: string, value: unknown, opts?: CanonicalJsonOptions): Buffer {
+  return serialise(new Member(key, value), opts?.plusExponent ?? true, false, false, asBytes);
+}
+
+class Member {
+  constructor(
+    readonly key: string,
+    readonly value: unknown,
+  ) {}
+}
+
 class Members {
   constructor(readonly members: Iterable<readonly [string, unknown]>) {}
 }
@@ -388,6 +403,10 @@ function writeValue(v: unknown, plus: boolean, sort: boolean, loose: boolean): v
           out.set(text, at);
           at += text.length;
         }
+        return;
+      }
+      if (v instanceof Member) {
+        putMember(true, v.key, v.value, plus, sort, loose);
         return;
       }
       if (v instanceof Members) {

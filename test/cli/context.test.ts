@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
 import { JsonFloat } from '../../src/json/value.js';
 import { createContext, ExitCodeAccumulator } from '../../commands/context.js';
-import { outputJson as stringifyJson } from '../../src/json/canonical-json.js';
+import { orderedJsonMembers, outputJson as stringifyJson, RawJsonText } from '../../src/json/canonical-json.js';
 import type { GlobalOptions, InspectOptions } from '../../commands/options.js';
 import { fakeIo, type FakeIo } from './helpers.js';
 
@@ -75,6 +75,46 @@ describe('CommandContext output', () => {
     arr.push({ ok: 2 });
     arr.end();
     expect(JSON.parse(io.stdout.text)).toEqual([{ ok: 1 }, { ok: 2 }]);
+  });
+
+  it('jsonMap writes, entry by entry, the bytes json() of the whole object would write', () => {
+    const entries: [string, unknown][] = [
+      ['r-2', { files: ['a'], n: 1, f: new JsonFloat(2) }],
+      ['10', [1, 2]],
+      ['r-1', null],
+    ];
+    for (const [head, tail] of [
+      [{ dir: '/d' }, { invalid_names: ['x'], temp_state_files: [] as string[] }],
+      [{}, {}],
+      [{ dir: 'é"\\', skipped: undefined }, { last: undefined, more: 1 }],
+    ] as const) {
+      for (const n of [0, 1, 3]) {
+        const streamed = ctxWith({ json: true });
+        const map = streamed.ctx.jsonMap(head, 'rollouts');
+        for (const [k, v] of entries.slice(0, n)) map.entry(k, v);
+        map.end(tail);
+        const whole = ctxWith({ json: true });
+        // The map's keys keep their order (an integer-like key stays where it was given).
+        whole.ctx.json({ ...head, rollouts: new RawJsonText(orderedJsonMembers(entries.slice(0, n))), ...tail });
+        expect(streamed.io.stdout.text).toBe(whole.io.stdout.text);
+        expect(() => streamed.ctx.json({})).toThrow(/twice/);
+      }
+    }
+  });
+
+  it('jsonMap: an unwritable entry throws before anything of it is written; nothing without --json', () => {
+    const { ctx, io } = ctxWith({ json: true });
+    const map = ctx.jsonMap({}, 'm');
+    map.entry('a', 1);
+    expect(() => map.entry('b', { id: 2n ** 64n })).toThrow(TokcapError);
+    map.entry('c', 3);
+    map.end({});
+    expect(JSON.parse(io.stdout.text)).toEqual({ m: { a: 1, c: 3 } });
+    const quiet = ctxWith();
+    const none = quiet.ctx.jsonMap({ dir: 'd' }, 'm');
+    none.entry('a', 1);
+    none.end({});
+    expect(quiet.io.stdout.text).toBe('');
   });
 
   it('jsonArray prints nothing without --json', () => {
