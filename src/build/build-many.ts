@@ -9,6 +9,7 @@
 import { freezeAndCopy, type FrozenCopy } from '../ops/freeze.js';
 import { copyReadOnlySnapshot, type ReadOnlyCopy } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
+import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { forTransfer, mapRolloutsParallel } from '../util/parallel-rollouts.js';
 import { buildOutcome, type BuildOutcome } from './build-outcome.js';
@@ -51,6 +52,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     concurrency: 1,
     local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise }),
     serve: serveSnapshotRequest(store),
+    recycle: giveBackCopyBuffer,
     onDone: (n) => {
       done += n;
       options.onProgress?.(done, ids.length);
@@ -59,11 +61,24 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
   });
 }
 
-/** A worker's `SnapshotSource`: asks the main thread (answered by `serveSnapshotRequest`). */
-export function workerSnapshotSource(request: (q: SnapshotRequest) => Promise<unknown>): SnapshotSource {
+/**
+ * A worker's `SnapshotSource`: asks the main thread (answered by `serveSnapshotRequest`). A
+ * read-only copy's memory goes back to the main thread through `giveBack` once released.
+ */
+export function workerSnapshotSource(request: (q: SnapshotRequest) => Promise<unknown>, giveBack?: (memory: ArrayBuffer) => void): SnapshotSource {
   return {
     frozen: async (rolloutId) => (await request({ freeze: true, rolloutId })) as FrozenCopy,
-    readOnly: async (rolloutId) => (await request({ freeze: false, rolloutId })) as ReadOnlyCopy,
+    readOnly: async (rolloutId) => {
+      const copy = (await request({ freeze: false, rolloutId })) as ReadOnlyCopy;
+      const memory = copy.bytes?.buffer as ArrayBuffer | undefined;
+      let released = false;
+      const release = () => {
+        if (released || !memory || !giveBack) return;
+        released = true;
+        giveBack(memory);
+      };
+      return { ...copy, release };
+    },
   };
 }
 
@@ -72,9 +87,13 @@ export function serveSnapshotRequest(store: StoreOptions) {
   return async (q: SnapshotRequest) => {
     const copy = q.freeze ? await freezeAndCopy(store, q.rolloutId) : await copyReadOnlySnapshot(store, q.rolloutId);
     const transfer: ArrayBuffer[] = [];
+    // A read-only copy's J is memory of its own from copy-buffers.ts: moved whole (the worker
+    // gives it back), never copied; the release function stays here.
+    const { release, ...rest } = copy as ReadOnlyCopy;
+    if (release && copy.bytes) transfer.push(copy.bytes.buffer as ArrayBuffer);
     const value = {
-      ...copy,
-      bytes: forTransfer(copy.bytes, transfer),
+      ...rest,
+      bytes: release ? copy.bytes : forTransfer(copy.bytes, transfer),
       intentBytes: forTransfer(copy.intentBytes, transfer),
       ...('stateBytes' in copy ? { stateBytes: forTransfer(copy.stateBytes, transfer) } : {}),
     };

@@ -74,7 +74,13 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
   try {
     const source = options.source ?? localSnapshotSource(store);
     // The copy is taken under the lock; parsing happens here, with the lock released.
-    snapshot = options.freeze ? parseFrozenCopy(store, await source.frozen(rolloutId)) : parseReadOnlyCopy(store, await source.readOnly(rolloutId));
+    if (options.freeze) snapshot = parseFrozenCopy(store, await source.frozen(rolloutId));
+    else {
+      const copy = await source.readOnly(rolloutId);
+      snapshot = parseReadOnlyCopy(store, copy);
+      // The entries hold no view of the copy's bytes: their memory serves the next copy.
+      copy.release?.();
+    }
   } catch (e) {
     const err = toTokcapError(e, { rolloutId });
     const result = label(failedBuild(rolloutId, err.pythonString(), 0));

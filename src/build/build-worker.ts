@@ -12,9 +12,9 @@ if (parentPort) {
   serveRolloutWorker(
     parentPort,
     workerData,
-    async (id, _index, sharedData, request) => {
+    async (id, _index, sharedData, request, giveBack) => {
       const { store, freeze, model, serialise } = sharedData as BuildWorkerShared;
-      return buildOutcome(store, id, { freeze, model, serialise, source: workerSnapshotSource(request) });
+      return buildOutcome(store, id, { freeze, model, serialise, source: workerSnapshotSource(request, giveBack) });
     },
     reviveError,
     // The serialised result is moved, not copied, to the main thread.

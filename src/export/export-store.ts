@@ -6,6 +6,7 @@ import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.
 import { compareCodePoints, orderedJson } from '../json/canonical-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
+import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { mapRolloutsParallel } from '../util/parallel-rollouts.js';
 import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirectory } from './atomic-output.js';
@@ -221,6 +222,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
         concurrency: 1,
         local: (id) => exportItem(store, id, itemOptions),
         serve: serveSnapshotRequest(store),
+        recycle: giveBackCopyBuffer,
         signal: stop.signal,
         emit: write,
       });

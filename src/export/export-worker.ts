@@ -19,9 +19,9 @@ if (parentPort) {
   serveRolloutWorker(
     parentPort,
     workerData,
-    async (id, _index, sharedData, request) => {
+    async (id, _index, sharedData, request, giveBack) => {
       const { store, item } = sharedData as ExportWorkerShared;
-      return exportItem(store, id, item, workerSnapshotSource(request));
+      return exportItem(store, id, item, workerSnapshotSource(request, giveBack));
     },
     reviveError,
     (item) => exportItemTransfer(item as ExportItem),

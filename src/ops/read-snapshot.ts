@@ -3,7 +3,9 @@ import { sha256Hex } from '../digest/token-digest.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { pyRepr } from '../layout/py-repr.js';
-import { readRegularFileSync } from '../layout/safe-open.js';
+import { readSync } from 'node:fs';
+import { giveBackCopyBuffer, takeCopyBuffer } from '../jsonl/copy-buffers.js';
+import { readRegularFileSync, withRegularFdSync } from '../layout/safe-open.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
@@ -34,7 +36,10 @@ export interface ReadOnlySnapshot {
  * tail, corrupt or invalid lines) are thrown with the same kinds and messages.
  */
 export async function readSnapshotReadOnly(store: StoreOptions, rolloutId: string): Promise<ReadOnlySnapshot> {
-  return parseReadOnlyCopy(store, await copyReadOnlySnapshot(store, rolloutId));
+  const copy = await copyReadOnlySnapshot(store, rolloutId);
+  const snapshot = parseReadOnlyCopy(store, copy);
+  copy.release?.();
+  return snapshot;
 }
 
 /**
@@ -46,6 +51,11 @@ export interface ReadOnlyCopy {
   stateBytes?: Uint8Array;
   bytes?: Uint8Array;
   intentBytes?: Uint8Array;
+  /**
+   * Hands the memory of `bytes` back for the next copy (src/jsonl/copy-buffers.ts), once parsed
+   * (`parseReadOnlyCopy` keeps no view of it). Never calling it is safe. Not sent across threads.
+   */
+  release?: () => void;
 }
 
 export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: string): Promise<ReadOnlyCopy> {
@@ -55,9 +65,41 @@ export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: strin
     const stateBytes = readRegularFileSync(paths.state, rolloutId);
     // A retired rollout fails here already (its J is not copied): parse the state now.
     if (stateBytes !== undefined && isRetired(parseStateBytes(stateBytes, paths.state, rolloutId))) throw retiredError(rolloutId);
-    const bytes = readRegularFileSync(paths.jsonl, rolloutId);
+    const j = readIntoCopyBuffer(paths.jsonl, rolloutId);
     const intentBytes = readRegularFileSync(paths.intents, rolloutId);
-    return { rolloutId, stateBytes, bytes, intentBytes };
+    return { rolloutId, stateBytes, bytes: j?.bytes, intentBytes, release: j?.release };
+  });
+}
+
+/** A whole file (to its end, should it grow meanwhile) in memory from copy-buffers.ts. */
+function readIntoCopyBuffer(path: string, rolloutId: string): { bytes: Buffer; release: () => void } | undefined {
+  return withRegularFdSync(path, rolloutId, (fd, size) => {
+    let buf = takeCopyBuffer(size + 1);
+    let n = 0;
+    try {
+      for (;;) {
+        if (n === buf.length) {
+          const bigger = takeCopyBuffer(buf.length * 2);
+          buf.copy(bigger, 0, 0, n);
+          giveBackCopyBuffer(buf.buffer as ArrayBuffer);
+          buf = bigger;
+        }
+        const want = buf.length - n;
+        const r = readSync(fd, buf, n, want, null);
+        n += r;
+        if (r === 0 || r < want) break;
+      }
+    } catch (e) {
+      throw ioError(e, path, rolloutId);
+    }
+    const memory = buf.buffer as ArrayBuffer;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      giveBackCopyBuffer(memory);
+    };
+    return { bytes: buf.subarray(0, n), release };
   });
 }
 

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { copyBuffersKept, giveBackCopyBuffer, takeCopyBuffer } from '../../src/jsonl/copy-buffers.js';
 import { readJsonlBytes } from '../../src/jsonl/read-jsonl-bytes.js';
 import { jsonlViaMain } from '../../src/jsonl/remote-jsonl.js';
-import { paths, useTempDirs } from './support.js';
+import { readSnapshotReadOnly } from '../../src/ops/read-snapshot.js';
+import { canonicalLine, entry, paths, useTempDirs } from './support.js';
 
 const tmp = useTempDirs();
 
@@ -50,6 +51,20 @@ describe('copy buffers', () => {
     expect(second.lastByte).toBe(0x0a);
     // A lock file was neither needed nor created.
     expect(fs.existsSync(one.lock)).toBe(false);
+  });
+
+  it('serve one read-only snapshot after another: what the first parsed is untouched by the next copy', async () => {
+    const dir = tmp();
+    for (const [id, prompt] of [['a', [1, 2, 3]], ['b', [7, 8, 9, 10]]] as const) {
+      const e = entry('c1', { rollout: id, prompt: [...prompt], gen: [4] });
+      fs.writeFileSync(paths(dir, id).jsonl, canonicalLine(e));
+    }
+    const first = await readSnapshotReadOnly({ dir }, 'a');
+    const before = JSON.stringify(first.entries);
+    const second = await readSnapshotReadOnly({ dir }, 'b');
+    expect(JSON.stringify(first.entries)).toBe(before);
+    expect(first.entries[0].prompt_token_ids).toEqual([1, 2, 3]);
+    expect(second.entries[0].prompt_token_ids).toEqual([7, 8, 9, 10]);
   });
 
   it('are given back by a worker once, through the channel to the main thread', async () => {
