@@ -226,6 +226,15 @@ export class TokenSequence {
     if (length < this.count) this.count = Math.max(0, length);
   }
 
+  /** Empties the sequence and lets its memory go if it holds more than `maxBytes`. */
+  reset(maxBytes: number): void {
+    this.count = 0;
+    if (this.bytes.byteLength > maxBytes) {
+      this.bytes = new ArrayBuffer(0);
+      this.u32 = new Uint32Array(0);
+    }
+  }
+
   /** Digest of the first `length` ids (default: all). */
   digest(length: number = this.count): string {
     if (length > this.count) throw new RangeError(`digest of ${length} ids asked of a sequence of ${this.count}`);

@@ -120,11 +120,14 @@ export async function verifyRollout(
     );
   }
   checkTokens(rolloutId, first, add);
+  // The scratch space keeps a typical rollout's size, not an exceptional one's.
+  scratchSequence.reset(SCRATCH_KEEP_BYTES);
   return out;
 }
 
 /** Reused by every rollout's checks (they run synchronously, one at a time). */
 const scratchSequence = new TokenSequence();
+const SCRATCH_KEEP_BYTES = 16 * 2 ** 20;
 
 /** Per-call token checks on the first valid line of each call id. */
 function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f: Finding) => void): void {

@@ -91,5 +91,13 @@ describe('token digests', () => {
       const cut = Math.floor(rnd() * (model.length + 1));
       expect(seq.digest(cut)).toBe(reference(model.slice(0, cut)));
     }
+    // Reset, with or without letting the memory go: empty, and usable again.
+    for (const keep of [0, 2 ** 30]) {
+      seq.reset(keep);
+      expect(seq.length).toBe(0);
+      expect(seq.digest()).toBe(EMPTY_TOKEN_DIGEST);
+      seq.append([1, 2, 3]);
+      expect(seq.digest()).toBe(reference([1, 2, 3]));
+    }
   });
 });
