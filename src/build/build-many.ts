@@ -9,7 +9,7 @@
 import { freezeAndCopy, type FrozenCopy } from '../ops/freeze.js';
 import { copyReadOnlySnapshot, type ReadOnlyCopy } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
-import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
+import { giveBackCopyBuffer, releaseOnce } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { forTransfer, mapRolloutsParallel } from '../util/parallel-rollouts.js';
 import { buildOutcome, type BuildOutcome } from './build-outcome.js';
@@ -71,13 +71,7 @@ export function workerSnapshotSource(request: (q: SnapshotRequest) => Promise<un
     readOnly: async (rolloutId) => {
       const copy = (await request({ freeze: false, rolloutId })) as ReadOnlyCopy;
       const memory = copy.bytes?.buffer as ArrayBuffer | undefined;
-      let released = false;
-      const release = () => {
-        if (released || !memory || !giveBack) return;
-        released = true;
-        giveBack(memory);
-      };
-      return { ...copy, release };
+      return { ...copy, release: memory && giveBack && releaseOnce(memory, giveBack) };
     },
   };
 }

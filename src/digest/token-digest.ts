@@ -44,6 +44,18 @@ function setU64(u32: Uint32Array, k: number, id: number): void {
   }
 }
 
+/** Any id as (hi, lo) halves at slot `k` (u64be after `swap32`); throws `tokenIdError` if it has none. */
+function setId(u32: Uint32Array, k: number, id: TokenId): void {
+  if (typeof id === 'number') {
+    if (!(id >= 0) || !Number.isInteger(id)) throw tokenIdError(id);
+    setU64(u32, k, id);
+  } else {
+    if (id < 0n || id > U64_MAX) throw tokenIdError(id);
+    u32[2 * k] = Number(id >> 32n);
+    u32[2 * k + 1] = Number(id & 0xffffffffn);
+  }
+}
+
 function updateIds(hash: Hash, ids: readonly TokenId[], start: number, end: number): void {
   if (scratch === undefined || scratch32 === undefined) {
     // Own (not pooled) memory, 8-byte aligned for the Uint32Array view.
@@ -56,17 +68,7 @@ function updateIds(hash: Hash, ids: readonly TokenId[], start: number, end: numb
   let i = start;
   while (i < end) {
     const n = Math.min(end - i, CHUNK_IDS);
-    for (let k = 0; k < n; k++) {
-      const id = ids[i + k];
-      if (typeof id === 'number') {
-        if (!(id >= 0) || !Number.isInteger(id)) throw tokenIdError(id);
-        setU64(u32, k, id);
-      } else {
-        if (id < 0n || id > U64_MAX) throw tokenIdError(id);
-        u32[2 * k] = Number(id >> 32n);
-        u32[2 * k + 1] = Number(id & 0xffffffffn);
-      }
-    }
+    for (let k = 0; k < n; k++) setId(u32, k, ids[i + k]);
     const bytes = buf.subarray(0, n * 8);
     if (LITTLE_ENDIAN) bytes.swap32();
     hash.update(bytes);
@@ -206,18 +208,7 @@ export class TokenSequence {
     const from = this.count;
     this.reserve(from + n);
     const u32 = this.u32;
-    for (let i = 0; i < n; i++) {
-      const id = ids[i];
-      const k = from + i;
-      if (typeof id === 'number') {
-        if (!(id >= 0) || !Number.isInteger(id)) throw tokenIdError(id);
-        setU64(u32, k, id);
-      } else {
-        if (id < 0n || id > U64_MAX) throw tokenIdError(id);
-        u32[2 * k] = Number(id >> 32n);
-        u32[2 * k + 1] = Number(id & 0xffffffffn);
-      }
-    }
+    for (let i = 0; i < n; i++) setId(u32, from + i, ids[i]);
     if (LITTLE_ENDIAN) Buffer.from(this.bytes, from * 8, n * 8).swap32();
     this.count = from + n;
   }

@@ -54,6 +54,19 @@ export function giveBackCopyBuffer(ab: ArrayBuffer): void {
   }
 }
 
+/**
+ * A `release` for a copy in `memory`: gives it back (by default to this thread's buffers; a
+ * worker passes the function that moves it to the main thread) the first time it is called.
+ */
+export function releaseOnce(memory: ArrayBuffer, giveBack: (memory: ArrayBuffer) => void = giveBackCopyBuffer): () => void {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    giveBack(memory);
+  };
+}
+
 /** For tests: how many buffers are kept, and their bytes. */
 export function copyBuffersKept(): { count: number; bytes: number } {
   return { count: kept.length, bytes: keptBytes };

@@ -3,7 +3,7 @@ import { ioError } from '../errors.js';
 import type { RolloutPaths } from '../layout/file-names.js';
 import { withRegularFdSync } from '../layout/safe-open.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
-import { giveBackCopyBuffer, takeCopyBuffer } from './copy-buffers.js';
+import { releaseOnce, takeCopyBuffer } from './copy-buffers.js';
 
 export interface JsonlBytes {
   /** J from byte `from` to `size` (as observed under the lock). */
@@ -46,13 +46,7 @@ export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, opt
             if (readSync(fd, one, 0, 1, size - 1) === 1) lastByte = one[0];
           }
         }
-        const memory = bytes.buffer as ArrayBuffer;
-        let released = false;
-        const release = () => {
-          if (released) return;
-          released = true;
-          giveBackCopyBuffer(memory);
-        };
+        const release = releaseOnce(bytes.buffer as ArrayBuffer);
         return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), from, size: from + got, lastByte, release };
       } catch (e) {
         throw ioError(e, paths.jsonl, rolloutId);

@@ -6,6 +6,7 @@
 import { TokcapError, type ErrorKind, type PyErrorClass } from '../errors.js';
 import type { RolloutPaths } from '../layout/file-names.js';
 import type { SerialisedError } from '../util/parallel-rollouts.js';
+import { releaseOnce } from './copy-buffers.js';
 import { readJsonlBytes, type JsonlBytes } from './read-jsonl-bytes.js';
 
 export interface JsonlRequest {
@@ -36,13 +37,7 @@ export function jsonlViaMain(request: (q: unknown) => Promise<unknown>, giveBack
     const r = (await request(q)) as (Omit<JsonlBytes, 'bytes' | 'release'> & { bytes: Uint8Array }) | undefined;
     if (!r) return undefined;
     const memory = r.bytes.buffer as ArrayBuffer;
-    let released = false;
-    const release = () => {
-      if (released || !giveBack) return;
-      released = true;
-      giveBack(memory);
-    };
-    return { ...r, bytes: Buffer.from(memory, r.bytes.byteOffset, r.bytes.byteLength), release };
+    return { ...r, bytes: Buffer.from(memory, r.bytes.byteOffset, r.bytes.byteLength), release: giveBack && releaseOnce(memory, giveBack) };
   };
 }
 

@@ -4,7 +4,7 @@ import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { pyRepr } from '../layout/py-repr.js';
 import { readSync } from 'node:fs';
-import { giveBackCopyBuffer, takeCopyBuffer } from '../jsonl/copy-buffers.js';
+import { giveBackCopyBuffer, releaseOnce, takeCopyBuffer } from '../jsonl/copy-buffers.js';
 import { readRegularFileSync, withRegularFdSync } from '../layout/safe-open.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
@@ -92,14 +92,7 @@ function readIntoCopyBuffer(path: string, rolloutId: string): { bytes: Buffer; r
     } catch (e) {
       throw ioError(e, path, rolloutId);
     }
-    const memory = buf.buffer as ArrayBuffer;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      giveBackCopyBuffer(memory);
-    };
-    return { bytes: buf.subarray(0, n), release };
+    return { bytes: buf.subarray(0, n), release: releaseOnce(buf.buffer as ArrayBuffer) };
   });
 }
 

@@ -142,3 +142,23 @@ export function expectTokcapErrorSync(fn: () => unknown, kind: ErrorKind): Tokca
   expect(err.kind).toBe(kind);
   return err;
 }
+
+/**
+ * FORMAT.md §8 spelled out: "nemo-gym-tokens", 0x01, u64be(count), u64be(id)... (the empty
+ * sequence hashes the domain alone). Throws (a RangeError) for an id with no u64 form.
+ */
+export function spelledOutTokenDigest(ids: readonly (number | bigint)[]): string {
+  const h = createHash('sha256');
+  h.update('nemo-gym-tokens', 'ascii');
+  if (ids.length === 0) return h.digest('hex');
+  const head = Buffer.alloc(9);
+  head[0] = 1;
+  head.writeBigUInt64BE(BigInt(ids.length), 1);
+  h.update(head);
+  const b = Buffer.alloc(8);
+  for (const id of ids) {
+    b.writeBigUInt64BE(BigInt(id));
+    h.update(b);
+  }
+  return h.digest('hex');
+}

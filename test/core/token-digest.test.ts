@@ -1,24 +1,9 @@
-import { createHash } from 'node:crypto';
 import { describe, it, expect } from 'vitest';
 import { computeTokenDigest, computeTokenDigestOfParts, EMPTY_TOKEN_DIGEST, TokenSequence, type TokenId } from '../../src/digest/token-digest.js';
 import { mulberry32 } from '../../src/fixture/prng.js';
+import { spelledOutTokenDigest } from './support.js';
 
-/** FORMAT.md §8 spelled out: "nemo-gym-tokens", 0x01, u64be(count), u64be(id)... */
-function reference(ids: readonly TokenId[]): string {
-  if (ids.length === 0) return EMPTY_TOKEN_DIGEST;
-  const h = createHash('sha256');
-  const head = Buffer.alloc(16 + 8);
-  head.write('nemo-gym-tokens', 'ascii');
-  head[15] = 1;
-  head.writeBigUInt64BE(BigInt(ids.length), 16);
-  h.update(head);
-  const b = Buffer.alloc(8);
-  for (const id of ids) {
-    b.writeBigUInt64BE(BigInt(id));
-    h.update(b);
-  }
-  return h.digest('hex');
-}
+const reference = spelledOutTokenDigest;
 
 /** The digest, or 'error' for the library's own refusal of an id (and any error of `reference`). */
 function outcome(f: () => string, library = true): string {

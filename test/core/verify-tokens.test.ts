@@ -1,31 +1,21 @@
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EMPTY_TOKEN_DIGEST, type TokenId } from '../../src/digest/token-digest.js';
+import type { TokenId } from '../../src/digest/token-digest.js';
 import { mulberry32 } from '../../src/fixture/prng.js';
 import type { JsonObject, JsonValue } from '../../src/json/value.js';
 import { compareFindings } from '../../src/verify/findings.js';
 import { verifyRollout } from '../../src/verify/verify-rollout.js';
-import { canonicalLine, paths, useTempDirs } from './support.js';
+import { canonicalLine, paths, spelledOutTokenDigest, useTempDirs } from './support.js';
 
 const tmp = useTempDirs();
 
 /** FORMAT.md §8 spelled out; null for an id it cannot encode. */
 function digestOf(ids: readonly TokenId[]): string | null {
-  if (ids.some((t) => t < 0 || t > 2n ** 64n - 1n || (typeof t === 'number' && !Number.isInteger(t)))) return null;
-  if (ids.length === 0) return EMPTY_TOKEN_DIGEST;
-  const h = createHash('sha256');
-  const head = Buffer.alloc(24);
-  head.write('nemo-gym-tokens', 'ascii');
-  head[15] = 1;
-  head.writeBigUInt64BE(BigInt(ids.length), 16);
-  h.update(head);
-  const b = Buffer.alloc(8);
-  for (const id of ids) {
-    b.writeBigUInt64BE(BigInt(id));
-    h.update(b);
+  try {
+    return spelledOutTokenDigest(ids);
+  } catch {
+    return null;
   }
-  return h.digest('hex');
 }
 
 interface Rec {
