@@ -1,5 +1,6 @@
 /**
- * Reused memory for the copies of J that verify and inspect --deep parse (read-jsonl-bytes.ts).
+ * Reused memory for the copies of J that verify and inspect --deep parse (read-jsonl-bytes.ts)
+ * and that build and export parse into a read-only snapshot (src/ops/read-snapshot.ts).
  *
  * Why: a copy lives through several young-generation collections while its rollout is parsed,
  * so V8 promotes it and frees it only at a full collection, which external memory triggers
