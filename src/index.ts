@@ -30,7 +30,7 @@ export {
   type ParentResolution,
 } from './records/token-entry.js';
 export { entryToJson, canonicalEntryJson } from './records/canonical-entry.js';
-export { computeTokenDigest, computeTokenDigestOfParts, sha256Hex, EMPTY_TOKEN_DIGEST, type TokenId } from './digest/token-digest.js';
+export { computeTokenDigest, computeTokenDigestOfParts, sha256Hex, EMPTY_TOKEN_DIGEST, TokenSequence, type TokenId } from './digest/token-digest.js';
 export { scanLines, scanFileLines, type ScannedLine, type ScanOptions } from './jsonl/line-scanner.js';
 export { classifyLine, type LineVerdict } from './jsonl/classify-line.js';
 export { readEntries, type EntriesRead } from './jsonl/read-entries.js';
