@@ -123,11 +123,23 @@ describe('export on worker threads writes what one thread writes', () => {
   }
 });
 
-describe('a result that cannot be written as JSON costs only its own rollout', () => {
-  let hugeDir: string;
+/**
+ * A small generated store in a temp directory for the enclosing describe block (created before
+ * its tests, `damage` applied, removed after them); call the returned function for its path.
+ */
+function useSmallStore(prefix: string, rollouts: number, seed: number, damage?: (dir: string) => void): () => string {
+  let dir = '';
   beforeAll(async () => {
-    hugeDir = mkdtempSync(join(tmpdir(), 'tokcap-workers-huge-'));
-    await generateStore({ dir: hugeDir }, { rollouts: 12, calls: 2, prompt: 6, gen: 2, turn: 2, seed: 13 });
+    dir = mkdtempSync(join(tmpdir(), prefix));
+    await generateStore({ dir }, { rollouts, calls: 2, prompt: 6, gen: 2, turn: 2, seed });
+    damage?.(dir);
+  }, 120_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return () => dir;
+}
+
+describe('a result that cannot be written as JSON costs only its own rollout', () => {
+  const store = useSmallStore('tokcap-workers-huge-', 12, 13, (hugeDir) => {
     // A root record whose prompt holds a token id past 2^64: no digest check rejects it (the
     // digest is absent), the builder keeps it, and no JSON writer can print it.
     const j = join(hugeDir, 'r05.tokens.jsonl');
@@ -136,12 +148,11 @@ describe('a result that cannot be written as JSON costs only its own rollout', (
     const line = JSON.stringify({ ...rec, digest: null }).replace('"prompt_token_ids":[', '"prompt_token_ids":[36893488147419103232,');
     writeFileSync(j, `${line}\n`);
     rmSync(join(hugeDir, 'r05.tokens.state.json'), { force: true });
-  }, 120_000);
-  afterAll(() => rmSync(hugeDir, { recursive: true, force: true }));
+  });
 
   for (const workers of ['2', '1']) {
     it(`build --json (TOKCAP_WORKERS ${workers}): exit 3, one stderr line, every rollout in the document`, async () => {
-      const res = await tokcap(['build', hugeDir, '--json'], { env: { TOKCAP_WORKERS: workers } });
+      const res = await tokcap(['build', store(), '--json'], { env: { TOKCAP_WORKERS: workers } });
       expect(res.exitCode).toBe(3);
       const doc = JSON.parse(String(res.stdout)) as { rollout_id: string; error?: string }[];
       expect(doc.map((r) => r.rollout_id)).toEqual(Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, '0')}`));
@@ -153,17 +164,12 @@ describe('a result that cannot be written as JSON costs only its own rollout', (
 });
 
 describe('workers start only when asked for or when the job is large', () => {
-  let small: string;
-  beforeAll(async () => {
-    small = mkdtempSync(join(tmpdir(), 'tokcap-workers-small-'));
-    await generateStore({ dir: small }, { rollouts: 20, calls: 2, prompt: 6, gen: 2, turn: 2, seed: 17 });
-  }, 120_000);
-  afterAll(() => rmSync(small, { recursive: true, force: true }));
+  const small = useSmallStore('tokcap-workers-small-', 20, 17);
 
   for (const command of ['verify-digests', 'build']) {
     it(`${command}: none for a small store, one with TOKCAP_WORKERS=2, none with TOKCAP_WORKERS=1`, async () => {
       const debugLine = async (env: Record<string, string>) =>
-        String((await tokcap([command, small, '--json'], { env: { TOKCAP_DEBUG: '1', ...env } })).stderr).match(/debug: (\d+) worker/)?.[1];
+        String((await tokcap([command, small(), '--json'], { env: { TOKCAP_DEBUG: '1', ...env } })).stderr).match(/debug: (\d+) worker/)?.[1];
       expect(await debugLine({})).toBe('0');
       expect(await debugLine({ TOKCAP_WORKERS: '2' })).toBe('1');
       expect(await debugLine({ TOKCAP_WORKERS: '1' })).toBe('0');
