@@ -15,6 +15,9 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker, type TransferListItem } from 'node:worker_threads';
 import { mapInOrder } from './map-in-order.js';
+import { mainThreadRequests, replyToWorker, type SerialisedError, type ThreadGive, type ThreadRequest } from './thread-requests.js';
+
+export { serialiseError, type SerialisedError } from './thread-requests.js';
 
 export interface ParallelOptions<R, Q> {
   /** The worker module (runs `serveRolloutWorker`). */
@@ -58,8 +61,8 @@ export interface ParallelOptions<R, Q> {
 type FromWorker =
   | { type: 'chunk'; chunk: number; results: unknown[]; redo: number[] }
   | { type: 'chunk_failed'; chunk: number }
-  | { type: 'request'; seq: number; request: unknown }
-  | { type: 'give'; memory: ArrayBuffer }
+  | ThreadRequest
+  | ThreadGive
   | { type: 'done' };
 
 /**
@@ -194,10 +197,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
                   ? serve(m.request as Q)
                   : Promise.reject(new Error('internal: no request handler')),
             );
-            answer.then(
-              ({ value, transfer }) => worker.postMessage({ seq: m.seq, ok: true, value }, transfer),
-              (e: unknown) => worker.postMessage({ seq: m.seq, ok: false, error: serialiseError(e) }),
-            );
+            replyToWorker(worker, m.seq, answer);
           } else if (m.type === 'give') {
             options.recycle?.(m.memory);
           } else if (m.type === 'done') {
@@ -251,23 +251,6 @@ export function forTransfer(bytes: Uint8Array | undefined, transfer: ArrayBuffer
   return out;
 }
 
-export interface SerialisedError {
-  name: string;
-  message: string;
-  kind?: string;
-  pyClass?: string;
-  file?: string;
-  rolloutId?: string;
-}
-
-export function serialiseError(e: unknown): SerialisedError {
-  if (e instanceof Error) {
-    const x = e as Error & { kind?: string; pyClass?: string; file?: string; rolloutId?: string };
-    return { name: x.name, message: x.message, kind: x.kind, pyClass: x.pyClass, file: x.file, rolloutId: x.rolloutId };
-  }
-  return { name: 'Error', message: String(e) };
-}
-
 /**
  * The worker side: claims chunks until none is left, computes each item with `compute`, posts
  * results per chunk. `request` sends a request to the main thread's `serve` and waits for it.
@@ -287,28 +270,8 @@ export function serveRolloutWorker<R>(
   /** Memory of a result to move to the main thread rather than copy (e.g. its encoded bytes). */
   transferOf?: (result: R) => ArrayBuffer[],
 ): void {
-  let seq = 0;
-  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
-  port.on('message', (m: { seq: number; ok: boolean; value?: unknown; error?: SerialisedError }) => {
-    const w = waiting.get(m.seq);
-    if (!w) return;
-    waiting.delete(m.seq);
-    if (m.ok) w.resolve(m.value);
-    else w.reject(reviveError(m.error!));
-  });
-  const request = (q: unknown) =>
-    new Promise<unknown>((resolve, reject) => {
-      const s = seq++;
-      waiting.set(s, { resolve, reject });
-      port.postMessage({ type: 'request', seq: s, request: q });
-    });
-  const giveBack = (memory: ArrayBuffer) => {
-    try {
-      port.postMessage({ type: 'give', memory }, [memory]);
-    } catch {
-      /* already moved or detached: nothing to give */
-    }
-  };
+  const { request, giveBack, settle } = mainThreadRequests(port, reviveError);
+  port.on('message', settle);
   const { ids, chunkSize, counter } = data;
   const nChunks = Math.ceil(ids.length / chunkSize);
   void (async () => {
