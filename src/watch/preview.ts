@@ -5,12 +5,12 @@
  * very snapshot the verdict came from. `preview.test.ts` checks it against `buildRollout`.
  */
 import { toTokcapError } from '../errors.js';
-import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
+import { rolloutFacts, type FactsOptions, type RolloutFacts } from '../facts/rollout-facts.js';
 import type { FileKind } from '../layout/file-names.js';
 import { assembleWithChains, failedBuild, finishConsumerResult, noRecordsResult, type ConsumerResult } from '../build/consumer-result.js';
 import type { ChainBuild } from '../build/chain-builder.js';
 import { maskCauses, type MaskCause } from '../build/mask-causes.js';
-import { readSnapshotReadOnly } from '../ops/read-snapshot.js';
+import { copyReadOnlySnapshot, parseReadOnlyCopy, type ReadOnlyCopy } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RowError } from './rows.js';
 
@@ -42,10 +42,21 @@ export interface PreviewContext {
   danglingIntents: readonly string[];
 }
 
-export async function previewRollout(store: StoreOptions, rolloutId: string, context: PreviewContext): Promise<PreviewOutcome> {
+/** Takes a rollout's read-only copy under its lock (default: `copyReadOnlySnapshot`, in this thread). */
+export type ReadOnlyCopySource = (store: StoreOptions, rolloutId: string) => Promise<ReadOnlyCopy>;
+
+export async function previewRollout(
+  store: StoreOptions,
+  rolloutId: string,
+  context: PreviewContext,
+  copySource: ReadOnlyCopySource = copyReadOnlySnapshot,
+): Promise<PreviewOutcome> {
   let snapshot;
   try {
-    snapshot = await readSnapshotReadOnly(store, rolloutId);
+    const copy = await copySource(store, rolloutId);
+    snapshot = parseReadOnlyCopy(store, copy);
+    // The snapshot holds no view of the copy's bytes: their memory serves the next copy.
+    copy.release?.();
   } catch (e) {
     const err = toTokcapError(e, { rolloutId });
     if (err.kind === 'lock_timeout') return { kind: 'unreadable', error: { kind: err.kind, message: err.message } };
@@ -114,14 +125,24 @@ export interface RowRead {
   preview?: RowPreview;
 }
 
-/** The row read, in this thread (see read-worker.ts for the same in a worker). */
-export async function readRow(store: StoreOptions, rolloutId: string, files: ReadonlySet<FileKind>): Promise<RowRead> {
-  const facts = await rolloutFacts(store, rolloutId, { files: new Set(files) });
+/**
+ * Where a row read gets its copies taken under a lock. The defaults take them in this thread; the
+ * read worker (read-worker.ts) asks the main thread, which takes every rollout lock of the process.
+ */
+export interface RowCopySources {
+  readJsonl?: FactsOptions['readJsonl'];
+  readOnlyCopy?: ReadOnlyCopySource;
+}
+
+/** The row read: facts, then the preview build. */
+export async function readRow(store: StoreOptions, rolloutId: string, files: ReadonlySet<FileKind>, sources: RowCopySources = {}): Promise<RowRead> {
+  const facts = await rolloutFacts(store, rolloutId, { files: new Set(files), readJsonl: sources.readJsonl });
   if (facts.retired) return { facts };
-  const preview = await previewRollout(store, rolloutId, {
+  const context = {
     incompleteMarkers: facts.incomplete_marker_calls,
     incompleteFlag: facts.incomplete_flag,
     danglingIntents: facts.dangling_intents,
-  });
+  };
+  const preview = await previewRollout(store, rolloutId, context, sources.readOnlyCopy);
   return { facts, preview: rowPreview(preview) };
 }

@@ -3,17 +3,29 @@
  * main thread, whatever the store makes the reader do. The worker is started on the first read;
  * if it cannot start (no compiled worker next to this module, e.g. when running from sources) or
  * dies, reads fall back to this thread, transparently (the requests in flight are redone here).
+ * The worker takes no rollout lock: this thread makes the copies it asks for under the lock, in
+ * turn with its own reads (one rollout lock at a time per process, FORMAT.md §2.1).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { serveSnapshotRequest } from '../build/build-many.js';
 import { TokcapError } from '../errors.js';
+import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
+import { serveJsonlRequest } from '../jsonl/remote-jsonl.js';
 import type { FileKind } from '../layout/file-names.js';
 import type { StoreOptions } from '../ops/store.js';
+import { replyToWorker, type ThreadGive, type ThreadRequest } from '../util/thread-requests.js';
 import { readRow, type RowRead } from './preview.js';
-import type { ReadRequest } from './read-worker.js';
+import type { ReadRequest, WatchCopyRequest } from './read-worker.js';
 
-type Reply = { seq: number; ok: true; read: RowRead } | { seq: number; ok: false; error: { kind: string; message: string } };
+type RowReply = { type: 'row'; seq: number; ok: true; read: RowRead } | { type: 'row'; seq: number; ok: false; error: { kind: string; message: string } };
+type FromWorker = RowReply | ThreadRequest | ThreadGive;
+
+/** This thread: makes the copy a worker asked for, under the rollout's lock. */
+function serveCopy(q: WatchCopyRequest) {
+  return q.kind === 'jsonl' ? serveJsonlRequest(q.request) : serveSnapshotRequest(q.store)(q.request);
+}
 
 interface Pending {
   request: ReadRequest;
@@ -59,7 +71,15 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     try {
       const w = new Worker(workerUrl);
       w.unref();
-      w.on('message', (reply: Reply) => {
+      w.on('message', (reply: FromWorker) => {
+        if (reply.type === 'request') {
+          replyToWorker(w, reply.seq, serveCopy(reply.request as WatchCopyRequest));
+          return;
+        }
+        if (reply.type === 'give') {
+          giveBackCopyBuffer(reply.memory);
+          return;
+        }
         const p = pending.get(reply.seq);
         if (!p) return;
         pending.delete(reply.seq);
@@ -85,7 +105,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     read(store, id, files) {
       const w = start();
       if (!w) return readRow(store, id, files);
-      const request: ReadRequest = { seq: ++seq, store: { dir: store.dir, lockWaitMs: store.lockWaitMs }, id, files: [...files] };
+      const request: ReadRequest = { type: 'read', seq: ++seq, store: { dir: store.dir, lockWaitMs: store.lockWaitMs }, id, files: [...files] };
       return new Promise<RowRead>((resolve, reject) => {
         pending.set(request.seq, { request, resolve, reject });
         w.postMessage(request);

@@ -7,7 +7,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { rolloutPaths } from '../../src/layout/file-names.js';
 import { scanDirectory } from '../../src/layout/scan-directory.js';
+import type { withRolloutLock as withRolloutLockFromSources } from '../../src/lock/rollout-lock.js';
 import { readRow } from '../../src/watch/preview.js';
 import { createWorkerReaders as createFromSources } from '../../src/watch/worker-readers.js';
 import { ROOT, ensureBuilt } from '../cli/helpers.js';
@@ -16,11 +18,14 @@ import { listing, makeStore, useTempDirs } from './support.js';
 const tempDir = useTempDirs();
 type Factory = typeof createFromSources;
 let createCompiled: Factory;
+// The compiled lock module: the one the compiled readers take their turns with, as in the binary.
+let compiledLock: typeof withRolloutLockFromSources;
 
 beforeAll(async () => {
   await ensureBuilt();
-  const mod = (await import(pathToFileURL(path.join(ROOT, 'dist', 'src', 'watch', 'worker-readers.js')).href)) as { createWorkerReaders: Factory };
-  createCompiled = mod.createWorkerReaders;
+  const compiled = (file: string) => import(pathToFileURL(path.join(ROOT, 'dist', 'src', file)).href);
+  createCompiled = ((await compiled('watch/worker-readers.js')) as { createWorkerReaders: Factory }).createWorkerReaders;
+  compiledLock = ((await compiled('lock/rollout-lock.js')) as { withRolloutLock: typeof withRolloutLockFromSources }).withRolloutLock;
 }, 120_000);
 
 describe('worker readers', () => {
@@ -42,6 +47,33 @@ describe('worker readers', () => {
       await readers.close();
     }
     expect(listing(dir)).toEqual(before);
+  });
+
+  it('take no rollout lock in the worker: while this thread holds one, a worker read of another rollout waits for it', async () => {
+    // FORMAT.md §2.1: the process holds one rollout lock at a time. The detail view reads in this
+    // thread while the worker reads rows, so the worker's copies are made here, in turn.
+    const dir = tempDir();
+    const ids = await makeStore(dir, { rollouts: 2, mix: false });
+    const listed = await scanDirectory(dir);
+    const [a, b] = ids;
+    const readers = createCompiled();
+    try {
+      await readers.read({ dir }, a, listed.rollouts.get(a)!);
+      expect(readers.inWorker).toBe(true);
+      let readOfB: Promise<unknown> | undefined;
+      let done = false;
+      await compiledLock(rolloutPaths(dir, a).lock, a, 'shared', { waitMs: 0, readOnly: true }, async () => {
+        readOfB = readers.read({ dir }, b, listed.rollouts.get(b)!).then((r) => {
+          done = true;
+          return r;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect(done).toBe(false);
+      });
+      expect(await readOfB).toEqual(await readRow({ dir }, b, listed.rollouts.get(b)!));
+    } finally {
+      await readers.close();
+    }
   });
 
   it('carry what could not be read back as data', async () => {
