@@ -86,6 +86,18 @@ interface Scope {
 /** The locks held by the current async call chain (outermost first). */
 const heldScopes = new AsyncLocalStorage<readonly Scope[]>();
 
+let refuseLocks = false;
+
+/**
+ * Called first thing by tokcap's worker threads: they ask the main thread for every copy taken
+ * under a lock, so that the process holds one rollout lock at a time (FORMAT.md §2.1) and a
+ * worker that dies never leaves one held. A lock requested in such a thread anyway is a bug:
+ * it fails (the work is then redone in the main thread) instead of being taken.
+ */
+export function refuseRolloutLocksInThisThread(): void {
+  refuseLocks = true;
+}
+
 export async function withRolloutLock<T>(
   lockPath: string,
   rolloutId: string,
@@ -93,6 +105,9 @@ export async function withRolloutLock<T>(
   opts: RolloutLockOptions,
   fn: (held: HeldLock) => Promise<T> | T,
 ): Promise<T> {
+  if (refuseLocks) {
+    throw new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (only the main thread takes them)`, { rolloutId, file: lockPath });
+  }
   const key = resolvePath(lockPath);
   const chain = heldScopes.getStore() ?? [];
   if (chain.some((s) => s.active && s.key === key)) throw nestedError(rolloutId, lockPath);

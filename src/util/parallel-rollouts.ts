@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker, type TransferListItem } from 'node:worker_threads';
+import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import { mapInOrder } from './map-in-order.js';
 import { mainThreadRequests, replyToWorker, type SerialisedError, type ThreadGive, type ThreadRequest } from './thread-requests.js';
 
@@ -270,6 +271,7 @@ export function serveRolloutWorker<R>(
   /** Memory of a result to move to the main thread rather than copy (e.g. its encoded bytes). */
   transferOf?: (result: R) => ArrayBuffer[],
 ): void {
+  refuseRolloutLocksInThisThread();
   const { request, giveBack, settle } = mainThreadRequests(port, reviveError);
   port.on('message', settle);
   const { ids, chunkSize, counter } = data;

@@ -16,6 +16,7 @@ import { workerSnapshotSource, type SnapshotRequest } from '../build/build-many.
 import { toTokcapError } from '../errors.js';
 import { jsonlViaMain, reviveError, type JsonlRequest } from '../jsonl/remote-jsonl.js';
 import type { FileKind } from '../layout/file-names.js';
+import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import type { StoreOptions } from '../ops/store.js';
 import { mainThreadRequests } from '../util/thread-requests.js';
 import { readRow } from './preview.js';
@@ -33,6 +34,7 @@ export type WatchCopyRequest = { kind: 'jsonl'; request: JsonlRequest } | { kind
 
 const port = parentPort;
 if (port) {
+  refuseRolloutLocksInThisThread();
   const main = mainThreadRequests(port, reviveError);
   const readJsonl = jsonlViaMain((request) => main.request({ kind: 'jsonl', request: request as JsonlRequest } satisfies WatchCopyRequest), main.giveBack);
   port.on('message', (m: ReadRequest) => {
