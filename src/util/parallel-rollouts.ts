@@ -73,7 +73,7 @@ type FromWorker =
  */
 export const WORKER_MIN_BYTES = 96 * 2 ** 20;
 
-/** TOKCAP_WORKERS set to 2 or more: workers whatever the job's size. */
+/** TOKCAP_WORKERS set to 2 or more: workers whatever the job's size (bytes or items). */
 function workersRequested(): boolean {
   const env = process.env.TOKCAP_WORKERS;
   return env !== undefined && /^\d+$/.test(env) && Number(env) >= 2;
@@ -91,8 +91,10 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   const results = new Array<R>(ids.length);
   const chunkSize = options.chunkSize ?? 256;
   const nChunks = Math.ceil(ids.length / chunkSize);
-  const bigEnough = options.estimatedBytes === undefined || options.estimatedBytes >= WORKER_MIN_BYTES || workersRequested();
-  const nWorkers = bigEnough && ids.length >= (options.minItems ?? 2000) && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(), nChunks - 1) : 0;
+  // TOKCAP_WORKERS=2 or more asks for workers whatever the job's size (as documented).
+  const bigEnough =
+    workersRequested() || ((options.estimatedBytes === undefined || options.estimatedBytes >= WORKER_MIN_BYTES) && ids.length >= (options.minItems ?? 2000));
+  const nWorkers = bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(), nChunks - 1) : 0;
   // TOKCAP_DEBUG=1 says how many workers a job got (tests check that workers really ran).
   const debug = process.env.TOKCAP_DEBUG;
   if (debug && debug !== '0' && debug.toLowerCase() !== 'false') process.stderr.write(`tokcap: debug: ${nWorkers} worker thread(s) for ${ids.length} rollouts\n`);

@@ -16,7 +16,8 @@ let dir: string;
 beforeAll(async () => {
   ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'tokcap-workers-'));
-  // Enough rollouts for inspect's threshold (2,000), each tiny; a few damaged ones.
+  // Many tiny rollouts (TOKCAP_WORKERS=2 asks for workers: on its own, inspect starts one only
+  // from 20,000 rollouts, or 96 MB with --deep), a few damaged ones.
   await generateStore({ dir }, { rollouts: 2100, calls: 2, prompt: 6, gen: 2, turn: 2, seed: 5, fast: true });
   appendFileSync(join(dir, 'r0007.tokens.jsonl'), '{"torn');
   appendFileSync(join(dir, 'r1500.tokens.jsonl'), '{"model_call_id":"x"}\n');
@@ -166,13 +167,24 @@ describe('a result that cannot be written as JSON costs only its own rollout', (
 describe('workers start only when asked for or when the job is large', () => {
   const small = useSmallStore('tokcap-workers-small-', 20, 17);
 
+  const workersOf = async (args: string[], env: Record<string, string>) =>
+    String((await tokcap(args, { env: { TOKCAP_DEBUG: '1', ...env } })).stderr).match(/debug: (\d+) worker/)?.[1];
+
   for (const command of ['verify-digests', 'build']) {
     it(`${command}: none for a small store, one with TOKCAP_WORKERS=2, none with TOKCAP_WORKERS=1`, async () => {
-      const debugLine = async (env: Record<string, string>) =>
-        String((await tokcap([command, small(), '--json'], { env: { TOKCAP_DEBUG: '1', ...env } })).stderr).match(/debug: (\d+) worker/)?.[1];
-      expect(await debugLine({})).toBe('0');
-      expect(await debugLine({ TOKCAP_WORKERS: '2' })).toBe('1');
-      expect(await debugLine({ TOKCAP_WORKERS: '1' })).toBe('0');
+      const args = [command, small(), '--json'];
+      expect(await workersOf(args, {})).toBe('0');
+      expect(await workersOf(args, { TOKCAP_WORKERS: '2' })).toBe('1');
+      expect(await workersOf(args, { TOKCAP_WORKERS: '1' })).toBe('0');
+    }, 120_000);
+  }
+
+  for (const deep of [[], ['--deep']]) {
+    it(`${['inspect', ...deep].join(' ')}: none for 2,100 tiny rollouts, one with TOKCAP_WORKERS=2, none with TOKCAP_WORKERS=1`, async () => {
+      const args = ['inspect', dir, ...deep, '--json'];
+      expect(await workersOf(args, {})).toBe('0');
+      expect(await workersOf(args, { TOKCAP_WORKERS: '2' })).toBe('1');
+      expect(await workersOf(args, { TOKCAP_WORKERS: '1' })).toBe('0');
     }, 120_000);
   }
 });
