@@ -1,6 +1,6 @@
 import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
-import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
+import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import type { FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import type { StoreOptions } from '../ops/store.js';
@@ -32,7 +32,7 @@ export interface FactsShared {
 const MASK_KINDS: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 
 /** Rollouts from which inspect's summary (not --deep) starts worker threads. */
-export const SUMMARY_WORKER_MIN_ROLLOUTS = 20_000;
+const SUMMARY_WORKER_MIN_ROLLOUTS = 20_000;
 
 function maskOf(files: ReadonlySet<FileKind> | undefined): number {
   if (!files) return 0xff;
