@@ -99,7 +99,15 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   const debug = process.env.TOKCAP_DEBUG;
   if (debug && debug !== '0' && debug.toLowerCase() !== 'false') process.stderr.write(`tokcap: debug: ${nWorkers} worker thread(s) for ${ids.length} rollouts\n`);
   const counter = new Int32Array(new SharedArrayBuffer(4));
+  // The chunk each worker is computing (-1: none), so that a worker that dies leaves no chunk
+  // behind unnoticed.
+  const claims = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, nWorkers))).fill(-1);
+  // 1 once a chunk's results are in or being computed here: a chunk is never delivered twice.
   const returned = new Uint8Array(nChunks);
+  // Chunks a worker claimed and will not return (it died, or could not post them): computed in
+  // this thread before it claims another, so that emitting in order does not wait for the end
+  // of the job with every later result held in memory.
+  const orphans: number[] = [];
   const filled = new Uint8Array(ids.length);
   let nextEmit = 0;
   let failure: { error: unknown } | undefined;
@@ -143,6 +151,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   const concurrency = nWorkers > 0 ? Math.min(2, options.concurrency ?? 16) : (options.concurrency ?? 16);
   let lastYield = performance.now();
   const runChunk = async (c: number) => {
+    returned[c] = 1;
     const start = c * chunkSize;
     const end = Math.min(ids.length, start + chunkSize);
     // A few in flight, so that a rollout waiting for its lock does not hold up the others.
@@ -157,8 +166,12 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
       return r;
     });
     out.forEach((r, k) => put(start + k, r));
-    returned[c] = 1;
     options.onDone?.(end - start);
+  };
+  const runOrphans = async () => {
+    for (let c = orphans.shift(); c !== undefined; c = orphans.shift()) {
+      if (!returned[c]) await runChunk(c);
+    }
   };
 
   // Items a worker could not compute (it threw): computed here, where the error is thrown again
@@ -173,7 +186,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
           // A smaller young generation than V8's default: each worker is a whole heap, and its
           // default nursery alone adds tens of MB of peak RSS at no measurable speed gain.
           worker = new Worker(options.workerUrl, {
-            workerData: { shared: options.shared, ids, chunkSize, counter },
+            workerData: { shared: options.shared, ids, chunkSize, counter, claims, slot: w },
             resourceLimits: { maxYoungGenerationSizeMb: 8 },
           });
         } catch {
@@ -184,10 +197,17 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
         const finish = () => {
           if (finished) return;
           finished = true;
+          // Stopped without saying it was done (it died): its chunk is an orphan.
+          const c = Atomics.load(claims, w);
+          if (c >= 0 && !returned[c]) orphans.push(c);
           resolve();
         };
         worker.on('message', (m: FromWorker) => {
-          if (m.type === 'chunk') {
+          if (m.type === 'chunk_failed') {
+            if (!returned[m.chunk]) orphans.push(m.chunk);
+          } else if (m.type === 'chunk') {
+            // Already computed here (taken for an orphan before this message came): ignore.
+            if (returned[m.chunk]) return;
             const base = m.chunk * chunkSize;
             returned[m.chunk] = 1;
             const again = new Set(m.redo);
@@ -219,10 +239,12 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   }
 
   for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
+    await runOrphans();
     await runChunk(c);
     await drained();
     // Let worker messages (results, lock requests) in between chunks.
   }
+  await runOrphans();
   await Promise.all(workers);
   options.signal?.removeEventListener('abort', onAbort);
   await emitting;
@@ -265,7 +287,7 @@ export function forTransfer(bytes: Uint8Array | undefined, transfer: ArrayBuffer
  */
 export function serveRolloutWorker<R>(
   port: import('node:worker_threads').MessagePort,
-  data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array },
+  data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array; claims: Int32Array; slot: number },
   compute: (
     id: string,
     index: number,
@@ -281,10 +303,12 @@ export function serveRolloutWorker<R>(
   refuseRolloutLocksInThisThread();
   const { request, giveBack, settle } = mainThreadRequests(port, reviveError);
   port.on('message', settle);
-  const { ids, chunkSize, counter } = data;
+  const { ids, chunkSize, counter, claims, slot } = data;
   const nChunks = Math.ceil(ids.length / chunkSize);
   void (async () => {
     for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
+      // Should this thread die now, the main thread knows which chunk to compute instead.
+      Atomics.store(claims, slot, c);
       const start = c * chunkSize;
       const end = Math.min(ids.length, start + chunkSize);
       const redo: number[] = [];
@@ -304,6 +328,7 @@ export function serveRolloutWorker<R>(
       } catch {
         port.postMessage({ type: 'chunk_failed', chunk: c });
       }
+      Atomics.store(claims, slot, -1);
     }
     port.postMessage({ type: 'done' });
   })();
