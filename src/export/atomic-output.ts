@@ -63,6 +63,14 @@ async function existing(path: string): Promise<Existing> {
   return { kind: st.isDirectory() ? 'directory' : st.isFile() ? 'file' : 'other', isSymlink: false };
 }
 
+/**
+ * Renaming onto a symbolic link replaces the link, not what it points to: never what was meant
+ * (`--out /dev/stdout --force` as root would put a file in place of /dev/stdout).
+ */
+function symlinkRefused(target: string): TokcapError {
+  return usage(`--out ${target}: is a symbolic link; not replacing it (name the file itself)`);
+}
+
 function within(child: string, parent: string): boolean {
   const rel = relative(parent, child);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
@@ -98,6 +106,7 @@ export async function checkOutputTarget(target: string, options: OutputTargetOpt
   }
   const ex = await existing(target);
   if (ex.kind === 'absent') return;
+  if (ex.isSymlink) throw symlinkRefused(target);
   if (!options.force) throw usage(`--out ${target} already exists; use --force to replace it`);
   if (ex.kind === 'other') throw usage(`--out ${target}: exists and is not a regular file or directory; not replacing it`);
   if (ex.kind === 'directory') {
@@ -167,6 +176,7 @@ export class AtomicOutput {
     const { target, tempPath } = this;
     try {
       const ex = await existing(target);
+      if (ex.kind !== 'absent' && ex.isSymlink) throw symlinkRefused(target);
       if (ex.kind !== 'absent' && !this.options.force) throw usage(`--out ${target} already exists; use --force to replace it`);
       if (ex.kind === 'absent') {
         if (this.kind === 'file') await this.linkIntoPlace();

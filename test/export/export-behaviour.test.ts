@@ -2,7 +2,7 @@
  * export's options and edges through the CLI (in-process): --trainable-only, --fields, an
  * existing target and --force, exit codes, --freeze, lock timeouts, human output.
  */
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -191,6 +191,23 @@ describe('the target', () => {
     expect(f.code).toBe(0);
     expect(readLines(out).length).toBe((await allIds(dir)).length);
     expect(readdirSync(o)).toEqual(['x.jsonl']);
+  });
+
+  it('a symbolic link is refused, even with --force, and left as it was', async () => {
+    const dir = demo('target-link');
+    const o = outDir('o');
+    const real = join(o, 'real.jsonl');
+    const link = join(o, 'x.jsonl');
+    writeFileSync(real, 'keep me\n');
+    symlinkSync(real, link);
+    for (const force of [[], ['--force']]) {
+      const r = await cli(['export', dir, '--out', link, ...force]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toBe(`tokcap: --out ${link}: is a symbolic link; not replacing it (name the file itself)`);
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(readFileSync(real, 'utf8')).toBe('keep me\n');
+      expect(readdirSync(o).sort()).toEqual(['real.jsonl', 'x.jsonl']);
+    }
   });
 
   it('tinker: an existing directory is refused; --force replaces a previous export, not other directories', async () => {
