@@ -35,8 +35,8 @@ export interface ReadOnlySnapshot {
  * failures a freeze would meet (retired, bad index offset, conflicting payload in the unindexed
  * tail, corrupt or invalid lines) are thrown with the same kinds and messages.
  */
-export async function readSnapshotReadOnly(store: StoreOptions, rolloutId: string): Promise<ReadOnlySnapshot> {
-  const copy = await copyReadOnlySnapshot(store, rolloutId);
+export async function readSnapshotReadOnly(store: StoreOptions, rolloutId: string, copySource: ReadOnlyCopySource = copyReadOnlySnapshot): Promise<ReadOnlySnapshot> {
+  const copy = await copySource(store, rolloutId);
   const snapshot = parseReadOnlyCopy(store, copy);
   copy.release?.();
   return snapshot;
@@ -57,6 +57,12 @@ export interface ReadOnlyCopy {
    */
   release?: () => void;
 }
+
+/**
+ * Takes a rollout's read-only copy under its lock: `copyReadOnlySnapshot` in this thread; a
+ * worker thread asks the main thread for it instead (src/watch/read-worker.ts).
+ */
+export type ReadOnlyCopySource = (store: StoreOptions, rolloutId: string) => Promise<ReadOnlyCopy>;
 
 export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: string): Promise<ReadOnlyCopy> {
   const t = rolloutTarget(store, rolloutId);

@@ -10,7 +10,7 @@ import type { FileKind } from '../layout/file-names.js';
 import { assembleWithChains, failedBuild, finishConsumerResult, noRecordsResult, type ConsumerResult } from '../build/consumer-result.js';
 import type { ChainBuild } from '../build/chain-builder.js';
 import { maskCauses, type MaskCause } from '../build/mask-causes.js';
-import { copyReadOnlySnapshot, parseReadOnlyCopy, type ReadOnlyCopy } from '../ops/read-snapshot.js';
+import { readSnapshotReadOnly, type ReadOnlyCopySource } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RowError } from './rows.js';
 
@@ -42,21 +42,15 @@ export interface PreviewContext {
   danglingIntents: readonly string[];
 }
 
-/** Takes a rollout's read-only copy under its lock (default: `copyReadOnlySnapshot`, in this thread). */
-export type ReadOnlyCopySource = (store: StoreOptions, rolloutId: string) => Promise<ReadOnlyCopy>;
-
 export async function previewRollout(
   store: StoreOptions,
   rolloutId: string,
   context: PreviewContext,
-  copySource: ReadOnlyCopySource = copyReadOnlySnapshot,
+  copySource?: ReadOnlyCopySource,
 ): Promise<PreviewOutcome> {
   let snapshot;
   try {
-    const copy = await copySource(store, rolloutId);
-    snapshot = parseReadOnlyCopy(store, copy);
-    // The snapshot holds no view of the copy's bytes: their memory serves the next copy.
-    copy.release?.();
+    snapshot = await readSnapshotReadOnly(store, rolloutId, copySource);
   } catch (e) {
     const err = toTokcapError(e, { rolloutId });
     if (err.kind === 'lock_timeout') return { kind: 'unreadable', error: { kind: err.kind, message: err.message } };
