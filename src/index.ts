@@ -70,6 +70,29 @@ export * from './export/index.js';
 // Fixtures
 export { generateStore, MIX_SHAPES, shapeOf, type FixtureOptions, type MixShape } from './fixture/generate-store.js';
 
+// Rollout status, consumer verdict and summary counts (CLI.md "Contract version 2")
+export {
+  ROLLOUT_STATUSES,
+  CONDITIONS,
+  rolloutStatus,
+  unavailableStatus,
+  isUnavailableKind,
+  readRolloutStatus,
+  VERDICTS,
+  verdictOf,
+  unavailableVerdict,
+  emptySummary,
+  countRollout,
+  summarise,
+  type RolloutStatus,
+  type Condition,
+  type RolloutStatusAnswer,
+  type StatusRead,
+  type Verdict,
+  type VerdictAnswer,
+  type StatusSummary,
+} from './status/index.js';
+
 // Results
 export { rolloutFacts, type RolloutFacts, type FactsOptions } from './facts/rollout-facts.js';
 export { directoryFacts, type DirectoryFacts, type DirectoryFactsOptions } from './facts/directory-facts.js';

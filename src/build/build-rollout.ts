@@ -27,6 +27,11 @@ export interface BuildRolloutOptions {
    * locks in turn with its own (src/build/build-worker.ts).
    */
   source?: SnapshotSource;
+  /**
+   * The incomplete flag and markers for the wording of the mask causes, when the caller has read
+   * them already (the facts); otherwise they are read after the snapshot.
+   */
+  incompleteContext?: Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'>;
 }
 
 /** The locked part of a build: a freeze's copy, or a read-only copy. */
@@ -54,6 +59,11 @@ export interface DetailedBuild {
   tornTailAt?: number;
   /** Set when the rollout could not be read for a reason of tokcap's own (a lock timeout). */
   error?: TokcapError;
+  /**
+   * Why the result is a failed build before any assembly: the freeze or read failed (retired,
+   * corrupt, lock timeout, I/O...) or the id is invalid. Absent when the snapshot was read.
+   */
+  readFailure?: TokcapError;
 }
 
 /**
@@ -67,8 +77,9 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
   const label = <R extends ConsumerResult>(r: R): R => (options.freeze ? r : { ...r, preview: true });
   const empty = { chains: null, entries: [], danglingIntents: [] };
   if (!isValidRolloutId(rolloutId)) {
-    const result = failedBuild(rolloutId, invalidRolloutIdError(rolloutId).pythonString(), 0);
-    return { result, causes: maskCauses(result), ...empty };
+    const err = invalidRolloutIdError(rolloutId);
+    const result = failedBuild(rolloutId, err.pythonString(), 0);
+    return { result, causes: maskCauses(result), ...empty, readFailure: err };
   }
   let snapshot: { entries: TokenEntry[]; incomplete: boolean; danglingIntents: string[]; snapshotId: string; version: number; tornTailAt?: number };
   try {
@@ -84,7 +95,7 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
   } catch (e) {
     const err = toTokcapError(e, { rolloutId });
     const result = label(failedBuild(rolloutId, err.pythonString(), 0));
-    return { result, causes: maskCauses(result), ...empty, ...(err.kind === 'lock_timeout' ? { error: err } : {}) };
+    return { result, causes: maskCauses(result), ...empty, readFailure: err, ...(err.kind === 'lock_timeout' ? { error: err } : {}) };
   }
   let built: ConsumerResult;
   let chains: ChainBuild | null = null;
@@ -94,7 +105,7 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
     ? finishConsumerResult(built, { incomplete: snapshot.incomplete, snapshot_id: snapshot.snapshotId, version: snapshot.version })
     : label(finishConsumerResult(built, { incomplete: snapshot.incomplete }));
   const context: MaskContext = { danglingIntents: snapshot.danglingIntents, chains };
-  if (snapshot.incomplete) Object.assign(context, await incompleteContext(store.dir, rolloutId));
+  if (snapshot.incomplete) Object.assign(context, options.incompleteContext ?? (await incompleteContext(store.dir, rolloutId)));
   return {
     result,
     causes: maskCauses(result, context),

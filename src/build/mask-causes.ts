@@ -1,5 +1,5 @@
 import type { ChainBuild } from './chain-builder.js';
-import type { ConsumerResult } from './consumer-result.js';
+import { NO_TOKEN_RECORDS, type ConsumerResult } from './consumer-result.js';
 
 /**
  * Why a build result is masked, in the reference consumer's vocabulary (FORMAT.md §9.16 mask
@@ -54,7 +54,7 @@ export function maskCauses(result: ConsumerResult, context: MaskContext = {}): M
   const causes: MaskCause[] = [];
   if (!result.mask_sample) return causes;
   if (result.rebuilt_response === null && 'error' in result) {
-    if (result.error === 'capture contains no token records') {
+    if (result.error === NO_TOKEN_RECORDS) {
       causes.push({ code: 'no_records', message: 'the capture contains no token records' });
     } else {
       causes.push({ code: 'build_error', message: `the build failed: ${result.error}` });

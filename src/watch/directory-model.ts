@@ -399,6 +399,8 @@ export class DirectoryModel {
     }
     if (this.again.delete(id) && !this.disposed) this.urgent.add(id);
     this.pump();
+    // The read is no longer in flight: listeners' last snapshot must not still count it.
+    if (!this.disposed) this.changed();
   }
 
   private async readOne(id: string, force: boolean): Promise<void> {

@@ -104,6 +104,21 @@ describe('DirectoryModel', () => {
     expect(model.row('r1')!.incompleteFlag).toBe(true);
   });
 
+  it('tells its listeners when a read finishes, so the last snapshot counts nothing in flight (issue 14, obs 9)', async () => {
+    const dir = tempDir();
+    await makeStore(dir);
+    const model = new DirectoryModel({ dir });
+    await loaded(model);
+    const seen: number[] = [];
+    model.subscribe(() => seen.push(model.snapshot().pending));
+    await beginCall({ dir }, 'r0', 'call-new');
+    await model.refresh(['r0']);
+    await model.idle();
+    expect(model.row('r0')!.danglingIntents).toEqual(['call-new']);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen[seen.length - 1]).toBe(0);
+  });
+
   it('adds new rollouts and drops vanished ones', async () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 2, mix: false });

@@ -1,0 +1,86 @@
+/**
+ * A rollout's status and conditions (CLI.md "Contract version 2"): the one answer every command
+ * gives to "what state is this rollout in?". Derived from the rollout's facts only
+ * (src/facts/rollout-facts.ts), with one precedence; FORMAT.md §1.5 defines the states.
+ */
+import type { ErrorKind } from '../errors.js';
+import type { RolloutFacts } from '../facts/rollout-facts.js';
+import { SUFFIX } from '../layout/file-names.js';
+
+/**
+ * - `live`: writers may still append (state not frozen, not retired, or no state file).
+ * - `frozen`: a snapshot was taken (state `frozen` true, `retired` false).
+ * - `retired`: a tombstone (state `retired` true); its records are removed or being removed.
+ * - `unavailable`: the rollout could not be read (lock timeout, I/O error, a capture file that
+ *   is not a regular file); nothing else is claimed about it.
+ */
+export const ROLLOUT_STATUSES = ['live', 'frozen', 'retired', 'unavailable'] as const;
+export type RolloutStatus = (typeof ROLLOUT_STATUSES)[number];
+
+/**
+ * Conditions, sorted; several can apply at once, none to an `unavailable` rollout.
+ * - `corrupt`: something read could not be parsed: the state, intents or marker file, or a line
+ *   of J that is neither a valid entry nor a torn tail (without `--deep`, inspect reads only the
+ *   lines past the index).
+ * - `dangling`: an intent has no entry and no refusal (a call dispatched, never captured): a
+ *   freeze now would mark the snapshot incomplete (FORMAT.md §7.7).
+ * - `incomplete`: the state's `incomplete` flag is set, or the marker file names a call.
+ * - `missing_state`: record files (J, intents or markers) exist but no state file.
+ * - `refused`: the state lists refused calls (refusals).
+ * - `retired_with_records`: the state says retired but J, intents or markers still exist
+ *   (a retire between its two phases, or one that crashed there; FORMAT.md §1.5).
+ * - `torn_tail`: J's last line is torn (does not parse; never acknowledged); a freeze truncates it.
+ * - `unindexed_tail`: J holds bytes past the state's `indexed_size` (appended, not yet
+ *   reconciled into the index; a torn tail is such bytes too).
+ */
+export const CONDITIONS = [
+  'corrupt',
+  'dangling',
+  'incomplete',
+  'missing_state',
+  'refused',
+  'retired_with_records',
+  'torn_tail',
+  'unindexed_tail',
+] as const;
+export type Condition = (typeof CONDITIONS)[number];
+
+export interface RolloutStatusAnswer {
+  status: RolloutStatus;
+  conditions: Condition[];
+  /** Why the rollout is `unavailable` (absent otherwise). */
+  error?: { kind: ErrorKind; message: string };
+}
+
+/** Error kinds that mean "could not be read" rather than "read, and found damaged". */
+const UNAVAILABLE_KINDS: ReadonlySet<string> = new Set<ErrorKind>(['lock_timeout', 'io']);
+
+export function isUnavailableKind(kind: string): boolean {
+  return UNAVAILABLE_KINDS.has(kind);
+}
+
+const RECORD_FILES: readonly string[] = [SUFFIX.jsonl, SUFFIX.intents, SUFFIX.incomplete];
+
+/** The status and conditions of a rollout, from its facts. */
+export function rolloutStatus(facts: RolloutFacts): RolloutStatusAnswer {
+  const failure = facts.errors.find((e) => isUnavailableKind(e.kind));
+  if (failure) return unavailableStatus({ kind: failure.kind as ErrorKind, message: failure.message });
+  const conditions: Condition[] = [];
+  const hasRecords = facts.files.some((f) => RECORD_FILES.includes(f));
+  // In CONDITIONS order, so the array comes out sorted.
+  if (facts.bad_lines > 0 || facts.errors.length > 0) conditions.push('corrupt');
+  if (facts.dangling_intents.length > 0) conditions.push('dangling');
+  if (facts.incomplete_flag || facts.incomplete_marker_calls.length > 0) conditions.push('incomplete');
+  if (hasRecords && !facts.files.includes(SUFFIX.state)) conditions.push('missing_state');
+  if (facts.refusals.length > 0) conditions.push('refused');
+  if (facts.retired && hasRecords) conditions.push('retired_with_records');
+  if (facts.torn_tail) conditions.push('torn_tail');
+  if (facts.unindexed_bytes > 0) conditions.push('unindexed_tail');
+  const status: RolloutStatus = facts.retired ? 'retired' : facts.frozen ? 'frozen' : 'live';
+  return { status, conditions };
+}
+
+/** The answer for a rollout that could not be read. */
+export function unavailableStatus(error: { kind: ErrorKind; message: string }): RolloutStatusAnswer {
+  return { status: 'unavailable', conditions: [], error: { kind: error.kind, message: error.message } };
+}

@@ -1,0 +1,44 @@
+/**
+ * The consumer verdict of a rollout: would the reference consumer give a trainable sample, a
+ * masked one, or could tokcap not read the rollout to tell? Derived from one build
+ * (`buildRolloutDetailed`, the only place a preview or a frozen build is computed); every
+ * command and the watch view render this answer.
+ */
+import type { ErrorKind } from '../errors.js';
+import type { DetailedBuild } from '../build/build-rollout.js';
+import type { MaskCause } from '../build/mask-causes.js';
+import { isUnavailableKind } from './rollout-status.js';
+
+/**
+ * - `trainable`: the result's `mask_sample` is false.
+ * - `masked`: `mask_sample` is true, including every failed-build result (no records, no safe
+ *   chain, retired, corrupt...): those are masked and "could not be built".
+ * - `unavailable`: the rollout could not be read (lock timeout, I/O error, a capture file that is
+ *   not a regular file): neither trainable nor masked.
+ */
+export const VERDICTS = ['trainable', 'masked', 'unavailable'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+export interface VerdictAnswer {
+  verdict: Verdict;
+  /** The result is the failed-build dictionary (no rebuilt response): "could not be built". */
+  unbuilt: boolean;
+  /** Why it is masked (empty when trainable or unavailable). */
+  causes: MaskCause[];
+  /** The kind of the failure that stopped the read or freeze, when one did. */
+  errorKind?: ErrorKind;
+}
+
+export function verdictOf(build: Pick<DetailedBuild, 'result' | 'causes' | 'readFailure'>): VerdictAnswer {
+  const kind = build.readFailure?.kind;
+  const unbuilt = build.result.rebuilt_response === null;
+  if (kind !== undefined && isUnavailableKind(kind)) return { verdict: 'unavailable', unbuilt, causes: [], errorKind: kind };
+  const answer: VerdictAnswer = { verdict: build.result.mask_sample ? 'masked' : 'trainable', unbuilt, causes: build.causes };
+  if (kind !== undefined) answer.errorKind = kind;
+  return answer;
+}
+
+/** The verdict when the rollout's facts could not be read, so no build was attempted. */
+export function unavailableVerdict(kind: ErrorKind): VerdictAnswer {
+  return { verdict: 'unavailable', unbuilt: true, causes: [], errorKind: kind };
+}
