@@ -22,7 +22,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const store = storeOf(ctx);
   // A preview of given ids reads no listing: check DIR first, or a mistyped DIR builds as empty rollouts.
   if (ctx.idsGiven && !ctx.options.all && !ctx.options.freeze) await assertListableDir(ctx.dir);
-  const ids = ctx.idsGiven && !ctx.options.all ? [...ctx.ids] : [...(await scanDirectory(ctx.dir)).rollouts.keys()].sort();
+  const ids = ctx.idsGiven && !ctx.options.all ? [...ctx.ids] : [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort();
   const bar = ids.length > 20 ? ctx.progress({ title: ctx.options.freeze ? 'freezing and building' : 'building', total: ids.length }) : undefined;
   // Results are written as they come, in id order: the document is never held whole.
   const out = ctx.jsonArray();

@@ -9,6 +9,7 @@ import { createStyles, colorLevel, type Styles } from './styles.js';
 import { ProgressLine, noProgress, type ProgressFactory } from './progress.js';
 import { orderedJsonMember, outputJsonBytes, outputJsonLine, RawJsonText } from '../src/json/canonical-json.js';
 import { renderTable, type Column } from './table.js';
+import type { Shard } from '../src/layout/shard.js';
 
 export interface OutStream {
   write(chunk: string | Uint8Array): unknown;
@@ -51,6 +52,11 @@ export interface CommandContext<N extends CommandName = CommandName> {
   readonly ids: readonly string[];
   /** Ids were given (positionally or by --ids-from). When false, read-only commands cover every rollout. */
   readonly idsGiven: boolean;
+  /**
+   * `--shard`, resolved (`auto` already replaced by K/N from the environment); `ids` are already
+   * those of the shard. Undefined: no --shard (the whole store).
+   */
+  readonly shard: Shard | undefined;
   /** The raw positional arguments as commander parsed them (completion: [SHELL]). */
   readonly positionals: readonly string[];
   readonly options: Readonly<GlobalOptions & CommandOptionsMap[N]>;
@@ -116,6 +122,7 @@ export interface ContextInit<N extends CommandName> {
   dir: string;
   ids: readonly string[];
   idsGiven: boolean;
+  shard?: Shard;
   positionals: readonly string[];
   options: GlobalOptions & CommandOptionsMap[N];
   io: CliIo;
@@ -143,6 +150,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
     dir: init.dir,
     ids: init.ids,
     idsGiven: init.idsGiven,
+    shard: init.shard,
     positionals: init.positionals,
     options,
     env: io.env,

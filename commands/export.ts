@@ -40,6 +40,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
         dir: ctx.dir,
         lockWaitMs: o.lockWait * 1000,
         ids: ctx.idsGiven ? ctx.ids : undefined,
+        shard: ctx.shard,
         freeze: o.freeze,
         model: o.model,
         format: o.format,

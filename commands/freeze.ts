@@ -21,7 +21,7 @@ export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
   if (ctx.options.all) {
     // --all means every rollout that can still be frozen: retired tombstones are left out.
     ids = [];
-    for (const id of [...(await scanDirectory(ctx.dir)).rollouts.keys()].sort()) {
+    for (const id of [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort()) {
       const tombstone = await readState(rolloutPaths(ctx.dir, id).state, id).then(isRetired, () => false);
       if (tombstone) skippedTombstones++;
       else ids.push(id);

@@ -70,7 +70,7 @@ function isSorted<T>(xs: readonly T[], order: (a: T, b: T) => number): boolean {
 
 export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   const store = storeOf(ctx);
-  const listing = await scanDirectory(ctx.dir);
+  const listing = await scanDirectory(ctx.dir, { shard: ctx.shard });
   if (ctx.idsGiven) return inspectRollouts(ctx, listing.invalidNames);
   const bar = listing.rollouts.size > 500 ? ctx.progress({ title: 'reading', total: listing.rollouts.size }) : undefined;
   if (ctx.options.json && ctx.options.sort === 'id') {

@@ -14,6 +14,7 @@
  */
 import { TokcapError } from '../src/errors.js';
 import { parseDuration } from './duration.js';
+import { parseShardOption, type ShardOption } from './shard.js';
 
 // ---------------------------------------------------------------------------------------------
 // Types
@@ -210,7 +211,15 @@ const idsFrom: OptionSpec<string | undefined> = {
   complete: 'file',
 };
 
+const shard: OptionSpec<ShardOption | undefined> = {
+  flags: '--shard <K/N|auto>',
+  description:
+    "cover only shard K of N (0 <= K < N): the rollouts whose id hashes to K (SHA-256, first 8 bytes big-endian, mod N), the same on every machine; given ids are filtered the same way, so every task of a job array can share one --ids-from list; `auto` takes K and N from a Slurm job array (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, TOKCAP_SHARDS)",
+  parse: parseShardOption,
+};
+
 export interface InspectOptions {
+  shard: ShardOption | undefined;
   deep: boolean;
   status: StatusFilter;
   sort: SortKey;
@@ -218,10 +227,12 @@ export interface InspectOptions {
   idsFrom: string | undefined;
 }
 export interface FreezeOptions {
+  shard: ShardOption | undefined;
   all: boolean;
   idsFrom: string | undefined;
 }
 export interface BuildOptions {
+  shard: ShardOption | undefined;
   freeze: boolean;
   all: boolean;
   model: string;
@@ -229,6 +240,7 @@ export interface BuildOptions {
   idsFrom: string | undefined;
 }
 export interface VerifyDigestsOptions {
+  shard: ShardOption | undefined;
   strict: boolean;
   idsFrom: string | undefined;
 }
@@ -246,6 +258,7 @@ export interface DeleteOptions {
   idsFrom: string | undefined;
 }
 export interface ExportOptions {
+  shard: ShardOption | undefined;
   out: string;
   format: ExportFormat;
   freeze: boolean;
@@ -346,6 +359,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       },
       limit: { flags: '--limit <n>', description: 'show at most N rollouts (after filtering and sorting)', parse: parsePositiveInt },
       idsFrom,
+      shard,
     },
     examples: [
       { command: 'tokcap inspect /data/captures', description: 'Every rollout of a capture directory, one line each.' },
@@ -369,6 +383,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     options: {
       all: { flags: '--all', description: 'freeze every rollout in DIR (finished runs only: live writers will fail)' },
       idsFrom,
+      shard,
     },
     examples: [
       { command: 'tokcap freeze /data/captures r-0007 r-0012', description: 'Freeze two rollouts.' },
@@ -396,6 +411,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       model: { flags: '--model <name>', description: 'model name recorded in the build results', default: '' },
       failOnMask: { flags: '--fail-on-mask', description: 'exit 1 when a rollout would be masked (not trainable)' },
       idsFrom,
+      shard,
     },
     examples: [
       { command: 'tokcap build /data/captures r-0007', description: 'Preview the trajectory of one rollout; nothing on disk changes.' },
@@ -421,11 +437,13 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     options: {
       strict: { flags: '--strict', description: 'warnings fail too (exit 1)' },
       idsFrom,
+      shard,
     },
     examples: [
       { command: 'tokcap verify-digests /data/captures', description: 'Verify every rollout; exit 1 on any error finding.' },
       { command: 'tokcap verify-digests /data/captures r-0007 --strict', description: 'Warnings count as failures too.' },
       { command: 'tokcap verify-digests /data/captures --json | jq \'.findings[] | select(.severity == "error")\'', description: 'Only the errors, machine-readable.' },
+      { command: 'tokcap verify-digests /data/captures --shard 3/16 --json > verify-3.json', description: 'Shard 3 of 16 (on one of 16 machines); `jq -s` combines the 16 documents (see docs/cluster.md).' },
     ],
     idValidation: 'batch',
     mutates: () => false,
@@ -528,12 +546,14 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       },
       force: { flags: '--force', description: 'replace --out if it exists' },
       idsFrom,
+      shard,
     },
     examples: [
       { command: 'tokcap export /data/captures --out train.jsonl', description: 'Export every rollout (a preview: the store is unchanged).' },
       { command: 'tokcap export /data/captures --freeze --all --trainable-only --out train.jsonl --force', description: 'Freeze a finished run and export only what is trainable.' },
       { command: 'tokcap export /data/captures --format tinker --out runs/capture-0001', description: 'A tinker-cookbook training-run directory (config.json, metrics.jsonl, iteration_000000/).' },
       { command: 'tokcap export /data/captures --fields -tokens --out analysis.jsonl', description: 'Everything but the token arrays, for pandas or DuckDB.' },
+      { command: 'tokcap export /data/captures --shard auto --out train-$SLURM_ARRAY_TASK_ID.jsonl', description: 'In a Slurm job array: each task exports its shard of the store.' },
       { command: 'tokcap export /data/captures --fields metrics,mask_sample,mask_causes --out masks.jsonl', description: 'Only the metrics and why rollouts are masked.' },
     ],
     idValidation: 'batch',
@@ -662,6 +682,11 @@ export const EXIT_CODES_NOTE =
 export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   { name: 'TOKCAP_DIR', description: 'the capture directory used when DIR is omitted' },
   { name: 'NO_COLOR', description: 'when set to a non-empty value, no colour (as --no-color)' },
+  {
+    name: 'TOKCAP_SHARDS',
+    description:
+      'N for `--shard auto` in a Kubernetes Indexed Job (K is JOB_COMPLETION_INDEX); in a Slurm job array, K and N come from SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT',
+  },
   { name: 'TOKCAP_DEBUG', description: 'when set to 1, errors also print their stack trace, and jobs that can use worker threads say how many they started' },
   {
     name: 'TOKCAP_WORKERS',

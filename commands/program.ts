@@ -36,6 +36,7 @@ import {
 } from './options.js';
 import { createContext, ExitCodeAccumulator, type CliIo, type CommandContext } from './context.js';
 import { collectIds } from './ids.js';
+import { resolveShard, type ShardOption } from './shard.js';
 
 /** What every commands/<name>.ts exports. */
 export interface CommandModule<N extends CommandName> {
@@ -322,9 +323,14 @@ async function invoke<N extends CommandName>(
   if (problem !== undefined) throw new TokcapError('usage', `${problem}; ${hint}`);
 
   const validateNow = spec.idValidation === 'batch' || (spec.idValidation === 'batch-unless-json' && !options.json);
-  const finalIds = validateNow ? validateRolloutIdBatch(ids) : ids;
+  let finalIds = validateNow ? validateRolloutIdBatch(ids) : ids;
 
-  const ctx = createContext<N>({ command: name, dir, ids: finalIds, idsGiven, positionals, options, io, exitCode });
+  // --shard auto is settled here, from the scheduler's environment, before anything is read; given
+  // ids are narrowed to the shard (every task of a job array may share one --ids-from list).
+  const shard = resolveShard((own as { shard?: ShardOption }).shard, io.env);
+  if (shard !== undefined) finalIds = (await import('../src/layout/shard.js')).filterShard(finalIds, shard);
+
+  const ctx = createContext<N>({ command: name, dir, ids: finalIds, idsGiven, shard, positionals, options, io, exitCode });
   const mod = await loaders[name]();
   await mod.run(ctx);
 }

@@ -15,7 +15,7 @@ export function storeOf(ctx: CommandContext<CommandName>): StoreOptions {
 
 /** The rollouts a read-only command covers: the ids given, else every rollout present. */
 export async function targetIds(ctx: CommandContext<CommandName>, listing?: DirectoryListing): Promise<{ ids: string[]; listing: DirectoryListing }> {
-  const l = listing ?? (await scanDirectory(ctx.dir));
+  const l = listing ?? (await scanDirectory(ctx.dir, { shard: ctx.shard }));
   const ids = ctx.idsGiven ? [...ctx.ids] : [...l.rollouts.keys()].sort();
   return { ids, listing: l };
 }

@@ -6,6 +6,7 @@ import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.
 import { compareCodePoints, orderedJson } from '../json/canonical-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
+import { filterShard, type Shard } from '../layout/shard.js';
 import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { mapRolloutsParallel } from '../util/parallel-rollouts.js';
@@ -39,6 +40,8 @@ export interface ExportOptions {
    * every rollout of the directory.
    */
   ids?: readonly string[];
+  /** Only the rollouts (of the directory, or of `ids`) in this shard. */
+  shard?: Shard;
   /** Freeze each rollout first (the reference consumer path); otherwise read-only. */
   freeze: boolean;
   model?: string;
@@ -164,8 +167,8 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
   // Refuse an existing target before reading anything.
   await checkOutputTarget(options.out, targetOptions);
 
-  const listing = await scanDirectory(options.dir);
-  const ids = options.ids === undefined ? sortedRolloutIds(listing) : [...new Set(options.ids)].sort(compareCodePoints);
+  const listing = await scanDirectory(options.dir, { shard: options.shard });
+  const ids = options.ids === undefined ? sortedRolloutIds(listing) : filterShard([...new Set(options.ids)], options.shard).sort(compareCodePoints);
   const total = ids.length;
   hooks.onStart?.(total);
 

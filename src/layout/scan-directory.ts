@@ -3,6 +3,7 @@ import { ioError } from '../errors.js';
 import { compareCodePoints } from '../json/canonical-json.js';
 import { CAPTURE_SUFFIXES, SUFFIX, TEMP_STATE_PATTERN, type FileKind } from './file-names.js';
 import { isValidRolloutId } from './rollout-id.js';
+import { shardListing, type Shard } from './shard.js';
 
 /** How one directory entry is classified (FORMAT.md §1.4). */
 export type EntryClass =
@@ -48,11 +49,16 @@ function filesOfMask(mask: number): ReadonlySet<FileKind> {
   return SETS_BY_MASK[mask];
 }
 
+export interface ScanOptions {
+  /** Only this shard's part of the listing (see shard.ts): ids are filtered by name, nothing is read. */
+  shard?: Shard;
+}
+
 /**
  * Lists the capture directory once, dot-files included, classifying every name. Holds only
  * names, never contents: a directory of 100k rollouts is a few megabytes here.
  */
-export async function scanDirectory(dir: string): Promise<DirectoryListing> {
+export async function scanDirectory(dir: string, options: ScanOptions = {}): Promise<DirectoryListing> {
   // File masks while listing (a Set per rollout costs more than the listing itself at 100k).
   const masks = new Map<string, number>();
   const locks: string[] = [];
@@ -92,7 +98,7 @@ export async function scanDirectory(dir: string): Promise<DirectoryListing> {
   const lockOnly = [...new Set(locks.filter((id) => !rollouts.has(id)))].sort(compareCodePoints);
   invalidNames.sort(compareCodePoints);
   tempStateFiles.sort();
-  return { rollouts, invalidNames, tempStateFiles, lockOnly };
+  return shardListing({ rollouts, invalidNames, tempStateFiles, lockOnly }, options.shard);
 }
 
 /** Sorted rollout ids of a listing (ids are ASCII, so plain comparison is code-point order). */

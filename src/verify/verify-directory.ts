@@ -1,5 +1,6 @@
 import { toTokcapError, type TokcapError } from '../errors.js';
 import { scanDirectory } from '../layout/scan-directory.js';
+import type { Shard } from '../layout/shard.js';
 import type { StoreOptions } from '../ops/store.js';
 import { reviveError, serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
@@ -23,12 +24,14 @@ export interface VerifyResult {
 
 export interface VerifyOptions {
   ids?: readonly string[];
+  /** Only the rollouts (of the directory, or of `ids`) in this shard. */
+  shard?: Shard;
   onProgress?: (done: number, total: number) => void;
 }
 
 /** verify-digests over every rollout present (or the given ids), findings sorted as defined. */
 export async function verifyDirectory(store: StoreOptions, options: VerifyOptions = {}): Promise<VerifyResult> {
-  const listing = await scanDirectory(store.dir);
+  const listing = await scanDirectory(store.dir, { shard: options.shard });
   const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
   const failures: (VerifyResult['failed'][number] | undefined)[] = [];
   let done = 0;
