@@ -13,6 +13,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statS
 import { cpus, freemem, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WATCH_STORES, watchJobs, watchTable } from './watch-bench.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'tokcap.js');
@@ -31,6 +32,8 @@ const STORES = [
   { name: 'full-800x12', args: ['--rollouts', '800', '--calls', '12', '--seed', '3'], what: 'rss' },
   ...(process.env.BENCH_BIG ? [{ name: 'full-6000x12', args: ['--rollouts', '6000', '--calls', '12', '--seed', '4'], what: 'rss' }] : []),
   ...(process.env.BENCH_SKIP_100K ? [] : [{ name: 'small-100k', args: ['--rollouts', '100000', '--calls', '1', '--prompt', '8', '--gen', '2', '--turn', '0', '--prefix', 'x'], what: 'inspect' }]),
+  // `watch` on many small rollouts (bench/watch-bench.mjs).
+  ...WATCH_STORES,
 ].filter((s) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.name));
 
 function sh(cmd, args, opts = {}) {
@@ -74,12 +77,12 @@ function dirStats(dir) {
  * Runs once; returns { ms, cpuMs, rssKb, status }: wall time, CPU time (user + system, all
  * threads and children) and peak RSS.
  */
-function timeOnce(argv, { shell = false } = {}) {
+function timeOnce(argv, { shell = false, figures = false } = {}) {
   const statFile = join(CACHE, '.rss');
   const cmd = shell ? ['sh', '-c', argv] : argv;
   const full = TIME ? [TIME, '-f', '%U %S %M', '-o', statFile, ...cmd] : cmd;
   const t0 = performance.now();
-  const r = spawnSync(full[0], full.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync(full[0], full.slice(1), { stdio: ['ignore', figures ? 'pipe' : 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 28 });
   const ms = performance.now() - t0;
   let rssKb;
   let cpuMs;
@@ -92,7 +95,9 @@ function timeOnce(argv, { shell = false } = {}) {
       rssKb = undefined;
     }
   }
-  return { ms, cpuMs, rssKb, status: r.status, stderr: r.stderr };
+  // A job that measures something inside its run prints its figures as one JSON line.
+  const measured = figures && r.status === 0 ? JSON.parse(r.stdout.trim().split('\n').pop()) : undefined;
+  return { ms, cpuMs, rssKb, status: r.status, stderr: r.stderr, figures: measured };
 }
 
 function median(xs) {
@@ -114,7 +119,7 @@ function measureAll(jobs, dir) {
   for (let i = 0; i < REPS; i++) {
     jobs.forEach((job, j) => {
       const argv = job.setup ? job.setup(i) : job.argv;
-      const r = timeOnce(argv, { shell: job.shell });
+      const r = timeOnce(argv, { shell: job.shell, figures: job.figures });
       if (!(job.okStatus ?? [0, 1]).includes(r.status)) {
         process.stderr.write(`${job.label}: exit ${r.status}\n${r.stderr}\n`);
       }
@@ -126,7 +131,18 @@ function measureAll(jobs, dir) {
     ms: median(runs[j].map((r) => r.ms)),
     cpuMs: runs[j].every((r) => r.cpuMs !== undefined) ? median(runs[j].map((r) => r.cpuMs)) : undefined,
     rssKb: Math.max(...runs[j].map((r) => r.rssKb ?? 0)) || undefined,
+    figures: job.figures ? medianFigures(runs[j].map((r) => r.figures).filter(Boolean)) : undefined,
   }));
+}
+
+/** Each figure's median over the runs (peak RSS: the largest). */
+function medianFigures(list) {
+  const out = {};
+  for (const k of new Set(list.flatMap((f) => Object.keys(f)))) {
+    const xs = list.map((f) => f[k]).filter((x) => typeof x === 'number');
+    out[k] = xs.length === 0 ? null : k === 'rssKb' ? Math.max(...xs) : median(xs);
+  }
+  return out;
 }
 
 const tokcap = (...args) => [process.execPath, BIN, ...args];
@@ -173,7 +189,7 @@ for (const store of STORES) {
   process.stderr.write(`benchmarking ${store.name} (${fmtSize(st.bytes)}, ${st.files.length} JSONL files) ...\n`);
   const listFile = join(CACHE, `${store.name}.files`);
   writeFileSync(listFile, st.files.map((f) => f + '\0').join(''));
-  const floors = store.what !== 'inspect';
+  const floors = store.what !== 'inspect' && store.what !== 'watch';
   if (floors) {
     jobs.push({ label: 'floor: cat \\| sha256sum', argv: `xargs -0 cat < '${listFile}' | sha256sum`, shell: true });
     jobs.push({ label: 'floor: node scan+parse+hash', argv: `xargs -0 ${process.execPath} ${FLOOR} < '${listFile}'`, shell: true });
@@ -185,7 +201,9 @@ for (const store of STORES) {
   const add = (label, argv, opts = {}) => jobs.push({ label, argv, ...opts });
   const copy = join(CACHE, `${store.name}.copy`);
   const out = join(CACHE, `${store.name}.export.jsonl`);
-  if (store.what === 'inspect') {
+  if (store.what === 'watch') {
+    jobs.push(...watchJobs(dir, tokcap));
+  } else if (store.what === 'inspect') {
     add('inspect (summary)', tokcap('inspect', dir, '--json'));
   } else {
     add('verify-digests', tokcap('verify-digests', dir, '--json'));
@@ -249,6 +267,11 @@ for (const { store, st, rows, node, sha } of sections) {
   out();
   out(`${fmtSize(st.bytes)} on disk, ${fmtSize(st.jsonl)} of JSONL in ${st.files.length} files${store.note ? `; ${store.note}` : ''}.`);
   out();
+  if (store.what === 'watch') {
+    for (const l of watchTable(rows)) out(l);
+    out();
+    continue;
+  }
   out('| command | median | × node floor | × sha256sum | CPU (user+sys) | peak RSS |');
   out('|---|---:|---:|---:|---:|---:|');
   for (const r of rows) {

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+// The live view's load as a person sees it: `tokcap watch DIR` (the built binary) in a detached
+// tmux terminal of 140x40 on a private server, the pane captured every few milliseconds from
+// the moment the session is started. Prints one JSON line:
+//   firstRowsMs   first pane that lists rollout rows (ids, states possibly still "…")
+//   screenMs      first pane whose whole list area shows read rows (every visible row has a state)
+//   upToDateMs    first pane whose status line says "up to date" (every rollout read)
+//   rssKb         the watch process's peak RSS (VmHWM) when "up to date" showed
+//   keyToFrameMs  median time from a key (j/k) to the pane showing its effect, during the load
+// Times include Node's start-up, as a person's wait does. Not a test: nothing is asserted.
+// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS]   (needs tmux and the compiled build)
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(ROOT, 'bin', 'tokcap.js');
+const WIDTH = 140;
+const HEIGHT = 40;
+/** Rows of the list area: the frame is HEIGHT - 1 lines, minus the footer and 5 header lines. */
+const LIST_ROWS = HEIGHT - 1 - 1 - 5;
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' } } });
+const dir = positionals[0];
+if (!dir) {
+  console.error('usage: node bench/watch-live.mjs DIR [--timeout SECONDS]');
+  process.exit(2);
+}
+const timeoutMs = Number(values.timeout) * 1000;
+const socket = `tokcap-bench-watch-${process.pid}`;
+const env = { ...process.env, LANG: 'C.UTF-8' };
+delete env.TMUX;
+const tmux = (...args) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env });
+const capture = () => tmux('capture-pane', '-p', '-t', 'w');
+
+/** A row line: selection mark, change mark, id, then a state word or the not-yet-read "…". */
+const ROW = /^[ ›][ •](\S+) +(live|frozen|retired|incomplete|dangling|torn|…) /;
+const rowsOf = (pane) => pane.split('\n').flatMap((l) => (ROW.test(l) ? [ROW.exec(l)] : []));
+
+const result = { firstRowsMs: null, screenMs: null, upToDateMs: null, rssKb: null, keyToFrameMs: null };
+const t0 = performance.now();
+tmux('new-session', '-d', '-s', 'w', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'NO_COLOR=1', `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`);
+const pid = Number(tmux('list-panes', '-t', 'w', '-F', '#{pane_pid}').trim());
+const peakRssKb = () => {
+  try {
+    return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) || null;
+  } catch {
+    return null;
+  }
+};
+
+const keyTimes = [];
+let lastKeyAt = 0;
+try {
+  for (let k = 0; ; k++) {
+    const pane = capture();
+    const at = performance.now() - t0;
+    const rows = rowsOf(pane);
+    if (result.firstRowsMs === null && rows.length > 0) result.firstRowsMs = at;
+    if (result.screenMs === null && rows.length >= LIST_ROWS && rows.every((r) => r[2] !== '…')) result.screenMs = at;
+    if (pane.includes('up to date')) {
+      result.upToDateMs = at;
+      result.rssKb = peakRssKb();
+      break;
+    }
+    if (at > timeoutMs) throw new Error(`no "up to date" after ${timeoutMs} ms; the pane shows:\n${pane}`);
+    // During the load, now and then: a key, and the time until the selection moved on screen.
+    if (rows.length >= 2 && at - lastKeyAt > 500) {
+      const selectedBefore = rows.findIndex((r) => r[0].startsWith('›'));
+      const s = performance.now();
+      tmux('send-keys', '-t', 'w', selectedBefore <= 0 ? 'j' : 'k');
+      for (;;) {
+        const p = capture();
+        const now = rowsOf(p).findIndex((r) => r[0].startsWith('›'));
+        if (now !== selectedBefore && now !== -1) break;
+        if (performance.now() - s > 5000) break;
+      }
+      keyTimes.push(performance.now() - s);
+      lastKeyAt = performance.now() - t0;
+    }
+  }
+  tmux('send-keys', '-t', 'w', 'q');
+} finally {
+  try {
+    tmux('kill-server');
+  } catch {
+    // the server ended with its session
+  }
+}
+if (keyTimes.length > 0) result.keyToFrameMs = [...keyTimes].sort((a, b) => a - b)[Math.floor(keyTimes.length / 2)];
+for (const k of Object.keys(result)) if (typeof result[k] === 'number' && k !== 'rssKb') result[k] = Math.round(result[k]);
+console.log(JSON.stringify(result));
