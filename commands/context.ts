@@ -5,7 +5,7 @@
  */
 import type { CommandName, CommandOptionsMap, GlobalOptions } from './options.js';
 import { EXIT_OK, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
-import { createStyles, colorLevel, type Styles } from './styles.js';
+import { createStyles, colorLevel, safeOutput, type Styles } from './styles.js';
 import { ProgressLine, noProgress, type ProgressFactory } from './progress.js';
 import { orderedJsonMember, outputJsonBytes, outputJsonLine, RawJsonText } from '../src/json/canonical-json.js';
 import { renderTable, type Column } from './table.js';
@@ -66,7 +66,10 @@ export interface CommandContext<N extends CommandName = CommandName> {
   readonly styles: Styles;
   readonly exitCode: ExitCodeAccumulator;
 
-  /** Writes one line (a newline is added) of human output to stdout. No-op under --json. */
+  /**
+   * Writes one line (a newline is added) of human output to stdout. No-op under --json. Control
+   * characters in it are shown escaped (CLI.md v2 "Terminal safety"); colour from `styles` passes.
+   */
   out(text: string): void;
   /** Writes THE json document to stdout (compact, one line) under --json; no-op otherwise. Once per run. */
   json(value: unknown): void;
@@ -139,7 +142,9 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
   const progressOn = stderrIsTTY && !options.quiet && !options.json;
   let jsonWritten = false;
 
-  const writeErr = (text: string) => {
+  // Error and warning lines carry store text (ids, messages) and are never coloured.
+  const writeErr = (raw: string) => {
+    const text = safeOutput(raw, 0);
     line.clear();
     io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
     line.restore();
@@ -160,7 +165,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
     exitCode,
     out(text) {
       if (options.json) return;
-      io.stdout.write(`${text}\n`);
+      io.stdout.write(`${safeOutput(text, styles.level)}\n`);
     },
     json(value) {
       // Commands call json() unconditionally with their document; it only prints under --json.
@@ -245,7 +250,9 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       return errorJson(e, rolloutId);
     },
     table(columns, rows) {
-      return renderTable(columns, rows, { layout: stdoutIsTTY ? 'boxed' : 'plain', headingStyle: styles.heading });
+      // A cell is one line: a line break from the store inside it is shown escaped too.
+      const safeRows = rows.map((r) => r.map((cell) => safeOutput(cell, styles.level, false)));
+      return renderTable(columns, safeRows, { layout: stdoutIsTTY ? 'boxed' : 'plain', headingStyle: styles.heading });
     },
   };
   return ctx;

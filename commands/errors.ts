@@ -3,6 +3,7 @@
  * to stderr as one line each"). Nothing else in commands/ decides an exit code for an error.
  */
 import { TokcapError, type ErrorKind } from '../src/errors.js';
+import { terminalSafe } from '../src/text/terminal-safe.js';
 
 export const EXIT_OK = 0;
 /** The command ran and reports a negative outcome (findings, drop returned false, masked). */
@@ -44,12 +45,12 @@ export function notImplemented(): TokcapError {
   return new TokcapError('other', 'not implemented yet');
 }
 
-/** Collapses a message onto one line (errors are one line each on stderr). */
+/**
+ * Collapses a message onto one line (errors are one line each on stderr) and shows every control
+ * character left in it escaped: messages quote store text (call ids, file names).
+ */
 function oneLine(s: string): string {
-  return s
-    .replace(/\s*[\r\n]+\s*/g, ' ')
-    .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
-    .trim();
+  return terminalSafe(s.replace(/\s*[\r\n]+\s*/g, ' ').trim());
 }
 
 function isErrnoException(e: unknown): e is NodeJS.ErrnoException {
@@ -70,7 +71,8 @@ export function describeError(e: unknown): string {
   if (isErrnoException(e)) {
     // A raw Node fs error that escaped the library: an I/O error about its path.
     const msg = oneLine(e.message);
-    return e.path && !msg.includes(e.path) ? `${e.path}: ${msg}` : msg;
+    const path = e.path === undefined ? undefined : oneLine(e.path);
+    return path && !msg.includes(path) ? `${path}: ${msg}` : msg;
   }
   if (e instanceof Error) return `unexpected error: ${oneLine(`${e.name}: ${e.message}`)}`;
   return `unexpected error: ${oneLine(String(e))}`;
@@ -95,7 +97,8 @@ export function formatErrorReport(e: unknown, env: NodeJS.ProcessEnv): string[] 
     let depth = 0;
     while (cur !== undefined && cur !== null && depth < 8) {
       const stack = cur instanceof Error ? (cur.stack ?? `${cur.name}: ${cur.message}`) : String(cur);
-      lines.push(depth === 0 ? stack : `caused by: ${stack}`);
+      const safe = terminalSafe(stack, { keepNewlines: true });
+      lines.push(depth === 0 ? safe : `caused by: ${safe}`);
       cur = cur instanceof Error ? cur.cause : undefined;
       depth += 1;
     }

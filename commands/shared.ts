@@ -4,6 +4,7 @@
  */
 import { opendir } from 'node:fs/promises';
 import { ioError } from '../src/errors.js';
+import { terminalSafe } from '../src/text/terminal-safe.js';
 import { scanDirectory, type DirectoryListing } from '../src/layout/scan-directory.js';
 import type { StoreOptions } from '../src/ops/store.js';
 import type { CommandContext } from './context.js';
@@ -51,7 +52,7 @@ export function plural(n: number, word: string, many = `${word}s`): string {
   return `${n} ${n === 1 ? word : many}`;
 }
 
-/** Shows an id, making the empty one visible. */
+/** Shows an id (call ids are any string), making the empty one visible and controls escaped. */
 export function showId(id: string): string {
-  return id === '' ? '""' : id;
+  return id === '' ? '""' : terminalSafe(id);
 }

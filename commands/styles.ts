@@ -11,6 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import type * as ChalkModule from 'chalk';
+import { terminalSafe } from '../src/text/terminal-safe.js';
 
 function loadChalk(): typeof ChalkModule {
   return createRequire(import.meta.url)('chalk') as typeof ChalkModule;
@@ -49,9 +50,9 @@ export interface Styles {
   error: Style;
   dim: Style;
   heading: Style;
-  /** A rollout id. */
+  /** A rollout id (store text: control characters are shown escaped). */
   id: Style;
-  /** A file or directory path. */
+  /** A file or directory path (store text: control characters are shown escaped). */
   path: Style;
   /** Emphasis of a whole line (a row that just changed). */
   bold: Style;
@@ -63,9 +64,31 @@ export interface Styles {
 
 const plain: Style = (text) => text;
 
+// Exactly what chalk emits for a colour or attribute (select graphic rendition): nothing else.
+// eslint-disable-next-line no-control-regex
+const SGR = /\x1b\[[0-9;]*m/g;
+
+/**
+ * The last line of defence before text reaches stdout or stderr: every control character is shown
+ * escaped (src/text/terminal-safe.ts), except the line breaks of text composed by tokcap
+ * (`keepNewlines`) and, when colour is on, the colour sequences our styles produce. With colour
+ * off no escape sequence is legitimate, so none passes. Idempotent.
+ */
+export function safeOutput(text: string, level: ColorLevel, keepNewlines = true): string {
+  if (level === 0 || !text.includes('\x1b')) return terminalSafe(text, { keepNewlines });
+  let out = '';
+  let last = 0;
+  for (const m of text.matchAll(SGR)) {
+    out += terminalSafe(text.slice(last, m.index), { keepNewlines }) + m[0];
+    last = m.index + m[0].length;
+  }
+  return out + terminalSafe(text.slice(last), { keepNewlines });
+}
+
 export function createStyles(level: ColorLevel): Styles {
   if (level === 0) {
-    return { level, ok: plain, warn: plain, error: plain, dim: plain, heading: plain, id: plain, path: plain, bold: plain, inverse: plain, badge: (state) => state };
+    const safe: Style = (text) => terminalSafe(text);
+    return { level, ok: plain, warn: plain, error: plain, dim: plain, heading: plain, id: safe, path: safe, bold: plain, inverse: plain, badge: (state) => state };
   }
   const c = new (loadChalk().Chalk)({ level });
   const badges: { [S in RolloutState]: Style } = {
@@ -84,8 +107,8 @@ export function createStyles(level: ColorLevel): Styles {
     error: c.red,
     dim: c.dim,
     heading: c.bold,
-    id: c.bold,
-    path: c.underline,
+    id: (text) => c.bold(terminalSafe(text)),
+    path: (text) => c.underline(terminalSafe(text)),
     bold: c.bold,
     inverse: c.inverse,
     badge: (state) => badges[state](state),

@@ -1,20 +1,12 @@
 /**
  * Terminal cell arithmetic for the watch view, without a runtime dependency: how many columns a
- * string takes, and how to make untrusted text (call ids, error messages) safe to print.
+ * string takes (untrusted text is made safe to print by src/text/terminal-safe.ts).
  *
  * Widths: combining marks and zero-width characters take 0 cells, East Asian wide / fullwidth
  * characters and emoji take 2, everything else 1. This matches terminals for the text the view
  * shows (ids are ASCII; call ids and messages are usually ASCII); the components also tell Ink to
  * truncate, so a rare disagreement can never add a line.
  */
-
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-
-/** Control characters (escape sequences included) shown as `\xNN`, never sent to the terminal. */
-export function sanitize(text: string): string {
-  return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}
 
 const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]$/u;
 const EMOJI = /^\p{Extended_Pictographic}$/u;

@@ -6,7 +6,8 @@
  * Widths are measured in terminal cells on the plain text; colour is applied after padding, and
  * only through the semantic styles (commands/styles.ts), so NO_COLOR / --no-color give plain text.
  */
-import { cellWidth as stringWidth, charWidth, sanitize } from './cells.js';
+import { cellWidth as stringWidth, charWidth } from './cells.js';
+import { terminalSafe as sanitize } from '../../src/text/terminal-safe.js';
 import type { Styles } from '../styles.js';
 import type { MaskCause } from '../../src/build/mask-causes.js';
 import type { DirectoryTotals, RolloutRow, RowFilter, SortMode } from '../../src/watch/rows.js';
