@@ -31,6 +31,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const human: string[] = [];
   await buildMany(store, ids, {
     freeze: ctx.options.freeze,
+    threads: ctx.threads,
     model: ctx.options.model,
     serialise: ctx.options.json,
     onProgress: (done) => bar?.update(done),

@@ -4,12 +4,13 @@
  * progress, styles, exit code). Commands never touch process.stdout, process.exit or chalk.
  */
 import type { CommandName, CommandOptionsMap, GlobalOptions } from './options.js';
-import { EXIT_OK, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
+import { EXIT_OK, debugEnabled, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
 import { createStyles, colorLevel, safeOutput, type Styles } from './styles.js';
 import { ProgressLine, noProgress, type ProgressFactory } from './progress.js';
 import { orderedJsonMember, outputJsonBytes, outputJsonLine, RawJsonText } from '../src/json/canonical-json.js';
 import { renderTable, type Column } from './table.js';
 import type { Shard } from '../src/layout/shard.js';
+import type { ThreadOptions } from '../src/threads/parallel-rollouts.js';
 
 export interface OutStream {
   write(chunk: string | Uint8Array): unknown;
@@ -65,6 +66,11 @@ export interface CommandContext<N extends CommandName = CommandName> {
   readonly tty: { readonly stdout: boolean; readonly stderr: boolean };
   readonly styles: Styles;
   readonly exitCode: ExitCodeAccumulator;
+  /**
+   * How many threads the library's jobs may use (TOKCAP_WORKERS), and, under TOKCAP_DEBUG=1, a
+   * stderr line saying how many worker threads each job started. Passed to the library as is.
+   */
+  readonly threads: ThreadOptions;
 
   /**
    * Writes one line (a newline is added) of human output to stdout. No-op under --json. Control
@@ -163,6 +169,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
     tty: { stdout: stdoutIsTTY, stderr: stderrIsTTY },
     styles,
     exitCode,
+    threads: threadOptions(io.env, writeErr),
     out(text) {
       if (options.json) return;
       io.stdout.write(`${safeOutput(text, styles.level)}\n`);
@@ -256,4 +263,16 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
     },
   };
   return ctx;
+}
+
+/**
+ * TOKCAP_WORKERS (a whole number: threads in all; unset or anything else: decided by each job's
+ * size) and TOKCAP_DEBUG (say how many workers each job started; tests check that they ran).
+ */
+export function threadOptions(env: NodeJS.ProcessEnv, err: (line: string) => void): ThreadOptions {
+  const workers = env.TOKCAP_WORKERS;
+  return {
+    threads: workers !== undefined && /^\d+$/.test(workers) ? Number(workers) : undefined,
+    onWorkers: debugEnabled(env) ? (n, items) => err(`tokcap: debug: ${n} worker thread(s) for ${items} rollouts`) : undefined,
+  };
 }

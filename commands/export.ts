@@ -48,6 +48,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
         force: o.force,
         trainableOnly: o.trainableOnly,
         fields,
+        threads: ctx.threads,
       },
       {
         onStart: (total) => {

@@ -78,7 +78,7 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
     // rollouts in flight however many the directory has.
     const out = ctx.jsonMap({ dir: ctx.dir }, 'rollouts');
     let shown = 0;
-    await forEachRolloutFacts(store, { deep: ctx.options.deep, listing, onProgress: (d) => bar?.update(d) }, (id, f) => {
+    await forEachRolloutFacts(store, { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) }, (id, f) => {
       if (matchesStatus(f, ctx.options.status) && (ctx.options.limit === undefined || shown < ctx.options.limit)) {
         out.entry(id, f);
         shown++;
@@ -89,7 +89,7 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
     out.end({ invalid_names: listing.invalidNames, temp_state_files: listing.tempStateFiles });
     return;
   }
-  const facts = await directoryFacts(store, { deep: ctx.options.deep, listing, onProgress: (d) => bar?.update(d) });
+  const facts = await directoryFacts(store, { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) });
   bar?.done();
   const now = Date.now();
   let rows = [...facts.rollouts].filter(([, f]) => matchesStatus(f, ctx.options.status));

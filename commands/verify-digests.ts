@@ -15,7 +15,7 @@ export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> 
   const ids = ctx.idsGiven ? [...ctx.ids] : undefined;
   const total = ids ? ids.filter((id) => listing.rollouts.has(id)).length : listing.rollouts.size;
   const bar = total > 50 ? ctx.progress({ title: 'verifying', total }) : undefined;
-  const result = await verifyDirectory(storeOf(ctx), { ids, shard: ctx.shard, onProgress: (done) => bar?.update(done) });
+  const result = await verifyDirectory(storeOf(ctx), { ids, shard: ctx.shard, threads: ctx.threads, onProgress: (done) => bar?.update(done) });
   bar?.done();
   for (const id of ids ?? []) {
     if (!listing.rollouts.has(id)) ctx.warn(`${id}: no such rollout in ${ctx.dir}`);

@@ -25,8 +25,9 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   if (!ctx.options.once && !ctx.options.json) {
     // React's development build keeps debug data for every element it creates (several times
     // the heap, and much slower renders): the live view runs the production build unless the
-    // caller asked otherwise. React reads this when it is first loaded, just below.
-    process.env.NODE_ENV ??= 'production';
+    // caller asked otherwise. React reads it from the process's environment (the context's, in a
+    // real run) when it is first loaded, just below.
+    ctx.env.NODE_ENV ??= 'production';
     // Row reads run in a worker thread: keys and drawing never wait behind parsing a big rollout.
     const workers = createWorkerReaders();
     const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: { read: workers.read } });

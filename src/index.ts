@@ -98,4 +98,5 @@ export { rolloutFacts, type RolloutFacts, type FactsOptions } from './facts/roll
 export { directoryFacts, type DirectoryFacts, type DirectoryFactsOptions } from './facts/directory-facts.js';
 export { verifyRollout } from './verify/verify-rollout.js';
 export { verifyDirectory, type VerifyResult, type VerifyOptions } from './verify/verify-directory.js';
+export type { ThreadOptions } from './threads/parallel-rollouts.js';
 export { FINDING_SEVERITY, compareFindings, type Finding, type FindingCode, type Severity } from './verify/findings.js';

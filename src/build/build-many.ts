@@ -1,5 +1,5 @@
 /**
- * Builds many rollouts on every core (src/util/parallel-rollouts.ts), handing each outcome to
+ * Builds many rollouts on every core (src/threads/parallel-rollouts.ts), handing each outcome to
  * `emit` in input order as soon as it is ready, so results are written out as they come and
  * never held together. Locks stay in this thread: a worker asks for the locked copy (a freeze's
  * or a read-only one), this thread takes the lock in turn with its own (one rollout lock at a
@@ -11,7 +11,7 @@ import { copyReadOnlySnapshot, type ReadOnlyCopy } from '../ops/read-snapshot.js
 import type { StoreOptions } from '../ops/store.js';
 import { giveBackCopyBuffer, releaseOnce } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
-import { forTransfer, mapRolloutsParallel } from '../util/parallel-rollouts.js';
+import { forTransfer, mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
 import { buildOutcome, type BuildOutcome } from './build-outcome.js';
 import type { SnapshotSource } from './build-rollout.js';
 
@@ -23,6 +23,8 @@ export interface BuildManyOptions {
   /** Receives each outcome in input order. */
   emit: (outcome: BuildOutcome, index: number) => void;
   onProgress?: (done: number, total: number) => void;
+  /** How many threads the job may use (default: decided by its size). */
+  threads?: ThreadOptions;
 }
 
 /** A worker's request: the locked copy for one rollout. */
@@ -50,6 +52,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     chunkSize: 4,
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
+    threads: options.threads,
     local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise }),
     serve: serveSnapshotRequest(store),
     recycle: giveBackCopyBuffer,

@@ -6,7 +6,7 @@
 import { outputJsonBytes } from '../json/canonical-json.js';
 import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
-import { serialiseError, type SerialisedError } from '../util/parallel-rollouts.js';
+import { serialiseError, type SerialisedError } from '../threads/parallel-rollouts.js';
 import { buildRolloutDetailed, type BuildRolloutOptions } from './build-rollout.js';
 import { NO_TOKEN_RECORDS, type CaptureSnapshot, type ConsumerResult } from './consumer-result.js';
 import type { MaskCause } from './mask-causes.js';

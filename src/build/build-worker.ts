@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { reviveError } from '../jsonl/remote-jsonl.js';
-import { serveRolloutWorker } from '../util/parallel-rollouts.js';
+import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import { workerSnapshotSource, type BuildWorkerShared } from './build-many.js';
 import { buildOutcome } from './build-outcome.js';
 

@@ -9,7 +9,7 @@ import { maskCauses } from '../build/mask-causes.js';
 import { TokcapError } from '../errors.js';
 import { orderedJsonLine } from '../json/canonical-json.js';
 import type { StoreOptions } from '../ops/store.js';
-import { serialiseError, type SerialisedError } from '../util/parallel-rollouts.js';
+import { serialiseError, type SerialisedError } from '../threads/parallel-rollouts.js';
 import { buildForExport, type ExportBuild } from './build-for-export.js';
 import { ALL_FIELDS, applyFieldSelection, type FieldSelection } from './fields.js';
 import { tinkerSummaryTail } from './tinker.js';

@@ -9,7 +9,7 @@ import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
 import { filterShard, type Shard } from '../layout/shard.js';
 import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
-import { mapRolloutsParallel } from '../util/parallel-rollouts.js';
+import { mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
 import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirectory } from './atomic-output.js';
 import { exportItem, type ExportedRollout, type ExportItem, type ExportItemOptions } from './export-item.js';
 import type { ExportWorkerShared } from './export-worker.js';
@@ -60,6 +60,8 @@ export interface ExportOptions {
   now?: () => Date;
   /** Checked between rollouts: an aborted export removes its temporary output and throws. */
   signal?: AbortSignal;
+  /** How many threads the job may use (default: decided by its size). */
+  threads?: ThreadOptions;
 }
 
 export interface ExportHooks {
@@ -223,6 +225,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
         chunkSize: 4,
         // In this thread (no workers): one rollout at a time, memory bounded by the largest.
         concurrency: 1,
+        threads: options.threads,
         local: (id) => exportItem(store, id, itemOptions),
         serve: serveSnapshotRequest(store),
         recycle: giveBackCopyBuffer,

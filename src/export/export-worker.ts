@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { workerSnapshotSource } from '../build/build-many.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import type { StoreOptions } from '../ops/store.js';
-import { serveRolloutWorker } from '../util/parallel-rollouts.js';
+import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import { exportItem, exportItemTransfer, type ExportItem, type ExportItemOptions } from './export-item.js';
 
 /** What export-worker.ts receives as `workerData.shared`. */

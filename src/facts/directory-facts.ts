@@ -4,7 +4,7 @@ import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import type { FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import type { StoreOptions } from '../ops/store.js';
-import { mapRolloutsParallel } from '../util/parallel-rollouts.js';
+import { mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
 import { rolloutFacts, type RolloutFacts } from './rollout-facts.js';
 
 export interface DirectoryFacts {
@@ -20,6 +20,8 @@ export interface DirectoryFactsOptions {
   /** Called after each rollout, for progress display. */
   onProgress?: (done: number, total: number) => void;
   listing?: DirectoryListing;
+  /** How many threads the job may use (default: decided by its size). */
+  threads?: ThreadOptions;
 }
 
 /** What facts workers share (facts-worker.ts): `files[i]` is the file mask of the i-th id. */
@@ -48,7 +50,7 @@ export function kindsOf(mask: number): ReadonlySet<FileKind> | undefined {
 
 /**
  * Facts of every rollout of the directory (or of the given ids), in id order. Many rollouts are
- * spread over worker threads (src/util/parallel-rollouts.ts); the result is the same.
+ * spread over worker threads (src/threads/parallel-rollouts.ts); the result is the same.
  */
 export async function directoryFacts(store: StoreOptions, options: DirectoryFactsOptions = {}): Promise<DirectoryFacts> {
   const rollouts = new Map<string, RolloutFacts>();
@@ -84,6 +86,7 @@ export async function forEachRolloutFacts(
     // (mix-2k, 60 MB: 0.74 s in one thread, 0.85 s with a worker).
     minItems: options.deep ? 8 : SUMMARY_WORKER_MIN_ROLLOUTS,
     estimatedBytes: options.deep ? estimateJsonlBytes(store.dir, ids) : undefined,
+    threads: options.threads,
     local: (id) => rolloutFacts(store, id, { deep: options.deep, files: listing.rollouts.get(id) }),
     serve: serveJsonlRequest,
     recycle: giveBackCopyBuffer,

@@ -1,10 +1,10 @@
 /**
- * Worker thread for `directoryFacts` over many rollouts (src/util/parallel-rollouts.ts): computes
+ * Worker thread for `directoryFacts` over many rollouts (src/threads/parallel-rollouts.ts): computes
  * the facts of the rollouts it claims; J is copied under the lock by the main thread on request.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { jsonlViaMain, reviveError } from '../jsonl/remote-jsonl.js';
-import { serveRolloutWorker } from '../util/parallel-rollouts.js';
+import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import { kindsOf, type FactsShared } from './directory-facts.js';
 import { rolloutFacts } from './rollout-facts.js';
 

@@ -1,11 +1,11 @@
 /**
- * J copied under the lock by the main thread for a worker thread (src/util/parallel-rollouts.ts):
+ * J copied under the lock by the main thread for a worker thread (src/threads/parallel-rollouts.ts):
  * the worker asks, the main thread takes the shared lock in turn with its own reads (one rollout
  * lock at a time per process), copies, releases, and hands the bytes over without a copy.
  */
 import { TokcapError, type ErrorKind, type PyErrorClass } from '../errors.js';
 import type { RolloutPaths } from '../layout/file-names.js';
-import type { SerialisedError } from '../util/parallel-rollouts.js';
+import type { SerialisedError } from '../threads/parallel-rollouts.js';
 import { releaseOnce } from './copy-buffers.js';
 import { readJsonlBytes, type JsonlBytes } from './read-jsonl-bytes.js';
 

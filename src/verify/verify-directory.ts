@@ -5,7 +5,7 @@ import type { StoreOptions } from '../ops/store.js';
 import { reviveError, serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
-import { mapRolloutsParallel, type SerialisedError } from '../util/parallel-rollouts.js';
+import { mapRolloutsParallel, type SerialisedError, type ThreadOptions } from '../threads/parallel-rollouts.js';
 
 /** What verify-worker.ts returns for a rollout it could not verify. */
 export interface WorkerFailure {
@@ -27,6 +27,8 @@ export interface VerifyOptions {
   /** Only the rollouts (of the directory, or of `ids`) in this shard. */
   shard?: Shard;
   onProgress?: (done: number, total: number) => void;
+  /** How many threads the job may use (default: decided by its size). */
+  threads?: ThreadOptions;
 }
 
 /** verify-digests over every rollout present (or the given ids), findings sorted as defined. */
@@ -35,7 +37,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
   const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
   const failures: (VerifyResult['failed'][number] | undefined)[] = [];
   let done = 0;
-  // Rollouts are verified on every core (src/util/parallel-rollouts.ts); results in id order.
+  // Rollouts are verified on every core (src/threads/parallel-rollouts.ts); results in id order.
   const perRollout = await mapRolloutsParallel<Finding[] | WorkerFailure, JsonlRequest>(ids, {
     workerUrl: new URL('./verify-worker.js', import.meta.url),
     shared: { ...store },
@@ -43,6 +45,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
     estimatedBytes: estimateJsonlBytes(store.dir, ids),
     chunkSize: 4,
     concurrency: 8,
+    threads: options.threads,
     local: async (id, i) => {
       try {
         return await verifyRollout(store, id);

@@ -1,12 +1,12 @@
 /**
- * Worker thread for `verifyDirectory` (src/util/parallel-rollouts.ts): verifies the rollouts it
+ * Worker thread for `verifyDirectory` (src/threads/parallel-rollouts.ts): verifies the rollouts it
  * claims; J is copied under the lock by the main thread on request. A rollout that cannot be
  * verified (lock timeout, I/O error) comes back as its error, not retried.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { jsonlViaMain, reviveError } from '../jsonl/remote-jsonl.js';
 import type { StoreOptions } from '../ops/store.js';
-import { serialiseError, serveRolloutWorker } from '../util/parallel-rollouts.js';
+import { serialiseError, serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import type { WorkerFailure } from './verify-directory.js';
 import { verifyRollout } from './verify-rollout.js';
 

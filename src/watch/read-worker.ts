@@ -3,7 +3,7 @@
  * preview build: JSON parsing, chain building, digests) so that the thread that handles keys and
  * draws the screen never spends its time there. Same read-only code as in-thread (`readRow`),
  * except that this thread takes no rollout lock: the copies of J made under a lock are asked of
- * the main thread (src/util/thread-requests.ts), which takes them in turn with its own (the
+ * the main thread (src/threads/thread-requests.ts), which takes them in turn with its own (the
  * detail view's reads), so the process holds one rollout lock at a time (FORMAT.md §2.1).
  *
  * Protocol (plain data): main → worker `{ type: 'read', seq, store, id, files }`, answered by
@@ -18,7 +18,7 @@ import { jsonlViaMain, reviveError, type JsonlRequest } from '../jsonl/remote-js
 import type { FileKind } from '../layout/file-names.js';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import type { StoreOptions } from '../ops/store.js';
-import { mainThreadRequests } from '../util/thread-requests.js';
+import { mainThreadRequests } from '../threads/thread-requests.js';
 import { readRow } from './preview.js';
 
 export interface ReadRequest {

@@ -15,7 +15,7 @@ import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { serveJsonlRequest } from '../jsonl/remote-jsonl.js';
 import type { FileKind } from '../layout/file-names.js';
 import type { StoreOptions } from '../ops/store.js';
-import { replyToWorker, type ThreadGive, type ThreadRequest } from '../util/thread-requests.js';
+import { replyToWorker, type ThreadGive, type ThreadRequest } from '../threads/thread-requests.js';
 import { readRow, type RowRead } from './preview.js';
 import type { ReadRequest, WatchCopyRequest } from './read-worker.js';
 

@@ -8,17 +8,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { mapRolloutsParallel as MapRolloutsParallel } from '../../src/util/parallel-rollouts.js';
+import type { mapRolloutsParallel as MapRolloutsParallel } from '../../src/threads/parallel-rollouts.js';
 import { ROOT, ensureBuilt } from '../cli/helpers.js';
 
 let mapRolloutsParallel: typeof MapRolloutsParallel;
 let workerUrl: URL;
 let dir: string;
-const savedWorkers = process.env.TOKCAP_WORKERS;
 
 beforeAll(async () => {
   await ensureBuilt();
-  const parallel = pathToFileURL(path.join(ROOT, 'dist', 'src', 'util', 'parallel-rollouts.js')).href;
+  const parallel = pathToFileURL(path.join(ROOT, 'dist', 'src', 'threads', 'parallel-rollouts.js')).href;
   ({ mapRolloutsParallel } = (await import(parallel)) as { mapRolloutsParallel: typeof MapRolloutsParallel });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-dying-worker-'));
   // A worker that dies on the first rollout it computes, with its chunk claimed.
@@ -30,12 +29,9 @@ beforeAll(async () => {
      serveRolloutWorker(parentPort, workerData, async () => process.exit(1), (e) => new Error(e.message));`,
   );
   workerUrl = pathToFileURL(file);
-  process.env.TOKCAP_WORKERS = '2';
 }, 120_000);
 
 afterAll(() => {
-  if (savedWorkers === undefined) delete process.env.TOKCAP_WORKERS;
-  else process.env.TOKCAP_WORKERS = savedWorkers;
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -50,6 +46,7 @@ describe('a worker that dies', () => {
       workerUrl,
       shared: null,
       chunkSize: 3,
+      threads: { threads: 2 },
       local: async (id) => {
         await new Promise((resolve) => setTimeout(resolve, 1));
         computed++;

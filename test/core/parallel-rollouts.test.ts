@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapRolloutsParallel } from '../../src/util/parallel-rollouts.js';
+import { mapRolloutsParallel } from '../../src/threads/parallel-rollouts.js';
 
 // No compiled worker module next to the sources: everything runs in this thread, through the
 // same ordering, emitting and stopping logic the worker path uses (the binary's tests cover

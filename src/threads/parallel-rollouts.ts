@@ -6,9 +6,12 @@
  * (`request`), which takes it in turn with its own reads (the process holds one rollout lock at a
  * time, FORMAT.md §2.1).
  *
- * Workers are an optimisation only: below `minItems` or `WORKER_MIN_BYTES`, when the compiled worker module is absent
- * (running from sources), with TOKCAP_WORKERS=0, or if a worker fails, everything (or the chunks
- * it did not return) is computed here, by the same function.
+ * Workers are an optimisation only: below `minItems` or `WORKER_MIN_BYTES`, when the compiled
+ * worker module is absent (running from sources), with `threads: 1`, or if a worker fails,
+ * everything (or the chunks it did not return) is computed here, by the same function.
+ *
+ * How many threads a job may use is the caller's to say (`ThreadOptions`; the CLI reads it from
+ * TOKCAP_WORKERS): the library reads no environment.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -19,6 +22,18 @@ import { mapInOrder } from './map-in-order.js';
 import { mainThreadRequests, replyToWorker, type SerialisedError, type ThreadGive, type ThreadRequest } from './thread-requests.js';
 
 export { serialiseError, type SerialisedError } from './thread-requests.js';
+
+/** How many threads a job may use; the caller decides (the CLI from TOKCAP_WORKERS). */
+export interface ThreadOptions {
+  /**
+   * Threads in all, this one included. 1 (or 0) keeps the job in this thread; 2 or more starts
+   * that many minus one workers whatever the job's size. Default: one per core (at most 8),
+   * for jobs big enough to pay for a worker.
+   */
+  threads?: number;
+  /** Told how many worker threads a job started, before it starts them (for diagnostics). */
+  onWorkers?: (workers: number, items: number) => void;
+}
 
 export interface ParallelOptions<R, Q> {
   /** The worker module (runs `serveRolloutWorker`). */
@@ -51,12 +66,13 @@ export interface ParallelOptions<R, Q> {
   minItems?: number;
   /**
    * The job's size in JSONL bytes (an estimate): below `WORKER_MIN_BYTES` no worker is started,
-   * unless TOKCAP_WORKERS asks for them explicitly.
+   * unless `threads.threads` asks for them explicitly.
    */
   estimatedBytes?: number;
   chunkSize?: number;
   /** Items of a chunk in flight at once in this thread (default 16). */
   concurrency?: number;
+  threads?: ThreadOptions;
 }
 
 type FromWorker =
@@ -73,16 +89,9 @@ type FromWorker =
  */
 export const WORKER_MIN_BYTES = 96 * 2 ** 20;
 
-/** TOKCAP_WORKERS set to 2 or more: workers whatever the job's size (bytes or items). */
-function workersRequested(): boolean {
-  const env = process.env.TOKCAP_WORKERS;
-  return env !== undefined && /^\d+$/.test(env) && Number(env) >= 2;
-}
-
 /** Worker threads to start beside this thread, which computes too: one per other core. */
-export function workerCount(): number {
-  const env = process.env.TOKCAP_WORKERS;
-  const cores = env !== undefined && /^\d+$/.test(env) ? Number(env) : availableParallelism();
+export function workerCount(threads: ThreadOptions = {}): number {
+  const cores = threads.threads ?? availableParallelism();
   if (cores <= 1) return 0;
   return Math.min(cores, 8) - 1;
 }
@@ -91,13 +100,13 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   const results = new Array<R>(ids.length);
   const chunkSize = options.chunkSize ?? 256;
   const nChunks = Math.ceil(ids.length / chunkSize);
-  // TOKCAP_WORKERS=2 or more asks for workers whatever the job's size (as documented).
+  const threads = options.threads ?? {};
+  // Two threads or more asked for explicitly: workers whatever the job's size.
   const bigEnough =
-    workersRequested() || ((options.estimatedBytes === undefined || options.estimatedBytes >= WORKER_MIN_BYTES) && ids.length >= (options.minItems ?? 2000));
-  const nWorkers = bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(), nChunks - 1) : 0;
-  // TOKCAP_DEBUG=1 says how many workers a job got (tests check that workers really ran).
-  const debug = process.env.TOKCAP_DEBUG;
-  if (debug && debug !== '0' && debug.toLowerCase() !== 'false') process.stderr.write(`tokcap: debug: ${nWorkers} worker thread(s) for ${ids.length} rollouts\n`);
+    (threads.threads !== undefined && threads.threads >= 2) ||
+    ((options.estimatedBytes === undefined || options.estimatedBytes >= WORKER_MIN_BYTES) && ids.length >= (options.minItems ?? 2000));
+  const nWorkers = bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(threads), nChunks - 1) : 0;
+  threads.onWorkers?.(nWorkers, ids.length);
   const counter = new Int32Array(new SharedArrayBuffer(4));
   // The chunk each worker is computing (-1: none), so that a worker that dies leaves no chunk
   // behind unnoticed.
