@@ -3,8 +3,9 @@ import { toTokcapError, type TokcapError } from '../errors.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { readJsonlBytes, type JsonlBytes } from '../jsonl/read-jsonl-bytes.js';
-import { SUFFIX, rolloutPaths, type FileKind } from '../layout/file-names.js';
+import { SUFFIX, rolloutPaths, type FileKind, type RolloutPaths } from '../layout/file-names.js';
 import { readRegularFileWithMtimeSync, regularFileSizeAndLastByte } from '../layout/safe-open.js';
+import { copyError, spanBytes, type CopiedKind, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import { parseIncompleteMarkers } from '../sidefiles/incomplete-markers.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
 import { parseStateBytes } from '../state/read-state.js';
@@ -66,6 +67,64 @@ export interface FactsOptions {
    * that asks the main thread to do it, so that the process still holds one rollout lock at a time.
    */
   readJsonl?: (paths: ReturnType<typeof rolloutPaths>, rolloutId: string, options: { waitMs: number; from?: number }) => Promise<JsonlBytes | undefined>;
+  /**
+   * Answer from this copy of the rollout's files, taken under one lock (src/ops/rollout-copy.ts),
+   * instead of reading them: the same facts, with no file opened. If the copy failed as a whole
+   * (the lock was not granted), the files that need no lock are read as usual and J's lines,
+   * which do, fail with the copy's error.
+   */
+  copy?: { arena: Uint8Array; record: RolloutCopyRecord };
+}
+
+/** Where the facts' bytes come from: the files, or a copy of them. */
+interface FactsFiles {
+  small(kind: FileKind): { bytes: Buffer; mtimeMs: number } | undefined;
+  jsonlEnd(): { size: number; lastByte?: number; mtimeMs: number } | undefined;
+  readJsonl: NonNullable<FactsOptions['readJsonl']>;
+  /** A file's mtime known without a stat (a copy's), if any. */
+  mtime?(kind: FileKind): number | undefined;
+}
+
+function diskFiles(paths: RolloutPaths, rolloutId: string, readJsonl: FactsOptions['readJsonl']): FactsFiles {
+  return {
+    small: (kind) => readRegularFileWithMtimeSync(paths[kind], rolloutId),
+    jsonlEnd: () => regularFileSizeAndLastByte(paths.jsonl, rolloutId),
+    readJsonl: readJsonl ?? readJsonlBytes,
+  };
+}
+
+function copiedFiles(paths: RolloutPaths, rolloutId: string, { arena, record }: NonNullable<FactsOptions['copy']>): FactsFiles {
+  const lockFailure = copyError(record, record.failure);
+  if (lockFailure) {
+    const disk = diskFiles(paths, rolloutId, undefined);
+    return {
+      ...disk,
+      readJsonl: async () => {
+        throw lockFailure;
+      },
+    };
+  }
+  const get = (kind: CopiedKind) => {
+    const failed = copyError(record, record.errors?.[kind]);
+    if (failed) throw failed;
+    const bytes = spanBytes(arena, record.spans[kind]);
+    return bytes && { bytes, mtimeMs: record.stamps[kind]!.mtimeMs };
+  };
+  return {
+    mtime: (kind) => record.stamps[kind as CopiedKind]?.mtimeMs,
+    small: (kind) => get(kind as CopiedKind),
+    jsonlEnd: () => {
+      const j = get('jsonl');
+      return j && { size: j.bytes.length, lastByte: j.bytes.length > 0 ? j.bytes[j.bytes.length - 1] : undefined, mtimeMs: j.mtimeMs };
+    },
+    readJsonl: async (_paths, _id, { from = 0 }) => {
+      const j = get('jsonl');
+      if (!j) return undefined;
+      const at = Math.min(Math.max(from, 0), j.bytes.length);
+      const lastByte = j.bytes.length > 0 ? j.bytes[j.bytes.length - 1] : undefined;
+      return { bytes: j.bytes.subarray(at), from: at, size: j.bytes.length, lastByte };
+    },
+  };
 }
 
 const FILE_ORDER: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
@@ -78,11 +137,12 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
     errors.push({ file, kind: err.kind, message: err.message });
   };
   const present = options.files ?? (await presentFiles(paths));
-  const readJ = options.readJsonl ?? readJsonlBytes;
+  const files = options.copy ? copiedFiles(paths, rolloutId, options.copy) : diskFiles(paths, rolloutId, options.readJsonl);
+  const readJ = files.readJsonl;
   // mtimes come from the fstat of each file opened anyway; only files not opened are lstat'ed.
   const mtimes = new Map<FileKind, number>();
   const readSmall = (kind: FileKind): Buffer | undefined => {
-    const r = readRegularFileWithMtimeSync(paths[kind], rolloutId);
+    const r = files.small(kind);
     if (r === undefined) return undefined;
     mtimes.set(kind, r.mtimeMs);
     return r.bytes;
@@ -144,7 +204,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
     // index, only the tail past it is read.
     const fast = !options.deep && digests !== undefined && idx !== undefined && idx > 0;
     try {
-      const tail = fast ? regularFileSizeAndLastByte(paths.jsonl, rolloutId) : undefined;
+      const tail = fast ? files.jsonlEnd() : undefined;
       if (tail) mtimes.set('jsonl', tail.mtimeMs);
       const quick = tail && tail.size === idx ? tail : undefined;
       if (quick) {
@@ -201,7 +261,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
   let mtime = 0;
   for (const kind of FILE_ORDER) {
     if (!present.has(kind)) continue;
-    const known = mtimes.get(kind);
+    const known = mtimes.get(kind) ?? files.mtime?.(kind);
     if (known !== undefined) {
       mtime = Math.max(mtime, known);
       continue;
