@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A second, stricter floor (not the one the targets are measured against): bench/floor-scan.mjs
 // (read, split lines, JSON.parse, SHA-256 per line) plus the token digest of every record's
-// cumulative sequence (FORMAT.md §8: "nemo-gym-tokens", 0x01, u64be count, u64be ids), with
+// cumulative sequence (docs/format.md#token-digests: "nemo-gym-tokens", 0x01, u64be count, u64be ids), with
 // delta records rebuilt from their parent's sequence. That hashing is work verify-digests cannot
 // skip: a digest puts the count first, so no hash of a parent's sequence can be carried over.
 // No validation, no locks, no state files, no findings. Prints "<files> <lines> <bytes> <ids hashed>

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Not a floor any target is measured against, but the reading every tokcap command does before
 // it parses anything: for each rollout of DIR, in id order, tokcap's own locked read-only copy
-// (FORMAT.md §2: open the lock file, flock shared, check the path still names it, then read the
+// (docs/format.md#locking: open the lock file, flock shared, check the path still names it, then read the
 // state file, J and the intents file as regular files, unlock, close). No parsing beyond the
 // state's `retired` flag, no digests, no findings. It shows what the lock protocol and the side
 // files cost per rollout next to the node floor's one open per JSONL file.

@@ -195,7 +195,7 @@ for (const store of STORES) {
     jobs.push({ label: 'floor: node scan+parse+hash', argv: `xargs -0 ${process.execPath} ${FLOOR} < '${listFile}'`, shell: true });
     // Not a target's floor: the node floor plus the token digests verify cannot skip.
     jobs.push({ label: '(floor + token digests)', argv: `xargs -0 ${process.execPath} ${FLOOR_DIGESTS} < '${listFile}'`, shell: true });
-    // Nor this: tokcap's locked copies of every rollout (FORMAT.md §2), before any parsing.
+    // Nor this: tokcap's locked copies of every rollout (docs/format.md#locking), before any parsing.
     jobs.push({ label: '(locked copies only)', argv: [process.execPath, LOCKED_COPIES, dir] });
   }
   const add = (label, argv, opts = {}) => jobs.push({ label, argv, ...opts });
@@ -248,7 +248,7 @@ out('against the floors measured in the same run on the same bytes: `cat <jsonl 
 out('`bench/floor-scan.mjs` (read, split lines, `JSON.parse`, SHA-256 per line; nothing else). The row');
 out('"(floor + token digests)" is `bench/floor-digests.mjs`: the node floor plus the token digest of every');
 out('cumulative sequence (delta ones rebuilt), work verify-digests cannot skip. The row "(locked copies only)"');
-out('is `bench/locked-copies.mjs`: tokcap\'s own locked read-only copy of each rollout (FORMAT.md §2 lock, then');
+out('is `bench/locked-copies.mjs`: tokcap\'s own locked read-only copy of each rollout ([docs/format.md#locking](docs/format.md#locking) lock, then');
 out('the state file, J and the intents file), no parsing. No target is measured against either row.');
 out('The runs go in rounds (each round runs every command of a store once, floors included), so that a');
 out('shared machine\'s load weighs on floors and commands alike. CPU is the median user + system time of');

@@ -30,7 +30,7 @@ export function processIo(): CliIo {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
 }
 
-/** Exit-code accumulator: the highest code raised wins (CLI.md "Exit codes"). */
+/** Exit-code accumulator: the highest code raised wins (docs/cli.md#exit-codes). */
 export class ExitCodeAccumulator {
   private code: ExitCode = EXIT_OK;
   get value(): ExitCode {
@@ -74,7 +74,7 @@ export interface CommandContext<N extends CommandName = CommandName> {
 
   /**
    * Writes one line (a newline is added) of human output to stdout. No-op under --json. Control
-   * characters in it are shown escaped (CLI.md v2 "Terminal safety"); colour from `styles` passes.
+   * characters in it are shown escaped (docs/cli.md#terminal-safety); colour from `styles` passes.
    */
   out(text: string): void;
   /** Writes THE json document to stdout (compact, one line) under --json; no-op otherwise. Once per run. */

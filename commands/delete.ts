@@ -1,5 +1,5 @@
 /**
- * tokcap delete DIR ID... — removes records AND fences (FORMAT.md §7.10), so the ids can be
+ * tokcap delete DIR ID... — removes records AND fences (docs/format.md#delete), so the ids can be
  * reused. Removing a fence lets a late writer of the old attempt start a fresh capture: use it
  * only for ids whose writers are gone. The lock file stays.
  */

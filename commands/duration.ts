@@ -1,5 +1,5 @@
 /**
- * Durations on the command line (CLI.md "Durations"): one or more `<number><unit>` parts, units
+ * Durations on the command line (docs/cli.md#durations): one or more `<number><unit>` parts, units
  * `w d h m s` in lowercase, e.g. `90s`, `15m`, `36h`, `7d`, `1d12h`, `1.5h`, `0s`.
  *
  * Strict on purpose, because a duration decides what `sweep` deletes:

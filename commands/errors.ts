@@ -1,6 +1,6 @@
 /**
- * The ONE place that maps errors to exit codes and formats them (CLI.md "Exit codes", "Errors go
- * to stderr as one line each"). Nothing else in commands/ decides an exit code for an error.
+ * The ONE place that maps errors to exit codes and formats them (docs/cli.md#exit-codes,
+ * docs/cli.md#errors). Nothing else in commands/ decides an exit code for an error.
  */
 import { TokcapError, type ErrorKind } from '../src/errors.js';
 import { terminalSafe } from '../src/text/terminal-safe.js';

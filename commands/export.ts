@@ -2,7 +2,7 @@
  * tokcap export — see COMMANDS['export'] in ./options.ts for its arguments, options and help text,
  * and docs/export.md for the formats.
  *
- * Contract (CLI.md): --json: {"out": PATH, "format", "rollouts": n, "trainable": n, "masked": n}
+ * Contract (docs/cli.md#json-commands): --json: {"out": PATH, "format", "rollouts": n, "trainable": n, "masked": n}
  * plus "failed" (failed builds, counted in masked) and "exported" (lines/records written).
  * Without --freeze nothing in the store changes. An existing --out is refused (usage, exit 2)
  * unless --force. Failed builds are exported (masked), not errors; exit 3 only when the store

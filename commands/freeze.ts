@@ -1,5 +1,5 @@
 /**
- * tokcap freeze DIR ID... — the reference freeze (FORMAT.md §7.7) for each id, one at a time.
+ * tokcap freeze DIR ID... — the reference freeze (docs/format.md#freeze) for each id, one at a time.
  * --json: one element per id in argument order, the snapshot identity or an inline error. With
  * an invalid id nothing is frozen (the batch is validated first); --json still prints the array,
  * marking invalid ids `invalid_rollout_id` and the others as not attempted, and exits 2.

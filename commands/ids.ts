@@ -1,5 +1,5 @@
 /**
- * Rollout-id input (CLI.md "Invocation"): positional ids plus `--ids-from FILE|-`, one id per
+ * Rollout-id input (docs/cli.md#invocation): positional ids plus `--ids-from FILE|-`, one id per
  * line; blank lines and lines starting with `#` are ignored; duplicates are dropped, first
  * occurrences kept in order. Ids are NOT validated here (that is the batch validation's job,
  * or build's per-rollout failure).

@@ -85,7 +85,7 @@ export interface CheckInput<O> {
 }
 
 /**
- * How rollout ids are validated before the command module runs (CLI.md "Invocation"):
+ * How rollout ids are validated before the command module runs (docs/cli.md#invocation):
  * - 'batch': the whole batch is validated first; one invalid id -> exit 2, nothing read.
  * - 'batch-unless-json': as 'batch', except with --json, where the command itself reports an
  *   inline invalid_rollout_id error per invalid id (freeze).
@@ -106,7 +106,7 @@ export interface CommandSpec<N extends CommandName> {
   idValidation: IdValidation;
   /**
    * True when this invocation changes a store. Such invocations never act on every rollout
-   * implicitly: they need ids, --ids-from or --all (CLI.md "Invocation").
+   * implicitly: they need ids, --ids-from or --all (docs/cli.md#invocation).
    */
   mutates: (options: CommandOptionsMap[N]) => boolean;
   /** Extra usage checks; return a message to fail with exit 2. */

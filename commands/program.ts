@@ -5,7 +5,7 @@
  *
  * Parsing rules on top of commander:
  * - Global options (--json, --no-color, -q, --lock-wait) are accepted after the command (as in
- *   CLI.md) and also before it; a value given after the command wins.
+ *   docs/cli.md#common-options) and also before it; a value given after the command wins.
  * - `-V, --version` is a program-level flag only (`tokcap -V`), because `retire` owns
  *   `--version <n>`. The program uses positional options so that `tokcap retire ... --version 3`
  *   reaches retire instead of printing the version.
@@ -280,7 +280,7 @@ export function buildProgram({ io, exitCode = new ExitCodeAccumulator(), loaders
     }
     for (const optSpec of Object.values(spec.options) as OptionSpec<unknown>[]) sub.addOption(toCommanderOption(optSpec));
     addGlobalOptions(sub);
-    // CLI.md: every command accepts -V/--version; retire owns --version <n>, so there only -V.
+    // docs/cli.md#common-options: every command accepts -V/--version; retire owns --version <n>, so there only -V.
     sub.version(packageVersion(), name === 'retire' ? '-V' : BUILTIN_OPTIONS[1].flags, 'print the tokcap version');
     configureCommand(sub, io, `tokcap ${name}`, takesIds);
     sub.addHelpText('after', `\n${formatExamples(spec.examples)}`);

@@ -1,6 +1,6 @@
 /**
- * tokcap retire DIR ID...                       batch retirement with a fence (FORMAT.md §7.9)
- * tokcap retire DIR ID --snapshot-id S --version N   conditional drop of a consumed snapshot (§7.8)
+ * tokcap retire DIR ID...                       batch retirement with a fence (docs/format.md#retire)
+ * tokcap retire DIR ID --snapshot-id S --version N   conditional drop of a consumed snapshot (docs/format.md#drop)
  *
  * The batch is validated before anything changes. A drop that is refused exits 1 and says why
  * (not frozen, another snapshot, another version); the rollout is left as it was.

@@ -1,5 +1,5 @@
 /**
- * `--shard K/N` and `--shard auto` (CLI.md "Shards"). The partition itself is the library's
+ * `--shard K/N` and `--shard auto` (docs/cli.md#shards). The partition itself is the library's
  * (src/layout/shard.ts); here only the option's text and, for `auto`, the scheduler's
  * environment, which the library never reads.
  *

@@ -1,6 +1,6 @@
 /**
  * tokcap sweep DIR --older-than DUR [--dry-run] — removes retired tombstones whose state file is
- * at least DUR old (FORMAT.md §7.11 plus tokcap's safety rule: a tombstone whose JSONL still
+ * at least DUR old (docs/format.md#sweep plus tokcap's safety rule: a tombstone whose JSONL still
  * exists is skipped and reported). Quiet when there is nothing to do, for cron.
  */
 import { sweepRetired } from '../src/ops/sweep.js';

@@ -1,5 +1,5 @@
 /**
- * tokcap verify-digests DIR [ID...] [--strict] — the findings of conformance README §5.2: index
+ * tokcap verify-digests DIR [ID...] [--strict] — the findings of docs/conformance.md#verify-findings: index
  * vs raw line bytes, token digests and cum_len, delta reconstruction, parent links. Read-only.
  * Exit 1 on any error finding (or any warning with --strict); damage is a finding, not exit 3.
  */

@@ -1,7 +1,7 @@
 /**
  * tokcap watch — see COMMANDS['watch'] in ./options.ts for its arguments, options and help text.
  *
- * Contract (CLI.md): the live view needs a TTY; program.ts already rejects a non-TTY stdout
+ * Contract (docs/cli.md#json-commands): the live view needs a TTY; program.ts already rejects a non-TTY stdout
  * without --once (exit 2, suggests inspect). --once --json prints one snapshot (rollouts with
  * their state, dangling intents, incomplete markers, would-mask causes) and exits; --once alone
  * prints the same snapshot as text, the lines the live view draws, every row. On a terminal,

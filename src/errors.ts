@@ -1,9 +1,9 @@
 /**
- * Errors are values with a kind. The kinds are the ones of CLI.md's JSON contract; the CLI
+ * Errors are values with a kind. The kinds are the ones of the JSON contract (docs/cli.md#json-errors); the CLI
  * maps them to exit codes and one-line messages in one place (commands/errors).
  *
  * `pyClass` is the Python exception class the reference would raise for the same failure:
- * build results embed it as "<Class>: <message>" (FORMAT.md §9.17).
+ * build results embed it as "<Class>: <message>" (docs/format.md#result-errors).
  */
 export type ErrorKind =
   | 'usage'

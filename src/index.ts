@@ -70,7 +70,7 @@ export * from './export/index.js';
 // Fixtures
 export { generateStore, MIX_SHAPES, shapeOf, type FixtureOptions, type MixShape } from './fixture/generate-store.js';
 
-// Rollout status, consumer verdict and summary counts (CLI.md "Contract version 2")
+// Rollout status, consumer verdict and summary counts (docs/cli.md#contract-v2)
 export {
   ROLLOUT_STATUSES,
   CONDITIONS,

@@ -87,7 +87,7 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
   return [[input, key]];
 }
 
-/** Characters a rollout id can have (FORMAT.md §1.2): nothing else can match a search. */
+/** Characters a rollout id can have (docs/format.md#rollout-ids): nothing else can match a search. */
 const ID_CHARS = /[^A-Za-z0-9._-]/g;
 
 export function reduceKey(ui: UiState, input: string, key: Key, ctx: KeyContext): UiState {

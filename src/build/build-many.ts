@@ -3,7 +3,7 @@
  * `emit` in input order as soon as it is ready, so results are written out as they come and
  * never held together. Locks stay in this thread: a worker asks for the locked copy (a freeze's
  * or a read-only one), this thread takes the lock in turn with its own (one rollout lock at a
- * time per process, FORMAT.md §2.1), copies, and transfers the bytes; parsing, building and
+ * time per process, docs/format.md#lock-mechanism), copies, and transfers the bytes; parsing, building and
  * serialising happen in the worker.
  */
 import { freezeAndCopy, type FrozenCopy } from '../ops/freeze.js';

@@ -67,9 +67,9 @@ export interface DetailedBuild {
 }
 
 /**
- * Builds one rollout's trajectory (FORMAT.md §9.16) and keeps what the build saw. Never throws
+ * Builds one rollout's trajectory (docs/format.md#consumer-result) and keeps what the build saw. Never throws
  * for store problems: like the reference consumer, a failure becomes the failed-build dictionary
- * with `error` as "<PythonClass>: <message>"; an invalid id is such a failure too (CLI.md). A lock
+ * with `error` as "<PythonClass>: <message>"; an invalid id is such a failure too (docs/cli.md#invocation). A lock
  * timeout becomes a failed build as well, with `error` set on the detail.
  */
 export async function buildRolloutDetailed(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions): Promise<DetailedBuild> {

@@ -9,7 +9,7 @@ import { PrefixIndex } from './prefix-index.js';
 import { tokenIdsEqual } from './token-arrays.js';
 
 /**
- * The `prefix_merging` chain builder, steps 1–11 of FORMAT.md §9.2–§9.13. `buildChains` is the
+ * The `prefix_merging` chain builder, steps 1–11 of docs/format.md#builder. `buildChains` is the
  * one code path behind both the consumer result (consumer-result.ts) and the structured views
  * (human output, TUI).
  */

@@ -8,7 +8,7 @@ import { checkPrefixContiguity, projectChainNoting, type ProjectedResponse } fro
 import { builderError, CONSUMER_CAUGHT_CLASSES, PythonBuildError } from './python-semantics.js';
 
 /**
- * The reference consumer's result for one rollout (FORMAT.md §9.16): the success object or the
+ * The reference consumer's result for one rollout (docs/format.md#consumer-result): the success object or the
  * failed-build object, keys in the documented order, and the snapshot finishing steps 3–4.
  */
 
@@ -45,7 +45,7 @@ export type SuccessfulBuildResult = {
   unresolved_parent_calls: string[];
   /** Added (last) by `finishConsumerResult`. */
   _capture_snapshot?: CaptureSnapshot;
-  /** tokcap's label for a read-only dry build (CLI.md); never set by this module. */
+  /** tokcap's label for a read-only dry build (docs/cli.md#json-commands); never set by this module. */
   preview?: true;
 };
 
@@ -57,7 +57,7 @@ export type FailedBuildResult = {
   error: string;
   metrics: { n_calls: number; capture_incomplete?: true };
   _capture_snapshot?: CaptureSnapshot;
-  /** tokcap's label for a read-only dry build (CLI.md); never set by this module. */
+  /** tokcap's label for a read-only dry build (docs/cli.md#json-commands); never set by this module. */
   preview?: true;
 };
 
@@ -83,7 +83,7 @@ export function failedBuild(rolloutId: string, error: string, nCalls: number): F
   };
 }
 
-/** §9.16 step 2: the snapshot holds no entries (bare message, no exception class). */
+/** docs/format.md#consumer-result step 2: the snapshot holds no entries (bare message, no exception class). */
 export function noRecordsResult(rolloutId: string): FailedBuildResult {
   return failedBuild(rolloutId, NO_TOKEN_RECORDS, 0);
 }
@@ -91,7 +91,7 @@ export function noRecordsResult(rolloutId: string): FailedBuildResult {
 /**
  * The `error` string for a failure the consumer catches (`"<Class>: <message>"`), or undefined
  * when the reference would let it propagate. An id that does not fit in 64 bits is reported
- * rather than wrapped (the reference crashes with StopIteration, FORMAT.md §8.2).
+ * rather than wrapped (the reference crashes with StopIteration, docs/format.md#token-digest-errors).
  */
 export function consumerErrorString(e: unknown): string | undefined {
   if (e instanceof PythonBuildError) return e.pythonString();
@@ -134,12 +134,12 @@ export function assembleWithChains(
   }
 }
 
-/** `assemble(R, entries)` (FORMAT.md §9.16): success or failed-build object. */
+/** `assemble(R, entries)` (docs/format.md#consumer-result): success or failed-build object. */
 export function assemble(rolloutId: string, entries: readonly TokenEntry[], model = '', builder: string = BUILDER_NAME): ConsumerResult {
   return assembleWithChains(rolloutId, entries, model, builder).result;
 }
 
-/** §9.16 step 2: "no token records" for an empty snapshot, else `assemble`. */
+/** docs/format.md#consumer-result step 2: "no token records" for an empty snapshot, else `assemble`. */
 export function consumerResultFor(rolloutId: string, entries: readonly TokenEntry[], model = '', builder: string = BUILDER_NAME): ConsumerResult {
   return entries.length === 0 ? noRecordsResult(rolloutId) : assemble(rolloutId, entries, model, builder);
 }
@@ -149,7 +149,7 @@ export function consumerResultFor(rolloutId: string, entries: readonly TokenEntr
  * contiguity check, metrics and mask. Throws the builder's Python-classed errors.
  */
 function resultFromChains(rolloutId: string, build: ChainBuild, nCalls: number, model: string): SuccessfulBuildResult {
-  // Per-chain log-prob check (unreachable for validated entries, FORMAT.md Appendix A.8).
+  // Per-chain log-prob check (unreachable for validated entries, docs/format.md#open-question-8).
   for (const chain of build.chains) {
     for (const link of chain.links) {
       const a = link.generation_token_ids.length;
@@ -196,7 +196,7 @@ function resultFromChains(rolloutId: string, build: ChainBuild, nCalls: number, 
 }
 
 /**
- * §9.16 steps 3–4, for every result except a freeze failure: an incomplete snapshot masks the
+ * docs/format.md#consumer-result steps 3–4, for every result except a freeze failure: an incomplete snapshot masks the
  * sample and adds `capture_incomplete: true` as the last metrics key; `_capture_snapshot` is
  * added as the last top-level key (only when the snapshot identity is given). Returns a new
  * object.

@@ -2,7 +2,7 @@ import { computeTokenDigestOfParts, type TokenId } from '../digest/token-digest.
 import { tokensMatchAt } from './token-arrays.js';
 
 /**
- * A call's cumulative sequence, full prompt followed by generation (FORMAT.md §8.3), kept as
+ * A call's cumulative sequence, full prompt followed by generation (docs/format.md#cumulative-sequence), kept as
  * its two parts (never concatenated). Its token digest is computed at most once.
  */
 export class CumulativeSequence {
@@ -19,7 +19,7 @@ export class CumulativeSequence {
     this.digestCache = knownDigest;
   }
 
-  /** Token digest of the whole sequence (throws the §8.2 ValueError on a negative id). */
+  /** Token digest of the whole sequence (throws the docs/format.md#token-digest-errors ValueError on a negative id). */
   digest(): string {
     if (this.digestCache === undefined) this.digestCache = computeTokenDigestOfParts([this.prompt, this.generation]);
     return this.digestCache;

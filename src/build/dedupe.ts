@@ -18,12 +18,12 @@ export interface DiscardedDuplicate {
 export interface DedupeResult {
   readonly kept: KeptEntry[];
   readonly discarded: DiscardedDuplicate[];
-  /** One id per conflicting copy, in file order (FORMAT.md §9.2). */
+  /** One id per conflicting copy, in file order (docs/format.md#build-dedupe). */
   readonly duplicateConflicts: string[];
 }
 
 /**
- * Step 1 (FORMAT.md §9.2): keep the first entry of every call id; a later copy whose
+ * Step 1 (docs/format.md#build-dedupe): keep the first entry of every call id; a later copy whose
  * (prompt, generation) arrays differ is a conflict. Log probs and other fields are ignored.
  */
 export function dedupeByCallId(entries: readonly TokenEntry[]): DedupeResult {

@@ -1,4 +1,4 @@
-/** The trajectory builder (`prefix_merging`) and the consumer result (FORMAT.md §9). */
+/** The trajectory builder (`prefix_merging`) and the consumer result (docs/format.md#builder). */
 export {
   buildChains,
   type BuildCall,

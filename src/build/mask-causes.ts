@@ -2,8 +2,8 @@ import type { ChainBuild } from './chain-builder.js';
 import { NO_TOKEN_RECORDS, type ConsumerResult } from './consumer-result.js';
 
 /**
- * Why a build result is masked, in the reference consumer's vocabulary (FORMAT.md §9.16 mask
- * rule, conformance README §5.4), naming the calls involved. Derived from the result itself plus,
+ * Why a build result is masked, in the reference consumer's vocabulary (docs/format.md#mask-causes,
+ * docs/conformance.md#build), naming the calls involved. Derived from the result itself plus,
  * when available, the chain view (for per-call boundary reasons) and the snapshot's dangling
  * intents. Shared by `build`'s human output, `watch` and `export`.
  */

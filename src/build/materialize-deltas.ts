@@ -29,7 +29,7 @@ export interface MaterializeResult {
 }
 
 /**
- * Step 2 (FORMAT.md §9.3): rebuild the full prompt of every delta entry by walking its parent
+ * Step 2 (docs/format.md#build-deltas): rebuild the full prompt of every delta entry by walking its parent
  * chain to a full-prompt entry. The walk is iterative (no recursion limit), memoized, and yields
  * none for an unknown id or a cycle. Only a delta entry's own stamped digest is verified.
  */

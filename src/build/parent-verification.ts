@@ -3,7 +3,7 @@ import type { TokenEntry } from '../records/token-entry.js';
 import type { CumulativeSequence } from './cumulative-sequence.js';
 
 /**
- * Verification of a claimed parent P against a child's full prompt Q (FORMAT.md §8.3):
+ * Verification of a claimed parent P against a child's full prompt Q (docs/format.md#cumulative-sequence):
  * `len_P <= len(Q)` and `digest(Q[0:len_P]) == digest_P`, with len_P = P.cum_len (or the length
  * of P's cumulative sequence) and digest_P = P.digest (or, if null/empty, P's cumulative digest).
  *

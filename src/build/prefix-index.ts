@@ -3,7 +3,7 @@ import type { TokenId } from '../digest/token-digest.js';
 import type { CumulativeSequence } from './cumulative-sequence.js';
 
 /**
- * The builder's prefix index (FORMAT.md §9.9): over the cumulative sequences of the nodes placed
+ * The builder's prefix index (docs/format.md#prefix-index): over the cumulative sequences of the nodes placed
  * so far, find the longest one that is a prefix of a prompt (the whole prompt included); several
  * nodes with that same sequence make the answer ambiguous.
  *

@@ -5,8 +5,8 @@ import { builderError, pyEquals, pyLen, pyTypeName } from './python-semantics.js
 import { appendTokens } from './token-arrays.js';
 
 /**
- * Projection of a chain into response output items (FORMAT.md §9.14) and the
- * prefix-contiguity check (§9.15).
+ * Projection of a chain into response output items (docs/format.md#projection) and the
+ * prefix-contiguity check (docs/format.md#prefix-contiguity).
  */
 
 export type ProjectionUsage = { input_tokens: number; output_tokens: number };
@@ -36,7 +36,7 @@ export function projectChain(rolloutId: string, links: readonly TokenEntry[], mo
 /**
  * `projectChain`, also saying whether the projection is prefix-contiguous by construction:
  * when each link's only item with generation_token_ids is its carrier, the items checked by
- * §9.15 are the carriers in order, and each carrier's prompt is the running sequence, which
+ * docs/format.md#prefix-contiguity are the carriers in order, and each carrier's prompt is the running sequence, which
  * holds the previous carrier's prompt and generation and then grows. The check then cannot
  * fail and need not compare every token again.
  */
@@ -126,7 +126,7 @@ function asFloats(xs: readonly number[]): JsonValue[] {
 }
 
 /**
- * §9.15: every item with non-null `generation_token_ids` must have a `prompt_token_ids` that
+ * docs/format.md#prefix-contiguity: every item with non-null `generation_token_ids` must have a `prompt_token_ids` that
  * starts with all tokens seen so far (previous item's prompt + generation). Throws the
  * AssertionError of the reference otherwise. Linear: `seen` is kept as its two parts.
  */

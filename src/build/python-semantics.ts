@@ -3,11 +3,11 @@ import { isJsonObject, JsonFloat, type JsonValue } from '../json/value.js';
 
 /**
  * The few Python behaviours the projection relies on when output items carry unexpected values
- * (stray inline token fields, FORMAT.md §9.14–§9.15): exception classes the consumer catches,
+ * (stray inline token fields, docs/format.md#projection, docs/format.md#prefix-contiguity): exception classes the consumer catches,
  * `len()`, `==` on JSON values, and type names for error texts.
  */
 
-/** Exception classes the reference consumer turns into a failed build (FORMAT.md §9.16). */
+/** Exception classes the reference consumer turns into a failed build (docs/format.md#consumer-result). */
 export const CONSUMER_CAUGHT_CLASSES = ['AssertionError', 'ValueError', 'KeyError', 'IndexError', 'TypeError'] as const;
 export type ConsumerCaughtClass = (typeof CONSUMER_CAUGHT_CLASSES)[number];
 

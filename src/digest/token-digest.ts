@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { TokcapError } from '../errors.js';
 
 /**
- * Token digests (FORMAT.md §8): SHA-256 over "nemo-gym-tokens", 0x01, u64be(count), u64be(id)...
+ * Token digests (docs/format.md#token-digests): SHA-256 over "nemo-gym-tokens", 0x01, u64be(count), u64be(id)...
  * The empty sequence hashes the domain alone.
  */
 const DOMAIN = Buffer.from('nemo-gym-tokens', 'ascii');
@@ -17,7 +17,7 @@ export function tokenIdError(id: TokenId): TokcapError {
   if (id < 0) {
     return new TokcapError('other', `token ids must be non-negative, got ${id}`, { pyClass: 'ValueError' });
   }
-  // The reference crashes with StopIteration here (Appendix B.4); tokcap reports it instead.
+  // The reference crashes with StopIteration here (docs/format.md#hazard-4); tokcap reports it instead.
   return new TokcapError('other', `token id ${id} does not fit in 64 bits`, { pyClass: 'ValueError' });
 }
 
@@ -182,14 +182,14 @@ export function computeTokenDigestOfParts(parts: readonly (readonly TokenId[])[]
   return hash.digest('hex');
 }
 
-/** SHA-256 hex of raw bytes: the entry digest of a stripped line (FORMAT.md §4.7). */
+/** SHA-256 hex of raw bytes: the entry digest of a stripped line (docs/format.md#entry-digest). */
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
 /**
  * The u64be bytes of one growing sequence of ids, with the digest of any prefix of it. A delta
- * chain's cumulative sequences each extend their parent's (FORMAT.md §8.3): built here part by
+ * chain's cumulative sequences each extend their parent's (docs/format.md#cumulative-sequence): built here part by
  * part, every id is converted once and no array of the whole sequence is made. `truncate` goes
  * back to a shorter prefix (a sibling of a call extends its parent, not the call).
  */

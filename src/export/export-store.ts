@@ -151,7 +151,7 @@ function abortError(): TokcapError {
 }
 
 /**
- * Exports rollouts of a capture directory (issue 5; FORMAT.md §12 `export`), one rollout at a
+ * Exports rollouts of a capture directory (issue 5; docs/format.md#commands `export`), one rollout at a
  * time: build, write, drop, so memory is bounded by the largest rollout, not the directory.
  * Output is atomic (see atomic-output.ts). Rollouts that fail to build are exported as failed
  * builds (masked). Throws usage errors (target exists without force, bad --out) before reading

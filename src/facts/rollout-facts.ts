@@ -24,7 +24,7 @@ import {
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 
 /**
- * The `facts` of one rollout (conformance README §5.1), plus what `inspect` shows beside them.
+ * The `facts` of one rollout (docs/conformance.md#facts), plus what `inspect` shows beside them.
  * Read-only: no lock file is created, J is read under a short shared lock, nothing is repaired.
  */
 export interface RolloutFacts {
@@ -45,7 +45,7 @@ export interface RolloutFacts {
   entries_source: 'scan' | 'index';
   /** A final line that does not parse, followed only by whitespace (a torn write). */
   torn_tail: boolean;
-  /** J's last byte is not LF (the next writer append would glue onto it, Appendix B.1). */
+  /** J's last byte is not LF (the next writer append would glue onto it, docs/format.md#hazard-1). */
   missing_final_newline: boolean;
   /** Bytes of J past `indexed_size` (pending reconciliation). */
   unindexed_bytes: number;

@@ -1,5 +1,5 @@
 /**
- * orjson-compatible serialisation (FORMAT.md §3.1): compact, strings as JSON.stringify writes
+ * orjson-compatible serialisation (docs/format.md#json-writing): compact, strings as JSON.stringify writes
  * well-formed strings, integers in plain decimal, floats in orjson's layout (float-layout.ts).
  *
  * - `canonicalJson` sorts object keys by Unicode code point at every level (OPT_SORT_KEYS): the
@@ -17,7 +17,7 @@ import { isWellFormed } from './parse-json.js';
 import { JsonFloat, type JsonValue } from './value.js';
 
 export interface CanonicalJsonOptions {
-  /** Positive float exponents with `+` (orjson >= 3.11.7, default) or without. See §3.2. */
+  /** Positive float exponents with `+` (orjson >= 3.11.7, default) or without. See docs/format.md#float-layout. */
   plusExponent?: boolean;
   floatKeys?: never;
 }

@@ -1,5 +1,5 @@
 /**
- * orjson's float layout (FORMAT.md §3.2): shortest round-trip digits D (n digits) and exponent E
+ * orjson's float layout (docs/format.md#float-layout): shortest round-trip digits D (n digits) and exponent E
  * with |x| = 0.D × 10^E, written fixed for 1 <= E <= 16 and -4 <= E <= 0, scientific otherwise.
  *
  * ECMAScript's Number::toString yields exactly the shortest round-trip digits (closest to the

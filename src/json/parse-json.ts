@@ -1,5 +1,5 @@
 /**
- * Strict JSON reader that accepts exactly what orjson accepts (FORMAT.md §3.3) and keeps what
+ * Strict JSON reader that accepts exactly what orjson accepts (docs/format.md#json-parsing) and keeps what
  * orjson keeps (see value.ts): integers exact (number when safe, bigint up to 2^64 - 1), floats
  * with an integral value boxed as JsonFloat, every object key an own data property, duplicate
  * keys resolved last-wins.

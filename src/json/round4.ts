@@ -1,5 +1,5 @@
 /**
- * Python's `round(x, 4)` (FORMAT.md §9.18): the exact binary value of `x` rounded to 4 decimal
+ * Python's `round(x, 4)` (docs/format.md#numeric-details): the exact binary value of `x` rounded to 4 decimal
  * places, ties to even, then the double nearest to that decimal (CPython does this with
  * dtoa mode 3 followed by strtod).
  */

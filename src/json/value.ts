@@ -1,5 +1,5 @@
 /**
- * The in-memory model of parsed JSON that keeps what orjson keeps (FORMAT.md §3.3):
+ * The in-memory model of parsed JSON that keeps what orjson keeps (docs/format.md#json-parsing):
  * - integers are `number` when |n| <= 2^53 - 1, else `bigint` (exact up to 2^64 - 1);
  * - floats are `number`, except floats whose value is integral (1.0, -0.0, 1e16): those are
  *   `JsonFloat` so that re-serialising writes `1.0`, not `1`. A non-integral `number` can only
@@ -40,7 +40,7 @@ export function isJsonInt(v: JsonValue): v is number | bigint {
   return typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v));
 }
 
-/** Python truthiness of a JSON value (FORMAT.md §0.1). */
+/** Python truthiness of a JSON value (docs/format.md#terms). */
 export function truthy(v: JsonValue | undefined): boolean {
   if (v === undefined || v === null || v === false) return false;
   if (v === true) return true;

@@ -1,4 +1,4 @@
-/** ASCII whitespace per FORMAT.md §0.1: 0x20, 0x09-0x0D. Nothing else (not U+00A0, not a BOM). */
+/** ASCII whitespace per docs/format.md#terms: 0x20, 0x09-0x0D. Nothing else (not U+00A0, not a BOM). */
 export function isAsciiSpace(b: number): boolean {
   return b === 0x20 || (b >= 0x09 && b <= 0x0d);
 }

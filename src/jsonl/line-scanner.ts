@@ -2,11 +2,11 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { stripBytes } from './bytes.js';
 
 /**
- * One physical line of a JSONL file, split on LF only (FORMAT.md §4.1). Offsets are bytes from
+ * One physical line of a JSONL file, split on LF only (docs/format.md#line-framing). Offsets are bytes from
  * the start of the file: the index (`indexed_size`) is in bytes, so the scanner never decodes.
  */
 export interface ScannedLine {
-  /** 1-based physical line number, blank lines included (conformance README §5.2). */
+  /** 1-based physical line number, blank lines included (docs/conformance.md#verify-findings). */
   lineNo: number;
   /** Byte offset of the first byte of the line. */
   start: number;

@@ -8,8 +8,8 @@ export interface ReadEntriesOptions {
   rolloutId: string;
   file: string;
   /**
-   * 'fail' (the reference's read, §7.6): any bad line fails, a torn final line included.
-   * 'ignore' (read-only preview, §12): a final unparseable line followed by nothing but
+   * 'fail' (the reference's read, docs/format.md#read-entries): any bad line fails, a torn final line included.
+   * 'ignore' (read-only preview, docs/format.md#commands): a final unparseable line followed by nothing but
    * whitespace is skipped and reported as `tornTail`; everything else still fails.
    */
   tornTail: 'fail' | 'ignore';
@@ -24,7 +24,7 @@ export interface EntriesRead {
   size: number;
 }
 
-/** Reads every entry of J in file order (FORMAT.md §7.6). The caller holds the lock. */
+/** Reads every entry of J in file order (docs/format.md#read-entries). The caller holds the lock. */
 export async function readEntries(fh: FileHandle, options: ReadEntriesOptions): Promise<EntriesRead> {
   const collect = entryCollector(options);
   const { end } = await scanLines(fh, collect.onLine, { limit: options.limit });

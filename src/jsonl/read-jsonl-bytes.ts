@@ -22,7 +22,7 @@ export interface JsonlBytes {
 /**
  * Copies J (from `from` on) under a short SHARED lock on an existing lock file, creating none,
  * then releases it: the caller parses afterwards, so a writer waits for one copy, never for a
- * parse (FORMAT.md §2.4 "hold locks briefly"). Memory is one rollout's bytes, reused once
+ * parse (docs/format.md#lock-implementation "hold locks briefly"). Memory is one rollout's bytes, reused once
  * released. Undefined when J does not exist.
  */
 export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> {

@@ -1,4 +1,4 @@
-/** FORMAT.md §1.3: the files a rollout owns, all flat in the capture directory. */
+/** docs/format.md#files: the files a rollout owns, all flat in the capture directory. */
 export const SUFFIX = {
   jsonl: '.tokens.jsonl',
   state: '.tokens.state.json',

@@ -1,5 +1,5 @@
 /**
- * Python's repr() of a str (FORMAT.md §7.13), used verbatim inside reference error messages.
+ * Python's repr() of a str (docs/format.md#store-errors), used verbatim inside reference error messages.
  */
 export function pyRepr(s: string): string {
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";

@@ -1,7 +1,7 @@
 import { TokcapError } from '../errors.js';
 import { pyRepr } from './py-repr.js';
 
-/** FORMAT.md §1.2: non-empty, ASCII letters, digits, `.`, `_`, `-`. No length limit. */
+/** docs/format.md#rollout-ids: non-empty, ASCII letters, digits, `.`, `_`, `-`. No length limit. */
 const VALID_ID = /^[A-Za-z0-9._-]+$/;
 
 export function isValidRolloutId(id: string): boolean {
@@ -20,7 +20,7 @@ export function assertValidRolloutId(id: string): void {
 }
 
 /**
- * Validates a whole batch before anything is touched (FORMAT.md §7.9 step 0): the first invalid
+ * Validates a whole batch before anything is touched (docs/format.md#retire step 0): the first invalid
  * id fails the batch. Returns the ids with duplicates dropped, first occurrences kept in order.
  */
 export function validateRolloutIdBatch(ids: readonly string[]): string[] {

@@ -5,7 +5,7 @@ import { CAPTURE_SUFFIXES, SUFFIX, TEMP_STATE_PATTERN, type FileKind } from './f
 import { isValidRolloutId } from './rollout-id.js';
 import { shardListing, type Shard } from './shard.js';
 
-/** How one directory entry is classified (FORMAT.md §1.4). */
+/** How one directory entry is classified (docs/format.md#classifying-names). */
 export type EntryClass =
   | { kind: 'temp_state'; name: string }
   | { kind: 'capture'; name: string; rolloutId: string; file: FileKind }
@@ -23,7 +23,7 @@ export function classifyName(name: string): EntryClass {
   if (file === undefined) return { kind: 'foreign', name };
   const id = name.slice(0, at);
   if (isValidRolloutId(id)) return { kind: 'capture', name, rolloutId: id, file };
-  // Lock files with an invalid id are not reported as invalid names (§1.4).
+  // Lock files with an invalid id are not reported as invalid names (docs/format.md#classifying-names).
   return file === 'lock' ? { kind: 'foreign', name } : { kind: 'invalid_name', name, file };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Shards of a store (CLI.md "Contract version 2", "Shards"): rollout `id` belongs to shard
+ * Shards of a store (docs/cli.md#shards): rollout `id` belongs to shard
  * `u64 % N`, where `u64` is the first 8 bytes, big-endian, of SHA-256 of the id's UTF-8 bytes.
  * Computed with BigInt so the remainder is exact for every N (a double loses bits past 2^53):
  * the same shard on every machine, Node version and tokcap version.

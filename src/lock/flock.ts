@@ -1,5 +1,5 @@
 /**
- * Thin FFI binding to libc `flock(2)` (FORMAT.md §2.1, §2.4).
+ * Thin FFI binding to libc `flock(2)` (docs/format.md#lock-mechanism, docs/format.md#lock-implementation).
  *
  * Real BSD `flock` is required: POSIX `fcntl` record locks are a different lock family on Linux
  * and do not exclude the Python store's `fcntl.flock` holders. Node has no built-in `flock`, so we

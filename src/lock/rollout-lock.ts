@@ -1,26 +1,26 @@
 /**
  * Per-rollout `flock(2)` on `<R>.tokens.lock`, interoperable with the Python store
- * (FORMAT.md §2).
+ * (docs/format.md#locking).
  *
  * - Mutating callers open the lock file like the reference's `open(path, 'a+b')`:
- *   `O_RDWR | O_CREAT | O_APPEND`, mode 0666 filtered by the umask (§2.1). The file is never
- *   written, truncated or renamed; only sweep unlinks it, from inside `fn` (§2.3, §7.11).
+ *   `O_RDWR | O_CREAT | O_APPEND`, mode 0666 filtered by the umask (docs/format.md#lock-mechanism). The file is never
+ *   written, truncated or renamed; only sweep unlinks it, from inside `fn` (docs/format.md#lock-file-lifetime, docs/format.md#sweep).
  * - Read-only callers (`readOnly: true`) open an EXISTING lock file with `O_RDONLY` and never
- *   create one (§2.4 allows this; it lets read-only commands work in a directory they cannot
+ *   create one (docs/format.md#lock-implementation allows this; it lets read-only commands work in a directory they cannot
  *   write, and keeps lookups from littering orphan lock files). If the lock file does not exist,
  *   nobody holds the lock at that moment: every holder locks an open descriptor of that path, the
  *   lock file is created by the first locked operation of a rollout (before any J/I/M/S exists)
  *   and only sweep removes it, from under its own exclusive lock right before releasing it. A
  *   process still waiting on a swept inode locks a file nobody else opens, so it would not be
- *   excluded by our lock either (§2.3). `fn` then runs without a lock (`held.locked === false`,
+ *   excluded by our lock either (docs/format.md#lock-file-lifetime). `fn` then runs without a lock (`held.locked === false`,
  *   `held.fd === -1`). Caveat: this is a snapshot; a writer that starts right after the check
  *   creates the lock file and is not excluded, so such an `fn` may see that writer's very first
  *   files appear mid-write (in practice: there was nothing to read when it started). Callers
  *   that cannot accept that must use `readOnly: false`.
  * - Acquisition never blocks the event loop: `LOCK_NB` attempts with a backoff (1 ms doubling to
- *   25 ms) between them, up to `waitMs` (0 means a single attempt), then `lock_timeout` (§2.4).
+ *   25 ms) between them, up to `waitMs` (0 means a single attempt), then `lock_timeout` (docs/format.md#lock-implementation).
  * - After acquiring, the descriptor's inode is compared with the path's: if the lock file
- *   vanished or was replaced meanwhile (a sweep race, §2.3/§2.4), the stale lock is released and
+ *   vanished or was replaced meanwhile (a sweep race, docs/format.md#lock-file-lifetime, docs/format.md#lock-implementation), the stale lock is released and
  *   acquisition starts over on the current file (read-only callers: if it vanished, they proceed
  *   unlocked as above). The overall deadline is not reset.
  * - The lock is always released with `LOCK_UN` and then the descriptor is closed, whatever `fn`
@@ -38,7 +38,7 @@
  * recognized as the same one by resolved path and by (device, inode), so `dir/./R.tokens.lock`
  * or a symlinked directory does not slip past the guard.
  *
- * FORMAT.md §2.1 also requires never holding two different rollouts' locks at once. Calls in
+ * docs/format.md#lock-mechanism also requires never holding two different rollouts' locks at once. Calls in
  * this process take turns (a FIFO mutex around acquire-run-release), so concurrent readers never
  * hold two locks together; requesting a second rollout's lock from inside `fn` is rejected.
  * Holders must therefore keep `fn` short (copy bytes, then parse outside the lock).
@@ -65,7 +65,7 @@ export interface RolloutLockOptions {
 /**
  * What `fn` receives while the lock is held. `fd` is the locked descriptor of the lock file
  * (-1 when `locked` is false: read-only caller and no lock file). `fn` must not close `fd`, and
- * must not write to it; sweep may unlink the lock file's path while holding it (FORMAT.md §7.11
+ * must not write to it; sweep may unlink the lock file's path while holding it (docs/format.md#sweep
  * step 5), the release then happens on the unlinked inode.
  */
 export interface HeldLock {
@@ -90,7 +90,7 @@ let refuseLocks = false;
 
 /**
  * Called first thing by tokcap's worker threads: they ask the main thread for every copy taken
- * under a lock, so that the process holds one rollout lock at a time (FORMAT.md §2.1) and a
+ * under a lock, so that the process holds one rollout lock at a time (docs/format.md#lock-mechanism) and a
  * worker that dies never leaves one held. A lock requested in such a thread anyway is a bug:
  * it fails (the work is then redone in the main thread) instead of being taken.
  */
@@ -112,10 +112,10 @@ export async function withRolloutLock<T>(
   const chain = heldScopes.getStore() ?? [];
   if (chain.some((s) => s.active && s.key === key)) throw nestedError(rolloutId, lockPath);
   // Any lock requested inside fn is nesting: of this rollout (reached through another path
-  // spelling) or of another one, which FORMAT.md §2.1 forbids.
+  // spelling) or of another one, which docs/format.md#lock-mechanism forbids.
   if (chain.some((s) => s.active)) throw nestedError(rolloutId, lockPath);
   opts.signal?.throwIfAborted();
-  // One rollout lock at a time in this process (FORMAT.md §2.1), even for concurrent readers.
+  // One rollout lock at a time in this process (docs/format.md#lock-mechanism), even for concurrent readers.
   const turn = await processTurn();
   try {
     return await lockedCall(lockPath, rolloutId, mode, opts, fn, key, chain);

@@ -8,7 +8,7 @@ import type { RemovalResult } from './retire.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './store.js';
 
 /**
- * Batch delete (FORMAT.md §7.10, newer store): records and fence, J, M, I before S so a crash
+ * Batch delete (docs/format.md#delete, newer store): records and fence, J, M, I before S so a crash
  * never leaves a fresh unfenced state beside old records. The lock file stays. One directory
  * fsync per non-empty batch, even when nothing was found.
  */

@@ -7,7 +7,7 @@ import { removeRecordFiles } from './remove-files.js';
 import { rolloutTarget, type StoreOptions } from './store.js';
 
 /**
- * Conditional retirement of a consumed snapshot (FORMAT.md §7.8, newer store): false unless the
+ * Conditional retirement of a consumed snapshot (docs/format.md#drop, newer store): false unless the
  * rollout is frozen with exactly this snapshot id and version; otherwise fence durably first,
  * then remove the records. A retired rollout is not refused (dropping again returns true).
  */

@@ -29,13 +29,13 @@ export function frozenError(rolloutId: string): TokcapError {
   return new TokcapError('frozen', `Token capture for rollout ${rolloutId} is already frozen`, { rolloutId, pyClass: 'RuntimeError' });
 }
 
-/** A fresh snapshot id: a random version-4 UUID as 32 lowercase hex characters (§5.2). */
+/** A fresh snapshot id: a random version-4 UUID as 32 lowercase hex characters (docs/format.md#state-fields). */
 export function newSnapshotId(): string {
   return randomUUID().replace(/-/g, '');
 }
 
 /**
- * freeze (FORMAT.md §7.7), under the exclusive lock: reconcile, freeze once (new snapshot id,
+ * freeze (docs/format.md#freeze), under the exclusive lock: reconcile, freeze once (new snapshot id,
  * version + 1), read every entry, compute dangling intents with the newer rule (refusals).
  * The entries are parsed after the lock is released, from a copy taken under it.
  */
@@ -77,7 +77,7 @@ export async function freezeAndCopy(store: StoreOptions, rolloutId: string): Pro
   });
 }
 
-/** The snapshot of a freeze's copy (the reference's read of §7.6: any bad line fails). */
+/** The snapshot of a freeze's copy (the reference's read of docs/format.md#read-entries: any bad line fails). */
 export function parseFrozenCopy(store: StoreOptions, copy: FrozenCopy): Snapshot {
   const { rolloutId } = copy;
   const { paths } = rolloutTarget(store, rolloutId);
@@ -103,7 +103,7 @@ export function parseFrozenCopy(store: StoreOptions, copy: FrozenCopy): Snapshot
   };
 }
 
-/** The freeze result as CLI.md and the conformance corpus print it (entries as a count). */
+/** The freeze result as docs/cli.md#json-commands and the conformance corpus print it (entries as a count). */
 export function snapshotSummary(s: Snapshot): {
   rollout_id: string;
   entries: number;

@@ -30,7 +30,7 @@ export interface ReadOnlySnapshot {
 }
 
 /**
- * Reads a rollout the way freeze would (FORMAT.md §12, dry build) but changes nothing: the state
+ * Reads a rollout the way freeze would (docs/format.md#commands, dry build) but changes nothing: the state
  * is not written, no lock file is created, a torn final line is skipped and reported, and the
  * failures a freeze would meet (retired, bad index offset, conflicting payload in the unindexed
  * tail, corrupt or invalid lines) are thrown with the same kinds and messages.

@@ -24,7 +24,7 @@ export interface ReconcileResult {
 }
 
 /**
- * Index reconciliation (FORMAT.md §7.1). Runs under the EXCLUSIVE lock only: it may truncate a
+ * Index reconciliation (docs/format.md#reconcile). Runs under the EXCLUSIVE lock only: it may truncate a
  * torn tail. Updates `state.data` in memory; on a conflicting payload it persists the
  * incomplete flag and version bump (with the OLD index) and throws `conflict`.
  */
@@ -102,7 +102,7 @@ export async function reconcileIndex(target: ReconcileTarget, state: RolloutStat
     if (failure) throw failure;
     let truncatedTo: number | undefined;
     if (pendingBad) {
-      // A torn final write that was never acknowledged: cut it off (not fsynced, §7.1 6.3.1).
+      // A torn final write that was never acknowledged: cut it off (not fsynced, docs/format.md#reconcile 6.3.1).
       truncatedTo = pendingBad.start;
       try {
         await truncate(jsonlPath, truncatedTo);

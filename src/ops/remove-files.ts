@@ -13,7 +13,7 @@ export function unlinkIfPresent(path: string, rolloutId?: string): boolean {
   }
 }
 
-/** Whether any record file (J, M, I) exists: what `removed` vs `absent` is decided by (§7.9). */
+/** Whether any record file (J, M, I) exists: what `removed` vs `absent` is decided by (docs/format.md#retire). */
 export function hasRecordFiles(paths: RolloutPaths): boolean {
   return existsSync(paths.jsonl) || existsSync(paths.incomplete) || existsSync(paths.intents);
 }

@@ -17,7 +17,7 @@ export interface RemovalResult {
 }
 
 /**
- * Batch retire (FORMAT.md §7.9): validate all ids first; phase 1 writes every missing fence
+ * Batch retire (docs/format.md#retire): validate all ids first; phase 1 writes every missing fence
  * (temp-file fsync, no directory fsync); one directory fsync; phase 2 removes records only while
  * the state is still retired; one directory fsync. An id whose state cannot be read is reported
  * in `failed` and its records are never removed.

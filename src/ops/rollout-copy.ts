@@ -1,7 +1,7 @@
 /**
  * One locked read of a rollout for everything a view shows of it: the state file, J, the intents
  * and the incomplete markers, copied under ONE short shared lock on an existing lock file
- * (FORMAT.md §2.2; no lock file created, nothing written), each with the inode, size and mtime
+ * (docs/format.md#lock-modes; no lock file created, nothing written), each with the inode, size and mtime
  * of the descriptor it was read from. The facts (rollout-facts.ts, option `copy`) and the
  * read-only snapshot a preview build parses (`snapshotCopyOf`) both come from this copy, so the
  * watch view reads a rollout once, not once for its facts and again for its verdict.

@@ -17,7 +17,7 @@ export interface RolloutTarget {
   lockWaitMs: number;
 }
 
-/** Validates the id before anything touches the filesystem (FORMAT.md §1.2). */
+/** Validates the id before anything touches the filesystem (docs/format.md#rollout-ids). */
 export function rolloutTarget(store: StoreOptions, rolloutId: string): RolloutTarget {
   assertValidRolloutId(rolloutId);
   return {

@@ -19,7 +19,7 @@ export interface SweepCandidate {
 export interface SweepResult {
   /** Removed (or, with dryRun, removable) ids, sorted by code point. */
   removed: SweepCandidate[];
-  /** Retired, old enough, but J still exists: left alone (tokcap's safety rule, §7.11 step 2.4). */
+  /** Retired, old enough, but J still exists: left alone (tokcap's safety rule, docs/format.md#differs-sweep-records). */
   skippedWithRecords: string[];
   /** Ids whose state could not be read or whose lock timed out. */
   failed: { rolloutId: string; error: TokcapError }[];
@@ -34,7 +34,7 @@ export interface SweepOptions {
 }
 
 /**
- * sweep of retired tombstones (FORMAT.md §7.11, older `sweep_retired` semantics plus tokcap's
+ * sweep of retired tombstones (docs/format.md#sweep, older `sweep_retired` semantics plus tokcap's
  * safety rule). The reference aborts the whole sweep on a malformed state; tokcap reports that
  * rollout and goes on with the others (the exit code still says something went wrong).
  * With dryRun nothing is locked, created or removed: candidates are judged from a plain read.
@@ -92,7 +92,7 @@ export async function sweepRetired(store: StoreOptions, options: SweepOptions): 
               // Side files first, then the fence (the reference unlinks S first): a crash in
               // between then leaves a fence that the next sweep finishes, never an I or M with no
               // state beside it, which no sweep visits again and which a fresh capture of the same
-              // id would adopt (stale intents read as dangling). Same rule as delete (§11.10).
+              // id would adopt (stale intents read as dangling). Same rule as delete (docs/format.md#delete-order).
               unlinkIfPresent(paths.intents, id);
               unlinkIfPresent(paths.incomplete, id);
               unlinkIfPresent(paths.state, id);

@@ -15,7 +15,7 @@ import { reconcileIndex } from './reconcile.js';
 import { rolloutTarget, type StoreOptions } from './store.js';
 
 /**
- * The writer side of the store (FORMAT.md §7.2–7.4). tokcap never appends to a live run's
+ * The writer side of the store (docs/format.md#append, docs/format.md#begin-call, docs/format.md#mark-incomplete). tokcap never appends to a live run's
  * store; these exist so that fixtures, benchmarks and tests make stores byte-compatible with
  * the reference writer's.
  */
@@ -87,7 +87,7 @@ function appendLine(path: string, text: string, rolloutId: string): void {
   appendDurably(path, Buffer.from(text + '\n', 'utf8'), rolloutId);
 }
 
-/** begin_call (§7.3): record the intent before dispatch; no state change. */
+/** begin_call (docs/format.md#begin-call): record the intent before dispatch; no state change. */
 export async function beginCall(store: StoreOptions, rolloutId: string, callId: string): Promise<void> {
   const t = rolloutTarget(store, rolloutId);
   await withRolloutLock(t.paths.lock, rolloutId, 'exclusive', { waitMs: t.lockWaitMs }, async () => {
@@ -98,7 +98,7 @@ export async function beginCall(store: StoreOptions, rolloutId: string, callId: 
   });
 }
 
-/** mark_incomplete (§7.4): works after freeze (its version bump invalidates a stale drop). */
+/** mark_incomplete (docs/format.md#mark-incomplete): works after freeze (its version bump invalidates a stale drop). */
 export async function markIncomplete(store: StoreOptions, rolloutId: string, callId: string): Promise<void> {
   const t = rolloutTarget(store, rolloutId);
   await withRolloutLock(t.paths.lock, rolloutId, 'exclusive', { waitMs: t.lockWaitMs }, async () => {

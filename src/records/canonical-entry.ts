@@ -8,7 +8,7 @@ function asFloat(x: number): JsonValue {
 }
 
 /**
- * The entry as the writer serialises it (FORMAT.md §4.6): all 23 known fields with defaults,
+ * The entry as the writer serialises it (docs/format.md#canonical-entry): all 23 known fields with defaults,
  * enum values as strings, floats as floats, plus every unknown field as parsed.
  */
 export function entryToJson(entry: TokenEntry): JsonObject {

@@ -1,7 +1,7 @@
 import { JsonFloat } from '../json/value.js';
 
 /**
- * The lenient coercions of the reference reader (pydantic lax mode, FORMAT.md §4.5). Canonical
+ * The lenient coercions of the reference reader (pydantic lax mode, docs/format.md#coercions). Canonical
  * files never need them; lines written by other tools are read the way the reference reads them.
  * Each function returns FAIL when the value is not acceptable.
  */

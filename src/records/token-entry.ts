@@ -5,7 +5,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../json/value.js'
 import { FAIL, type Fail, toBool, toFloat, toFloats, toSmallInt, toTokenIds } from './coerce.js';
 
 /**
- * The TokenEntry record (FORMAT.md §4): schema with the reference reader's coercions and
+ * The TokenEntry record (docs/format.md#token-entry): schema with the reference reader's coercions and
  * defaults; unknown keys are kept on the object (they are part of the canonical bytes).
  *
  * The zod schema is the definition (and `TokenEntry` its inferred type), but zod itself is
@@ -61,7 +61,7 @@ const outputItems = (v: unknown): JsonObject[] | Fail =>
   Array.isArray(v) && v.every((x) => isJsonObject(x as JsonValue)) ? (v as JsonObject[]) : FAIL;
 const NULL = () => null;
 
-/** The 23 fields in the order of FORMAT.md §4.2 (all written by the writer). */
+/** The 23 fields in the order of docs/format.md#entry-fields (all written by the writer). */
 const FIELDS = {
   schema_version: laxOr(toSmallInt, 'a valid integer', () => CURRENT_SCHEMA_VERSION),
   rollout_id: lax(text, 'a valid string'),
@@ -148,7 +148,7 @@ export function tokenEntrySchema(): TokenEntrySchema {
   return schema;
 }
 
-/** The known fields, in the order of FORMAT.md §4.2 (all 23 are written by the writer). */
+/** The known fields, in the order of docs/format.md#entry-fields (all 23 are written by the writer). */
 export const KNOWN_FIELDS = Object.keys(FIELDS) as (keyof TokenEntry)[];
 
 const FIELD_LIST = Object.entries(FIELDS) as [string, LaxField<unknown> | StringField | AnyField][];
@@ -188,7 +188,7 @@ export function acceptedAsItIs(input: JsonObject): TokenEntry | undefined {
   return out as TokenEntry;
 }
 
-/** The numbered model checks of FORMAT.md §4.4, in order; returns the first failure's message. */
+/** The numbered model checks of docs/format.md#entry-validation, in order; returns the first failure's message. */
 export function entryRuleViolation(e: TokenEntry): string | undefined {
   const v = e.schema_version;
   if (v > MAX_SCHEMA_VERSION) {

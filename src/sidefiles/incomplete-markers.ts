@@ -1,7 +1,7 @@
 import { readRegularFile } from '../layout/safe-open.js';
 
 /**
- * Parses `<R>.tokens.incomplete` (FORMAT.md §6.2): one mark per LF-terminated line, as written.
+ * Parses `<R>.tokens.incomplete` (docs/format.md#incomplete-markers): one mark per LF-terminated line, as written.
  * Split on LF, drop only the empty piece after the last LF, strip nothing, keep empty ids.
  */
 export function parseIncompleteMarkers(bytes: Uint8Array): string[] {

@@ -5,7 +5,7 @@ import { isAsciiSpace } from '../jsonl/bytes.js';
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * Parses `<R>.tokens.intents` (FORMAT.md §6.1): split on LF, CR or CRLF, strip ASCII
+ * Parses `<R>.tokens.intents` (docs/format.md#intents): split on LF, CR or CRLF, strip ASCII
  * whitespace, drop empty pieces, decode strict UTF-8. Order and duplicates are kept.
  */
 export function parseIntents(bytes: Uint8Array, rolloutId?: string, file?: string): string[] {
@@ -48,7 +48,7 @@ export async function readIntents(path: string, rolloutId?: string): Promise<str
   return bytes === undefined ? [] : parseIntents(bytes, rolloutId, path);
 }
 
-/** Intents without an entry and not refused, in intent order with duplicates (§7.7 step 6). */
+/** Intents without an entry and not refused, in intent order with duplicates (docs/format.md#freeze step 6). */
 export function danglingIntents(intents: readonly string[], entryCallIds: Iterable<string>, refusedCallIds: Iterable<string>): string[] {
   const known = new Set(entryCallIds);
   for (const r of refusedCallIds) known.add(r);

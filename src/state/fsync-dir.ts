@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, constants } from 'node:fs';
 import { ioError } from '../errors.js';
 
-/** "fsync the directory": open it read-only, fsync(2) the descriptor, close it (FORMAT.md §0.1). */
+/** "fsync the directory": open it read-only, fsync(2) the descriptor, close it (docs/format.md#terms). */
 export function fsyncDir(dir: string): void {
   let fd: number;
   try {

@@ -5,7 +5,7 @@ import { isJsonObject } from '../json/value.js';
 import { defaultStateData, type RolloutState } from './rollout-state.js';
 
 /**
- * Reads `<R>.tokens.state.json` (FORMAT.md §5.3). Missing → defaults. Not JSON → `corrupt`
+ * Reads `<R>.tokens.state.json` (docs/format.md#state-defaults). Missing → defaults. Not JSON → `corrupt`
  * (JSONDecodeError). Not an object → `corrupt` with the reference's ValueError message.
  */
 export async function readState(statePath: string, rolloutId: string): Promise<RolloutState> {

@@ -2,7 +2,7 @@ import { TokcapError } from '../errors.js';
 import { JsonFloat, isJsonInt, isJsonObject, truthy, type JsonObject, type JsonValue } from '../json/value.js';
 
 /**
- * A rollout's state file (FORMAT.md §5), kept as the parsed JSON object so that unknown keys
+ * A rollout's state file (docs/format.md#state), kept as the parsed JSON object so that unknown keys
  * and their int/float kinds survive every rewrite. Accessors apply the reference's reading rules.
  */
 export interface RolloutState {
@@ -61,7 +61,7 @@ function pyInt(v: JsonValue, rolloutId: string): number {
   });
 }
 
-/** `snapshot_id` as a string (undefined when the key is absent, §5.3). */
+/** `snapshot_id` as a string (undefined when the key is absent, docs/format.md#state-defaults). */
 export function snapshotId(s: RolloutState): string | undefined {
   const v = s.data.snapshot_id;
   if (v === undefined) return undefined;
@@ -76,7 +76,7 @@ export function entryDigests(s: RolloutState): Record<string, string> | undefine
 
 /**
  * `indexed_size` when it is an integer. `boolAsInt` follows the reference's reconciliation,
- * where a JSON boolean counts as an integer (§5.4); facts and verify do not count it.
+ * where a JSON boolean counts as an integer (docs/format.md#legacy-state); facts and verify do not count it.
  */
 export function indexedSize(s: RolloutState, boolAsInt: boolean): number | undefined {
   const v = s.data.indexed_size;
@@ -96,7 +96,7 @@ export function refusalCallIds(s: RolloutState): string[] {
   return out;
 }
 
-/** The fence of a drop/retire (§7.8 step 4): everything kept but the index, refusals, retired. */
+/** The fence of a drop/retire (docs/format.md#drop step 4): everything kept but the index, refusals, retired. */
 export function fenceOf(s: RolloutState): JsonObject {
   return { ...s.data, retired: true, indexed_size: 0, entry_digests: {}, refusals: [] };
 }

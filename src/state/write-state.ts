@@ -7,7 +7,7 @@ import type { JsonObject } from '../json/value.js';
 import { fsyncDir } from './fsync-dir.js';
 
 /**
- * The three state-write variants of FORMAT.md §5.5: they differ only in fsyncs.
+ * The three state-write variants of docs/format.md#state-write: they differ only in fsyncs.
  * - durable: fsync the temp file, rename, fsync the directory;
  * - nonDurable: no fsync at all (append's normal path; the state is rebuildable from J);
  * - fence: fsync the temp file, rename, no directory fsync (retire phase 1: one fsync per batch).

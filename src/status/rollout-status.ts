@@ -1,7 +1,7 @@
 /**
- * A rollout's status and conditions (CLI.md "Contract version 2"): the one answer every command
+ * A rollout's status and conditions (docs/cli.md#contract-v2): the one answer every command
  * gives to "what state is this rollout in?". Derived from the rollout's facts only
- * (src/facts/rollout-facts.ts), with one precedence; FORMAT.md §1.5 defines the states.
+ * (src/facts/rollout-facts.ts), with one precedence; docs/format.md#conditions defines the states.
  */
 import type { ErrorKind } from '../errors.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
@@ -23,12 +23,12 @@ export type RolloutStatus = (typeof ROLLOUT_STATUSES)[number];
  *   of J that is neither a valid entry nor a torn tail (without `--deep`, inspect reads only the
  *   lines past the index).
  * - `dangling`: an intent has no entry and no refusal (a call dispatched, never captured): a
- *   freeze now would mark the snapshot incomplete (FORMAT.md §7.7).
+ *   freeze now would mark the snapshot incomplete (docs/format.md#freeze).
  * - `incomplete`: the state's `incomplete` flag is set, or the marker file names a call.
  * - `missing_state`: record files (J, intents or markers) exist but no state file.
  * - `refused`: the state lists refused calls (refusals).
  * - `retired_with_records`: the state says retired but J, intents or markers still exist
- *   (a retire between its two phases, or one that crashed there; FORMAT.md §1.5).
+ *   (a retire between its two phases, or one that crashed there; docs/format.md#conditions).
  * - `torn_tail`: J's last line is torn (does not parse; never acknowledged); a freeze truncates it.
  * - `unindexed_tail`: J holds bytes past the state's `indexed_size` (appended, not yet
  *   reconciled into the index; a torn tail is such bytes too).

@@ -1,6 +1,6 @@
 /**
  * The one escaping function for text that came from a store (rollout ids, call ids, intent lines,
- * markers, file names, error texts) before it reaches a terminal (CLI.md v2 "Terminal safety").
+ * markers, file names, error texts) before it reaches a terminal (docs/cli.md#terminal-safety).
  *
  * Escaped: C0 controls, DEL, C1 controls (a raw ESC or CSI starts a sequence that can retitle the
  * pane, clear or spoof the screen), the bidirectional marks, embeddings, overrides and isolates

@@ -4,7 +4,7 @@
  * does not stall the others), results are put back in input order, so output stays
  * deterministic. Locks: a worker never takes a rollout lock itself; it asks this thread
  * (`request`), which takes it in turn with its own reads (the process holds one rollout lock at a
- * time, FORMAT.md §2.1).
+ * time, docs/format.md#lock-mechanism).
  *
  * Workers are an optimisation only: below `minItems` or `WORKER_MIN_BYTES`, when the compiled
  * worker module is absent (running from sources), with `threads: 1`, or if a worker fails,

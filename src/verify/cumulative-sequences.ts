@@ -1,7 +1,7 @@
 import { computeTokenDigestOfParts, TokenSequence, type TokenId } from '../digest/token-digest.js';
 import type { TokenEntry } from '../records/token-entry.js';
 
-/** A call's full cumulative sequence (FORMAT.md §8.3), by its length and digest. */
+/** A call's full cumulative sequence (docs/format.md#cumulative-sequence), by its length and digest. */
 export interface Cumulative {
   length: number;
   /** null: an id in it is negative, fractional or does not fit in 64 bits. */

@@ -1,6 +1,6 @@
 import { compareCodePoints } from '../json/canonical-json.js';
 
-/** The finding codes of conformance README §5.2, with their severities. */
+/** The finding codes of docs/conformance.md#verify-findings, with their severities. */
 export const FINDING_SEVERITY = {
   state_unreadable: 'error',
   index_past_end: 'error',

@@ -17,7 +17,7 @@ interface LineRecord {
 }
 
 /**
- * verify-digests for one rollout (conformance README §5.2; FORMAT.md §12). Read-only: the state
+ * verify-digests for one rollout (docs/conformance.md#verify-findings; docs/format.md#commands). Read-only: the state
  * is read without a lock (it is replaced atomically), J under a short shared lock on an existing
  * lock file. Damage is reported as findings, never thrown; only a lock timeout or an I/O error
  * reading J is thrown.

@@ -39,7 +39,7 @@ export const DEFAULT_READERS: WatchReaders = {
   scan: scanDirectory,
   // A synchronous lstat of a local file takes microseconds, far less than the thread-pool round
   // trip of the promise API, and a missing file costs no exception (`throwIfNoEntry: false`).
-  // The store is single-host (FORMAT.md §2.4), and the stat pass yields between batches.
+  // The store is single-host (docs/format.md#lock-implementation), and the stat pass yields between batches.
   async stat(path) {
     try {
       const s = lstatSync(path, { throwIfNoEntry: false });

@@ -4,7 +4,7 @@
  * draws the screen never spends its time there. Same read-only code as in-thread (`readRow`),
  * except that this thread takes no rollout lock: the copies of J made under a lock are asked of
  * the main thread (src/threads/thread-requests.ts), which takes them in turn with its own (the
- * detail view's reads), so the process holds one rollout lock at a time (FORMAT.md §2.1).
+ * detail view's reads), so the process holds one rollout lock at a time (docs/format.md#lock-mechanism).
  *
  * Protocol (plain data): main → worker `{ type: 'read', seq, store, id, files }`, answered by
  * `{ type: 'row', seq, ok: true, read }` or `{ type: 'row', seq, ok: false, error: { kind, message } }`;

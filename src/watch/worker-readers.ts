@@ -4,7 +4,7 @@
  * if it cannot start (no compiled worker next to this module, e.g. when running from sources) or
  * dies, reads fall back to this thread, transparently (the requests in flight are redone here).
  * The worker takes no rollout lock: this thread makes the copies it asks for under the lock, in
- * turn with its own reads (one rollout lock at a time per process, FORMAT.md §2.1).
+ * turn with its own reads (one rollout lock at a time per process, docs/format.md#lock-mechanism).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

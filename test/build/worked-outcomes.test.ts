@@ -7,12 +7,12 @@ import { parseJson } from '../../src/json/parse-json.js';
 import { validateTokenEntry, type TokenEntry } from '../../src/records/token-entry.js';
 import { makeEntry, plain } from './entry-factory.js';
 
-/** FORMAT.md §9.19, one test per row of the worked-outcomes table, and the full example. */
+/** docs/format.md#worked-outcomes, one test per row of the worked-outcomes table, and the full example. */
 
 const chainsOf = (entries: TokenEntry[]) =>
   buildChains(entries).chains.map((c) => `${c.name}:${c.callIds.join('>')}`);
 
-describe('FORMAT.md §9.19 worked outcomes', () => {
+describe('docs/format.md#worked-outcomes worked outcomes', () => {
   it('root + delta child: main a→b, interstitial [6,7], delivered 1.0', () => {
     const entries = [
       makeEntry({ id: 'a', prompt: [1, 2, 3], gen: [4, 5] }),
@@ -153,7 +153,7 @@ describe('FORMAT.md §9.19 worked outcomes', () => {
   });
 });
 
-describe('FORMAT.md §9.19 full example', () => {
+describe('docs/format.md#worked-outcomes full example', () => {
   const line1 =
     '{"continuation_context_digest":"","continuation_context_len":0,"continuation_fingerprint":"","created_at":1700000000.25,"cum_len":5,"digest":"f9621b3ed7fd0071bfc930ba0ed1ee53f9c21e6a3a4a251c9d6f145b5fbe8b18","fingerprint_version":null,"generation_log_probs":[-0.5,-1.25e-7],"generation_token_ids":[4,5],"model":"","model_call_id":"c1","output_items":[{"content":"hi","role":"assistant","type":"message"}],"parent_call_id":null,"parent_resolution":"root","parent_resolution_reason":"","prefix_requested":false,"prefix_supplied":false,"prompt_is_delta":false,"prompt_token_ids":[1,2,3],"rollout_id":"t0-r0","routed_experts":null,"schema_version":5,"token_item_index":0}';
   const line2 =

@@ -5,7 +5,7 @@ import { ensureBuilt, tokcap } from '../support/cli-binary.js';
 import { projectRoot } from '../support/conformance-corpus.js';
 import { copyStore, snapshotTree } from '../support/tree.js';
 
-/** End-to-end behaviour of the built binary that scripts, cron and CI rely on (CLI.md). */
+/** End-to-end behaviour of the built binary that scripts, cron and CI rely on (docs/cli.md). */
 const DEMO = join(projectRoot, 'fixtures', 'demo-store');
 const ESC = /\u001b\[/;
 const dirs: string[] = [];

@@ -134,7 +134,7 @@ describe('-V/--version and retire --version', () => {
     expect(stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 
-  it('every command accepts -V (CLI.md); retire keeps --version <n> for the drop', async () => {
+  it('every command accepts -V (docs/cli.md#common-options); retire keeps --version <n> for the drop', async () => {
     for (const args of [['inspect', DIR, '-V'], ['sweep', '--version'], ['retire', '-V']]) {
       const { code, stdout } = await cli(args);
       expect(code, args.join(' ')).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * CLI.md v2 "Terminal safety": text output never writes a raw control character taken from the
+ * docs/cli.md#terminal-safety: text output never writes a raw control character taken from the
  * store. A call id, an intent line and a marker carrying an OSC title change, a screen clear and a
  * bidi override must come out escaped from every text renderer; --json escapes as JSON does.
  */

@@ -4,7 +4,7 @@ import { loadCases } from '../support/conformance-corpus.js';
 import { runCase, type ConformanceAdapter, type StepOutcome } from '../support/conformance-runner.js';
 
 /**
- * The conformance corpus through the built binary, with the mapping at the end of CLI.md:
+ * The conformance corpus through the built binary, with the mapping of docs/cli.md#conformance-mapping:
  * facts -> inspect --deep --json, freeze -> freeze --json, build -> build --freeze --json,
  * drop -> retire --snapshot-id --version --json, retire, delete, sweep --older-than Ns,
  * verify -> verify-digests --json.

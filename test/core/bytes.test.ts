@@ -3,7 +3,7 @@ import { isAsciiSpace, isBlank, stripBytes } from '../../src/jsonl/bytes.js';
 
 const b = (...bytes: number[]) => Buffer.from(bytes);
 
-describe('ASCII whitespace (FORMAT.md §0.1)', () => {
+describe('ASCII whitespace (docs/format.md#terms)', () => {
   it('is exactly 0x20 and 0x09-0x0D', () => {
     const spaces: number[] = [];
     for (let i = 0; i < 256; i++) if (isAsciiSpace(i)) spaces.push(i);

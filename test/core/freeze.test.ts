@@ -130,7 +130,7 @@ describe('freezeRollout edge conditions', () => {
   });
 });
 
-describe('reconciliation through freeze (FORMAT.md §7.1)', () => {
+describe('reconciliation through freeze (docs/format.md#reconcile)', () => {
   it('truncates a torn final line at its start, keeps the blank lines before it, and leaves it out of the snapshot', async () => {
     const dir = await writerStore();
     const good = L1.length + L2.length;

@@ -22,7 +22,7 @@ const fileSet = (dir: string, id: string) =>
     .filter((n) => n.startsWith(id + '.tokens.'))
     .map((n) => n.slice(id.length));
 
-describe('dropRollout (FORMAT.md §7.8, newer store)', () => {
+describe('dropRollout (docs/format.md#drop, newer store)', () => {
   it('returns false and changes nothing for an unfrozen rollout', async () => {
     const dir = tmp();
     await liveRollout(dir, 'r');
@@ -85,7 +85,7 @@ describe('dropRollout (FORMAT.md §7.8, newer store)', () => {
   });
 });
 
-describe('retireRollouts (FORMAT.md §7.9)', () => {
+describe('retireRollouts (docs/format.md#retire)', () => {
   it('validates the whole batch first: an invalid id anywhere changes nothing, not even for the valid ids before it', async () => {
     const dir = tmp();
     await liveRollout(dir, 'a');
@@ -168,7 +168,7 @@ describe('retireRollouts (FORMAT.md §7.9)', () => {
   });
 });
 
-describe('deleteRollouts (FORMAT.md §7.10, newer store)', () => {
+describe('deleteRollouts (docs/format.md#delete, newer store)', () => {
   it('removes J, I, M and S, keeps L; a tombstone-only id counts as absent', async () => {
     const dir = tmp();
     await liveRollout(dir, 'live');

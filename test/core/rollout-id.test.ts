@@ -4,7 +4,7 @@ import { pyRepr } from '../../src/layout/py-repr.js';
 import { assertValidRolloutId, dedupeIds, isValidRolloutId, validateRolloutIdBatch } from '../../src/layout/rollout-id.js';
 import { expectTokcapErrorSync } from './support.js';
 
-describe('rollout id rule (FORMAT.md §1.2)', () => {
+describe('rollout id rule (docs/format.md#rollout-ids)', () => {
   it('accepts ASCII letters, digits, ".", "_" and "-", with no length limit', () => {
     for (const id of ['r', '9', '_', '.', '..', '...', '..x', '-x_', '-rf', '.hidden', 'a.b-c_d', 'a.tokens', 'A'.repeat(1000)]) {
       expect(isValidRolloutId(id), id).toBe(true);
@@ -27,7 +27,7 @@ describe('rollout id rule (FORMAT.md §1.2)', () => {
   });
 });
 
-describe('validateRolloutIdBatch (FORMAT.md §7.9 step 0)', () => {
+describe('validateRolloutIdBatch (docs/format.md#retire step 0)', () => {
   it('drops duplicates, keeping first occurrences in order', () => {
     expect(validateRolloutIdBatch(['b', 'a', 'b', 'c', 'a'])).toEqual(['b', 'a', 'c']);
     expect(dedupeIds(['x', 'x'])).toEqual(['x']);

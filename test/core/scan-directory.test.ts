@@ -6,7 +6,7 @@ import { useTempDirs } from './support.js';
 
 const tmp = useTempDirs();
 
-describe('classifyName (FORMAT.md §1.4)', () => {
+describe('classifyName (docs/format.md#classifying-names)', () => {
   it('recognizes temporary state files: ".tokens-state-" + exactly 8 of [a-z0-9_]', () => {
     for (const name of ['.tokens-state-abcd1234', '.tokens-state-________', '.tokens-state-0a_b9z_q']) {
       expect(classifyName(name), name).toEqual({ kind: 'temp_state', name });

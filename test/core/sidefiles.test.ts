@@ -9,7 +9,7 @@ import { useTempDirs } from './support.js';
 const bytes = (s: string) => Buffer.from(s, 'utf8');
 const tmp = useTempDirs();
 
-describe('parseIntents (FORMAT.md §6.1)', () => {
+describe('parseIntents (docs/format.md#intents)', () => {
   it('reads one call id per LF-terminated line, in file order', () => {
     expect(parseIntents(bytes('c1\nc2\nc3\n'))).toEqual(['c1', 'c2', 'c3']);
   });
@@ -89,7 +89,7 @@ describe('danglingIntents', () => {
   });
 });
 
-describe('parseIncompleteMarkers (FORMAT.md §6.2)', () => {
+describe('parseIncompleteMarkers (docs/format.md#incomplete-markers)', () => {
   it('gives one mark per LF-terminated line', () => {
     expect(parseIncompleteMarkers(bytes('c1\nc2\n'))).toEqual(['c1', 'c2']);
   });

@@ -13,7 +13,7 @@ function statePathIn(dir: string, id = 'r'): string {
   return paths(dir, id).state;
 }
 
-describe('writeState (FORMAT.md §5.1, §5.5)', () => {
+describe('writeState (docs/format.md#state-format, docs/format.md#state-write)', () => {
   it('writes sorted keys (code-point order, every level), compact, with one trailing LF', () => {
     const dir = tmp();
     const data: JsonObject = {
@@ -75,7 +75,7 @@ describe('writeState (FORMAT.md §5.1, §5.5)', () => {
   });
 });
 
-describe('readState (FORMAT.md §5.3)', () => {
+describe('readState (docs/format.md#state-defaults)', () => {
   it('reads a missing state as the defaults, marked as not existing', async () => {
     const dir = tmp();
     const s = await readState(statePathIn(dir), 'r');

@@ -144,7 +144,7 @@ export function expectTokcapErrorSync(fn: () => unknown, kind: ErrorKind): Tokca
 }
 
 /**
- * FORMAT.md §8 spelled out: "nemo-gym-tokens", 0x01, u64be(count), u64be(id)... (the empty
+ * docs/format.md#token-digests spelled out: "nemo-gym-tokens", 0x01, u64be(count), u64be(id)... (the empty
  * sequence hashes the domain alone). Throws (a RangeError) for an id with no u64 form.
  */
 export function spelledOutTokenDigest(ids: readonly (number | bigint)[]): string {

@@ -50,7 +50,7 @@ async function sweepFixture(): Promise<string> {
 
 const ids = (r: { removed: { rolloutId: string }[] }) => r.removed.map((c) => c.rolloutId);
 
-describe('sweepRetired (FORMAT.md §7.11 with the tokcap safety rule)', () => {
+describe('sweepRetired (docs/format.md#sweep with the tokcap safety rule)', () => {
   it('removes only retired rollouts whose state mtime is at or before the cutoff: S, I, M and L', async () => {
     const dir = await sweepFixture();
     const before = dirSnapshot(dir);

@@ -9,7 +9,7 @@ import { canonicalLine, paths, spelledOutTokenDigest, useTempDirs } from './supp
 
 const tmp = useTempDirs();
 
-/** FORMAT.md §8 spelled out; null for an id it cannot encode. */
+/** docs/format.md#token-digests spelled out; null for an id it cannot encode. */
 function digestOf(ids: readonly TokenId[]): string | null {
   try {
     return spelledOutTokenDigest(ids);
@@ -30,7 +30,7 @@ interface Rec {
 }
 
 /**
- * The token checks of conformance README §5.2 read literally: every cumulative sequence and
+ * The token checks of docs/conformance.md#verify-findings read literally: every cumulative sequence and
  * full prompt built as an array, every digest computed from scratch.
  */
 function expectedFindings(recs: Rec[]): { code: string; call_id: string; parent_call_id?: string }[] {

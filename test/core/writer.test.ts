@@ -10,7 +10,7 @@ const C1 = entry('c1');
 const C2 = entry('c2', { prompt: [1, 2, 3, 4, 5, 6], gen: [7], parent: 'c1' });
 const L1 = canonicalLine(C1);
 
-describe('appendEntry (FORMAT.md §7.2)', () => {
+describe('appendEntry (docs/format.md#append)', () => {
   it('appends the canonical line + LF, indexes its digest and bumps the version', async () => {
     const dir = tmp();
     const r = await appendEntry({ dir }, C1);
@@ -29,7 +29,7 @@ describe('appendEntry (FORMAT.md §7.2)', () => {
     expect(tempStateFiles(dir)).toEqual([]);
   });
 
-  it('reproduces the FORMAT.md §4.6 canonical line and its entry digest byte for byte', async () => {
+  it('reproduces the docs/format.md#canonical-entry canonical line and its entry digest byte for byte', async () => {
     const dir = tmp();
     const e = entry('c1', { rollout: 't0-r0', createdAt: 1700000000.25, extra: { output_items: [{ type: 'message', role: 'assistant', content: 'hi' }], token_item_index: 0, generation_log_probs: [-0.5, -1.25e-7] } });
     const r = await appendEntry({ dir }, e);
@@ -98,7 +98,7 @@ describe('appendEntry (FORMAT.md §7.2)', () => {
   });
 });
 
-describe('beginCall (FORMAT.md §7.3)', () => {
+describe('beginCall (docs/format.md#begin-call)', () => {
   it('appends the call id + LF to the intents file and writes no state', async () => {
     const dir = tmp();
     await beginCall({ dir }, 'r', 'c1');
@@ -118,7 +118,7 @@ describe('beginCall (FORMAT.md §7.3)', () => {
   });
 });
 
-describe('markIncomplete (FORMAT.md §7.4)', () => {
+describe('markIncomplete (docs/format.md#mark-incomplete)', () => {
   it('sets incomplete, bumps the version and appends the (possibly empty) call id to the marker file', async () => {
     const dir = tmp();
     await markIncomplete({ dir }, 'r', 'c1');

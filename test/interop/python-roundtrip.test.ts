@@ -16,9 +16,9 @@ import { validateTokenEntry } from '../../src/records/token-entry.js';
 
 /**
  * Round trips between tokcap and test/support/py_store.py, a stdlib-only Python peer written
- * from FORMAT.md: canonical bytes (§3, §4.6), a Python-written store frozen by tokcap, a
- * tokcap-written store reconciled and frozen by Python (§7.1, §7.7), and live Python writers
- * contending with tokcap's flock (§2).
+ * from docs/format.md: canonical bytes (docs/format.md#canonical-json, docs/format.md#canonical-entry), a Python-written store frozen by tokcap, a
+ * tokcap-written store reconciled and frozen by Python (docs/format.md#reconcile, docs/format.md#freeze), and live Python writers
+ * contending with tokcap's flock (docs/format.md#locking).
  */
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -89,7 +89,7 @@ function jsonlLines(file: string): Buffer[] {
   return out;
 }
 
-// FORMAT.md §4.6 and Appendix C.
+// docs/format.md#canonical-entry and docs/format.md#test-vectors.
 const LINE1 =
   '{"continuation_context_digest":"","continuation_context_len":0,"continuation_fingerprint":"","created_at":1700000000.25,"cum_len":5,"digest":"f9621b3ed7fd0071bfc930ba0ed1ee53f9c21e6a3a4a251c9d6f145b5fbe8b18","fingerprint_version":null,"generation_log_probs":[-0.5,-1.25e-7],"generation_token_ids":[4,5],"model":"","model_call_id":"c1","output_items":[{"content":"hi","role":"assistant","type":"message"}],"parent_call_id":null,"parent_resolution":"root","parent_resolution_reason":"","prefix_requested":false,"prefix_supplied":false,"prompt_is_delta":false,"prompt_token_ids":[1,2,3],"rollout_id":"t0-r0","routed_experts":null,"schema_version":5,"token_item_index":0}';
 const LINE2 =
@@ -115,7 +115,7 @@ describe('canonical bytes: tokcap vs the Python peer', () => {
     }
   });
 
-  it('fills §4.2 defaults and float kinds identically from a subset of fields', () => {
+  it('fills docs/format.md#entry-fields defaults and float kinds identically from a subset of fields', () => {
     const subset = {
       rollout_id: 't0-r0',
       model_call_id: 'c2',
@@ -134,7 +134,7 @@ describe('canonical bytes: tokcap vs the Python peer', () => {
     expect(canonicalEntryJson(validateTokenEntry(parseJson(text)))).toBe(LINE2);
   });
 
-  it('lays out floats exactly as §3.2, in both exponent styles', () => {
+  it('lays out floats exactly as docs/format.md#float-layout, in both exponent styles', () => {
     // [input, with "+", without "+"]
     const cases: [string, string, string][] = [
       ['1e-7', '1e-7', '1e-7'],
@@ -211,7 +211,7 @@ describe('canonical bytes: tokcap vs the Python peer', () => {
     }
   });
 
-  it('escapes strings and orders keys as §3.1 (non-ASCII raw, U+2028 raw, control chars)', () => {
+  it('escapes strings and orders keys as docs/format.md#json-writing (non-ASCII raw, U+2028 raw, control chars)', () => {
     const text = String.raw`{"s":"é ✓ 😀 \u2028 \u2029 \u007f / \u0000 \u0001 \u001f \b \f \n \r \t \" \\ \/","😀":2,"\uffff":1,"é":5,"a":3,"_":6,"B":4}`;
     const expected =
       '{"B":4,"_":6,"a":3,"s":"é ✓ 😀 \u2028 \u2029 \u007f / \\u0000 \\u0001 \\u001f \\b \\f \\n \\r \\t \\" \\\\ /","é":5,"\uffff":1,"😀":2}';
@@ -223,7 +223,7 @@ describe('canonical bytes: tokcap vs the Python peer', () => {
     expect(tokcapCanonical(raw).toString('utf8')).toBe(raw);
   });
 
-  it('computes the same token digests (§8.4)', () => {
+  it('computes the same token digests (docs/format.md#token-digest-examples)', () => {
     const cases: [number[] | string, string][] = [
       [[], '2e222d36d0c6ae1db1ec18b3f96d9a46df5db61b40137bbfbac4cdf0acde9763'],
       [[0], '0596efeb21b51ec6eb122c9e470703df19a095a7c5ccb96bf87df0ba2447ba59'],

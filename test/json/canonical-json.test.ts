@@ -19,7 +19,7 @@ import {
 import { parseJson, parseJsonBytes } from '../../src/json/parse-json.js';
 import { JsonFloat, type JsonValue } from '../../src/json/value.js';
 
-// FORMAT.md §4.6 and Appendix C.
+// docs/format.md#canonical-entry and docs/format.md#test-vectors.
 const LINE_1 =
   '{"continuation_context_digest":"","continuation_context_len":0,"continuation_fingerprint":"","created_at":1700000000.25,"cum_len":5,"digest":"f9621b3ed7fd0071bfc930ba0ed1ee53f9c21e6a3a4a251c9d6f145b5fbe8b18","fingerprint_version":null,"generation_log_probs":[-0.5,-1.25e-7],"generation_token_ids":[4,5],"model":"","model_call_id":"c1","output_items":[{"content":"hi","role":"assistant","type":"message"}],"parent_call_id":null,"parent_resolution":"root","parent_resolution_reason":"","prefix_requested":false,"prefix_supplied":false,"prompt_is_delta":false,"prompt_token_ids":[1,2,3],"rollout_id":"t0-r0","routed_experts":null,"schema_version":5,"token_item_index":0}';
 const LINE_2 =
@@ -45,7 +45,7 @@ describe('canonicalJson', () => {
     expect(Buffer.byteLength(LINE_1 + '\n' + LINE_2 + '\n')).toBe(1280);
   });
 
-  it('sorts keys by code point (Appendix C key order check)', () => {
+  it('sorts keys by code point (docs/format.md#test-vectors key order check)', () => {
     const v = parseJson('{"😀":2,"\uffff":1,"a":3,"é":5,"B":4,"_":6}');
     expect(canonicalJson(v)).toBe('{"B":4,"_":6,"a":3,"é":5,"\uffff":1,"😀":2}');
     // A UTF-16 sort would put the astral key first.

@@ -3,7 +3,7 @@ import { formatFloat, layoutFloat } from '../../src/json/float-layout.js';
 
 /** [value, orjson < 3.11.7 output]; the `+` style differs only by `e+` for positive exponents. */
 const VECTORS: [number, string][] = [
-  // FORMAT.md §3.2 table and Appendix C
+  // docs/format.md#float-layout table and docs/format.md#test-vectors
   [1.0, '1.0'],
   [100.0, '100.0'],
   [1700000000.0, '1700000000.0'],

@@ -153,7 +153,7 @@ describe('parseJson: values and number kinds', () => {
 
 describe('parse errors (orjson 3.8.3 messages)', () => {
   // Messages recorded from orjson 3.8.3 (yyjson). Only the class and the reason are contractual
-  // (FORMAT.md §9.17); the positions are reproduced as well.
+  // (docs/format.md#result-errors); the positions are reproduced as well.
   const cases: [string, string][] = [
     ['', 'input length is 0: line 1 column 1 (char 0)'],
     [' ', 'input data is empty: line 1 column 1 (char 0)'],

@@ -3,7 +3,7 @@ import { describe, it, expect } from 'vitest';
 import { round4 } from '../../src/json/round4.js';
 
 describe('round4', () => {
-  it('matches the examples of FORMAT.md §9.18', () => {
+  it('matches the examples of docs/format.md#numeric-details', () => {
     expect(round4(1 / 32)).toBe(0.0312);
     expect(round4(3 / 32)).toBe(0.0938);
     expect(round4(5 / 32)).toBe(0.1562);

@@ -346,7 +346,7 @@ describe('withRolloutLock', () => {
     });
   });
 
-  describe('sweep race (FORMAT.md §2.3/§2.4)', () => {
+  describe('sweep race (docs/format.md#lock-file-lifetime, docs/format.md#lock-implementation)', () => {
     it('fn may unlink the lock file while holding it; the next caller creates a fresh one', async () => {
       await withRolloutLock(lock, RID, 'exclusive', { waitMs: 0 }, () => {
         fs.unlinkSync(lock);

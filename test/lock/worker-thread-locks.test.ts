@@ -1,5 +1,5 @@
 /**
- * tokcap's worker threads take no rollout lock (FORMAT.md §2.1: one at a time per process; the
+ * tokcap's worker threads take no rollout lock (docs/format.md#lock-mechanism: one at a time per process; the
  * main thread takes them all). A worker that refuses locks and asks for one anyway gets an
  * internal error, and nothing is locked or created.
  */

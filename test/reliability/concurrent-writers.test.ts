@@ -256,7 +256,7 @@ describe('reliability: concurrent writers and tokcap actions', () => {
           }
           if (e.t > a.res.end && !inSnap.has(e.call) && !removedBetween(el.rollout_id, a.res.start, e.t, true)) {
             const msg = `B: ${el.rollout_id}: entry ${e.call} acknowledged at ${e.t}, after the freeze reported at ${a.res.end} (snapshot ${el.snapshot_id})`;
-            // FORMAT.md §2.3 / Appendix B.7: a writer that waited on a lock inode sweep unlinked is not excluded.
+            // docs/format.md#lock-file-lifetime, docs/format.md#hazard-7: a writer that waited on a lock inode sweep unlinked is not excluded.
             if (sweptDuring(el.rollout_id, a.res.start - 5, e.t)) hazards.push(msg);
             else problems.push(msg);
           }
@@ -339,7 +339,7 @@ describe('reliability: concurrent writers and tokcap actions', () => {
       hazards: hazards.length,
     };
     console.log(`[concurrent] ${JSON.stringify(report)}`);
-    if (hazards.length) console.log(`[concurrent] sweep-race hazards (FORMAT.md B.7):\n${hazards.join('\n')}`);
+    if (hazards.length) console.log(`[concurrent] sweep-race hazards (docs/format.md#hazard-7):\n${hazards.join('\n')}`);
     expect(problems.slice(0, 50)).toEqual([]);
     expect(acks.length).toBeGreaterThan(100);
     expect(freezesChecked).toBeGreaterThan(0);

@@ -7,7 +7,7 @@
  *  - removals happened in the specified order: records (J, M, I) only after a durable fence
  *    (drop/retire), J, M, I before S (delete), I, M before S, then L (sweep) — so a rollout whose records
  *    were removed always has its fence, or was deleted with S gone too;
- *  - a state that is not retired never indexes past J (§11.2);
+ *  - a state that is not retired never indexes past J (docs/format.md#index-within-records);
  *  - no file appeared but lock files and `.tokens-state-*` orphans, and the library's listing
  *    never reads an orphan as a rollout or an invalid name;
  *  - a crashed export left nothing, or a complete file, at --out;
@@ -259,7 +259,7 @@ describe('reliability: SIGKILL at random moments', () => {
           if (now.j || now.i || now.m || now.s) problems.push(`${tag}: ${id}: files left after delete`);
         } else if (op === 'sweep') {
           // A kill after S is gone but before L is unlinked leaves an orphan lock file: allowed
-          // (FORMAT.md Appendix B.8; sweep only visits rollouts that have a state file).
+          // (docs/format.md#hazard-8; sweep only visits rollouts that have a state file).
           if (now.s || now.i || now.m) problems.push(`${tag}: ${id}: files left after sweep`);
         }
       }

@@ -267,7 +267,7 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
         { args: withIds('inspect', []), codes },
         { args: withIds('verify-digests', ['--json']), codes },
         { args: withIds('freeze', ['--json']), codes },
-        // build reports an invalid id as that rollout's failed build (CLI.md), not a usage error.
+        // build reports an invalid id as that rollout's failed build (docs/cli.md#invocation), not a usage error.
         // (With a valid id beside an invalid one, build --freeze rightly freezes the valid one.)
         ...(ids.includes('ok') ? [] : [{ args: withIds('build', ['--freeze', '--json']), codes: [0, 1, 2, 3] }]),
         { args: withIds('build', []), codes: [0, 1, 2, 3] },

@@ -5,7 +5,7 @@ import type { DirectoryListing } from '../../src/layout/scan-directory.js';
 import { parseShardOption, resolveShard } from '../../commands/shard.js';
 import { TokcapError } from '../../src/errors.js';
 
-/** Shards as Python computes them from CLI.md's definition, independently of our code. */
+/** Shards as Python computes them from the definition of docs/cli.md#shards, independently of our code. */
 function pythonShards(ids: readonly string[], counts: readonly number[]): number[][] {
   const script = [
     'import hashlib, json, sys',
@@ -26,7 +26,7 @@ const IDS = [
 ];
 
 describe('shardOf', () => {
-  it('is CLI.md\'s function: first 8 bytes of SHA-256, big-endian, mod N (checked against Python)', () => {
+  it('is the function of docs/cli.md#shards: first 8 bytes of SHA-256, big-endian, mod N (checked against Python)', () => {
     // 99,999 and 65,537 exercise remainders whose quotient is far past 2^53: a double would drift.
     const counts = [1, 2, 3, 4, 7, 16, 1000, 65_537, 99_999];
     const expected = pythonShards(IDS, counts);

@@ -8,7 +8,7 @@ import { shardOf } from '../../src/layout/shard.js';
 import { cli, fakeIo } from '../cli/helpers.js';
 
 /**
- * CLI.md "Shards": the union of N sharded runs equals the unsharded run, row for row. A store
+ * docs/cli.md#shards: the union of N sharded runs equals the unsharded run, row for row. A store
  * with every shape (--mix: dangling intents, markers, retries, frozen, retired, torn tails), an
  * unreadable state and an invalid name, so the shards' reports have something to disagree on.
  */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { JsonFloat } from '../../src/json/value.js';
 
 /**
- * Comparison rules of conformance README §2: JSON deep equality ignoring key order, numbers by
+ * Comparison rules of docs/conformance.md#running: JSON deep equality ignoring key order, numbers by
  * value, and the "<snapshot_id>" placeholder, which matches a non-empty id minted during the case
  * and must stand for the same id per rollout until that rollout is deleted.
  */

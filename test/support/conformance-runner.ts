@@ -46,7 +46,7 @@ async function runStep(
   let outcome: StepOutcome;
   switch (step.op) {
     case 'python_write_refused':
-      // Documentation of a refused Python write (README §2): nothing to run, files unchanged.
+      // Documentation of a refused Python write (docs/conformance.md#running): nothing to run, files unchanged.
       return [];
     case 'facts':
       outcome = await adapter.facts(dir);

@@ -2,7 +2,7 @@
 """A stdlib-only Python peer of the token-capture store, for tokcap's interop tests.
 
 It implements the WRITER side of the store (append, begin_call, mark_incomplete) and the
-consumer's freeze, following /work/shared/FORMAT.md (sections cited inline). It is written from
+consumer's freeze, following docs/format.md (sections cited inline). It is written from
 that specification only; it is a test peer, not the reference implementation.
 
 Command line (one JSON document per call on stdout, except `hold`):
@@ -11,8 +11,8 @@ Command line (one JSON document per call on stdout, except `hold`):
   py_store.py [--no-plus] DIR begin_call R C          -> {"ok":true}
   py_store.py [--no-plus] DIR mark_incomplete R C     -> {"ok":true}
   py_store.py [--no-plus] DIR freeze R                -> snapshot summary (see cmd_freeze)
-  py_store.py DIR read R                              -> entries under LOCK_SH (§7.6)
-  py_store.py DIR state R                             -> the state as read (§5.3)
+  py_store.py DIR read R                              -> entries under LOCK_SH (docs/format.md#read-entries)
+  py_store.py DIR state R                             -> the state as read (docs/format.md#state-defaults)
   py_store.py DIR hold R ex|sh SECONDS                -> prints "locked", sleeps, releases
   py_store.py [--no-plus] DIR writer --rollouts r1,r2 --seconds S --seed N --log FILE
                 [--gen-ms MS] [--delta-prob P] [--root-prob P]
@@ -22,7 +22,7 @@ Command line (one JSON document per call on stdout, except `hold`):
 
 A JSON_TEXT / ENTRY_JSON / IDS_JSON argument of "-" is read from stdin. Errors are reported as
 {"ok": false, "error": "<Class>: <message>"} with exit status 1 (hold/writer excepted).
-`--no-plus` writes positive float exponents without "+" (orjson < 3.11.7, §3.2).
+`--no-plus` writes positive float exponents without "+" (orjson < 3.11.7, docs/format.md#float-layout).
 """
 
 import errno
@@ -39,7 +39,7 @@ import time
 import uuid
 
 # ---------------------------------------------------------------------------------------------
-# §3.1/§3.2 canonical JSON (orjson with OPT_SORT_KEYS)
+# docs/format.md#json-writing, docs/format.md#float-layout canonical JSON (orjson with OPT_SORT_KEYS)
 
 PLUS_EXPONENT = True
 
@@ -62,7 +62,7 @@ MAX_U64 = 2 ** 64 - 1
 
 
 def format_float(x, plus_exponent=None):
-    """orjson's float layout (§3.2), from the shortest round-trip digits of repr()."""
+    """orjson's float layout (docs/format.md#float-layout), from the shortest round-trip digits of repr()."""
     if plus_exponent is None:
         plus_exponent = PLUS_EXPONENT
     if math.isnan(x) or math.isinf(x):
@@ -151,7 +151,7 @@ def canonical_bytes(v, plus_exponent=None):
 
 
 # ---------------------------------------------------------------------------------------------
-# §3.3 reading (close to orjson: strict UTF-8, no BOM, no NaN/Infinity, no lone surrogates,
+# docs/format.md#json-parsing reading (close to orjson: strict UTF-8, no BOM, no NaN/Infinity, no lone surrogates,
 # out-of-range integers become floats, float overflow is an error)
 
 def _parse_int(s):
@@ -203,7 +203,7 @@ def loads(data):
 
 
 # ---------------------------------------------------------------------------------------------
-# §8 token digests and §4.7 entry digests
+# docs/format.md#token-digests token digests and docs/format.md#entry-digest entry digests
 
 _DOMAIN = b'nemo-gym-tokens'
 
@@ -226,7 +226,7 @@ def entry_digest(line_bytes):
 
 
 # ---------------------------------------------------------------------------------------------
-# §4 TokenEntry: defaults, normalisation for writing, minimal validation
+# docs/format.md#token-entry TokenEntry: defaults, normalisation for writing, minimal validation
 
 ENTRY_DEFAULTS = {
     'schema_version': 5,
@@ -267,8 +267,8 @@ def _as_int(v, field):
 
 
 def validate_entry(obj):
-    """Minimal §4.4 validation: required keys, basic types, the numbered rules 1-7 in order.
-    Returns the entry with §4.2 defaults filled in (unknown keys kept)."""
+    """Minimal docs/format.md#entry-validation validation: required keys, basic types, the numbered rules 1-7 in order.
+    Returns the entry with docs/format.md#entry-fields defaults filled in (unknown keys kept)."""
     if not isinstance(obj, dict):
         raise ValidationError('Input should be a valid dictionary or instance of TokenEntry')
     for k in REQUIRED:
@@ -329,7 +329,7 @@ def validate_entry(obj):
 
 
 def normalize_entry(obj):
-    """The entry as the writer serialises it (§4.6): all 23 known fields, floats as floats."""
+    """The entry as the writer serialises it (docs/format.md#canonical-entry): all 23 known fields, floats as floats."""
     e = validate_entry(obj)
     e['created_at'] = float(e['created_at'])
     e['generation_log_probs'] = [float(x) for x in e['generation_log_probs']]
@@ -341,7 +341,7 @@ def entry_canonical_bytes(obj):
 
 
 # ---------------------------------------------------------------------------------------------
-# §1 layout and §2 locking
+# docs/format.md#layout layout and docs/format.md#locking locking
 
 _ROLLOUT_ID = re.compile(r'[A-Za-z0-9._-]+')
 
@@ -390,7 +390,7 @@ class RolloutLock:
 
 
 # ---------------------------------------------------------------------------------------------
-# §5 state
+# docs/format.md#state state
 
 def default_state():
     return {'entry_digests': {}, 'frozen': False, 'incomplete': False, 'indexed_size': 0,
@@ -426,7 +426,7 @@ _temp_rng = random.Random()
 
 
 def write_state(paths, state, variant='durable'):
-    """§5.5 atomic replace. variant: 'durable' | 'nondurable' | 'fence'."""
+    """docs/format.md#state-write atomic replace. variant: 'durable' | 'nondurable' | 'fence'."""
     data = canonical_bytes(state) + b'\n'
     while True:
         name = '.tokens-state-' + ''.join(_temp_rng.choice(_TEMP_ALPHABET) for _ in range(8))
@@ -457,7 +457,7 @@ def write_state(paths, state, variant='durable'):
 
 
 # ---------------------------------------------------------------------------------------------
-# §7 operations
+# docs/format.md#operations operations
 
 def _append_bytes(path, data):
     """Appends in one write (O_APPEND, created 0666 & ~umask), fsyncs; returns the new size."""
@@ -483,7 +483,7 @@ def _frozen_error(r):
 
 
 def sync_index(paths, state):
-    """§7.1 reconciliation, under EX. Updates `state` in memory; returns True when changed."""
+    """docs/format.md#reconcile reconciliation, under EX. Updates `state` in memory; returns True when changed."""
     try:
         size = os.stat(paths.jsonl).st_size
     except FileNotFoundError:
@@ -545,7 +545,7 @@ def sync_index(paths, state):
 
 
 def append(directory, entry_obj):
-    """§7.2. Returns (entry digest, duplicate?)."""
+    """docs/format.md#append. Returns (entry digest, duplicate?)."""
     entry = normalize_entry(entry_obj)
     b = canonical_bytes(entry)
     d = hashlib.sha256(b).hexdigest()
@@ -576,7 +576,7 @@ def append(directory, entry_obj):
 
 
 def begin_call(directory, r, c):
-    """§7.3."""
+    """docs/format.md#begin-call."""
     paths = Paths(directory, r)
     with RolloutLock(paths, True):
         state = read_state(paths)
@@ -588,7 +588,7 @@ def begin_call(directory, r, c):
 
 
 def mark_incomplete(directory, r, c):
-    """§7.4 (frozen deliberately not checked)."""
+    """docs/format.md#mark-incomplete (frozen deliberately not checked)."""
     paths = Paths(directory, r)
     with RolloutLock(paths, True):
         state = read_state(paths)
@@ -602,7 +602,7 @@ def mark_incomplete(directory, r, c):
 
 
 def _read_entries_unlocked(paths):
-    """§7.6 body: returns [(stripped line bytes, entry)]; any failure fails the read."""
+    """docs/format.md#read-entries body: returns [(stripped line bytes, entry)]; any failure fails the read."""
     try:
         with open(paths.jsonl, 'rb') as f:
             data = f.read()
@@ -618,14 +618,14 @@ def _read_entries_unlocked(paths):
 
 
 def read_entries(directory, r):
-    """§7.6 under LOCK_SH."""
+    """docs/format.md#read-entries under LOCK_SH."""
     paths = Paths(directory, r)
     with RolloutLock(paths, False):
         return _read_entries_unlocked(paths)
 
 
 def read_intents(paths):
-    """§6.1: split on LF/CR/CRLF, strip, drop empty pieces, strict UTF-8."""
+    """docs/format.md#intents: split on LF/CR/CRLF, strip, drop empty pieces, strict UTF-8."""
     try:
         with open(paths.intents, 'rb') as f:
             data = f.read()
@@ -640,7 +640,7 @@ def read_intents(paths):
 
 
 def freeze(directory, r):
-    """§7.7. Returns the snapshot dict (entries as (line, entry) pairs) and the final state."""
+    """docs/format.md#freeze. Returns the snapshot dict (entries as (line, entry) pairs) and the final state."""
     paths = Paths(directory, r)
     with RolloutLock(paths, True):
         state = read_state(paths)

@@ -50,7 +50,7 @@ describe('worker readers', () => {
   });
 
   it('take no rollout lock in the worker: while this thread holds one, a worker read of another rollout waits for it', async () => {
-    // FORMAT.md §2.1: the process holds one rollout lock at a time. The detail view reads in this
+    // docs/format.md#lock-mechanism: the process holds one rollout lock at a time. The detail view reads in this
     // thread while the worker reads rows, so the worker's copies are made here, in turn.
     const dir = tempDir();
     const ids = await makeStore(dir, { rollouts: 2, mix: false });
