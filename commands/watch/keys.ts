@@ -83,6 +83,7 @@ export function keyOf(ch: string): Key {
 
 /** Splits what Ink delivered into single keys: a chunk of plain characters becomes one key each. */
 export function splitKeys(input: string, key: Key): [string, Key][] {
+  // eslint-disable-next-line no-control-regex -- backspace and DEL are what terminals send for erasing
   if (input.length > 1 && !key.ctrl && !key.meta && !/^[\u0008\u007f]+$/.test(input)) return [...input].map((ch) => [ch, keyOf(ch)]);
   return [[input, key]];
 }
@@ -127,6 +128,7 @@ function searchKey(ui: UiState, input: string, key: Key): UiState {
   const set = (search: string, searchDraft: string | null): UiState => ({ ...ui, searchDraft, filter: { ...ui.filter, search } });
   if (key.escape) return set('', null);
   if (key.return) return { ...ui, searchDraft: null };
+  // eslint-disable-next-line no-control-regex -- backspace and DEL are what terminals send for erasing
   if (key.backspace || key.delete || /^[\u0008\u007f]+$/.test(input)) {
     const count = key.backspace || key.delete ? Math.max(1, input.length) : input.length;
     const next = draft.slice(0, Math.max(0, draft.length - count));

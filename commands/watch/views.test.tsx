@@ -131,7 +131,7 @@ describe('DirectoryView', () => {
     const out = lines(lastFrame());
     expect(out).toHaveLength(14);
     expect(out[3]).toMatch(/4996-5004 of 10000$/);
-    expect(out[5]).toMatch(/^  r04995 /);
+    expect(out[5]).toMatch(/^ {2}r04995 /);
     expect(out[10]).toMatch(/^› r05000 /);
     expect(elapsed).toBeLessThan(1000);
   });

@@ -339,11 +339,12 @@ function putTokenIds(a: unknown[]): boolean {
         b[--e] = DIGIT_PAIRS[r];
         x = q;
       }
+      // The leading one or two digits: e is p + 2 or p + 1 here.
       if (x >= 10) {
-        b[--e] = DIGIT_PAIRS[2 * x + 1];
-        b[--e] = DIGIT_PAIRS[2 * x];
+        b[e - 1] = DIGIT_PAIRS[2 * x + 1];
+        b[e - 2] = DIGIT_PAIRS[2 * x];
       } else {
-        b[--e] = 48 + x;
+        b[e - 1] = 48 + x;
       }
       p += d;
     }

@@ -44,8 +44,8 @@ export function writeState(dir: string, statePath: string, data: JsonObject, var
     });
   }
   const bytes = Buffer.concat([body, Buffer.from('\n')]);
-  let tmp = '';
-  let fd = -1;
+  let tmp: string;
+  let fd: number;
   for (let attempt = 0; ; attempt++) {
     tmp = join(dir, tempName());
     try {

@@ -7,6 +7,7 @@ import { copyStore, snapshotTree } from '../support/tree.js';
 
 /** End-to-end behaviour of the built binary that scripts, cron and CI rely on (docs/cli.md). */
 const DEMO = join(projectRoot, 'fixtures', 'demo-store');
+// eslint-disable-next-line no-control-regex -- an ANSI escape sequence
 const ESC = /\u001b\[/;
 const dirs: string[] = [];
 const demo = () => {

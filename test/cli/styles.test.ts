@@ -107,6 +107,7 @@ describe('tables', () => {
       [c.id('r-0001'), c.badge('frozen'), '12'],
       ['r-2', c.badge('live'), '3'],
     ]);
+    // eslint-disable-next-line no-control-regex -- ANSI colour sequences
     const stripped = out.split('\n').map((l) => l.replace(/\x1b\[[0-9;]*m/g, ''));
     expect(stripped).toEqual(['ID      STATE   CALLS', 'r-0001  frozen     12', 'r-2     live        3']);
   });

@@ -291,7 +291,7 @@ export interface Ack {
 }
 
 export function readAcks(logPath: string): Ack[] {
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(logPath, 'utf8');
   } catch {

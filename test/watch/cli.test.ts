@@ -113,6 +113,7 @@ describe('tokcap watch without a terminal', () => {
       '  r1      dangling       3    1   0    3 <age> masked: dangling intents',
       '  r0      live           3    0   0    3 <age> no',
     ]);
+    // eslint-disable-next-line no-control-regex -- no escape sequence at all
     expect(r.stdout).not.toMatch(/\u001b/);
   });
 

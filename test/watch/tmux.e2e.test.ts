@@ -45,9 +45,8 @@ function tmuxAvailable(): boolean {
 
 async function poll(what: string, check: (pane: string) => boolean, timeoutMs: number, intervalMs = 50): Promise<{ pane: string; ms: number }> {
   const t0 = performance.now();
-  let pane = '';
   for (;;) {
-    pane = capture();
+    const pane = capture();
     if (check(pane)) return { pane, ms: performance.now() - t0 };
     if (performance.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the pane shows:\n${pane}`);
     await new Promise((r) => setTimeout(r, intervalMs));
@@ -102,7 +101,7 @@ describe('tokcap watch in tmux', () => {
 
     const first = await poll('the first full render', (p) => p.includes('up to date') && /^[ ›] r0 /m.test(p), 10_000);
     await expect(normalise(first.pane) + '\n').toMatchFileSnapshot('__snapshots__/watch-directory.txt');
-    expect(rowOf(first.pane, 'r0')).toMatch(/^  r0 +live +3 +0 +0 /); // the oldest: last
+    expect(rowOf(first.pane, 'r0')).toMatch(/^ {2}r0 +live +3 +0 +0 /); // the oldest: last
 
     // The python writer: call-003 continues r0's main chain, then call-004 is dispatched.
     const lines = fs.readFileSync(path.join(dir, 'r0.tokens.jsonl'), 'utf8').trimEnd().split('\n');

@@ -1,0 +1,86 @@
+// ESLint (flat config). The rules that matter most guard the architecture: src/ is a library
+// that loads no CLI or UI package and nothing from commands/; no promise is left floating; no
+// dead code. Type-aware rules read tsconfig.eslint.json, which also covers tests and scripts.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const UI_PACKAGES = ['commander', 'ink', 'ink-*', 'react', 'react/*', 'react-*', 'chalk', 'cli-table3', 'execa'];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'fixtures/**', 'man/**', 'coverage/**'] },
+
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+
+  {
+    languageOptions: {
+      ecmaVersion: 2022,
+      sourceType: 'module',
+      globals: {
+        // Node's globals, by name (the project runs only on Node).
+        process: 'readonly',
+        Buffer: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        clearImmediate: 'readonly',
+        queueMicrotask: 'readonly',
+        structuredClone: 'readonly',
+        URL: 'readonly',
+        TextEncoder: 'readonly',
+        TextDecoder: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        SharedArrayBuffer: 'readonly',
+        Atomics: 'readonly',
+        performance: 'readonly',
+      },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // `==` only where Python's mixed int/bigint equality is meant, each time with a directive.
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
+    },
+  },
+
+  // Type-aware rules for TypeScript.
+  {
+    files: ['**/*.ts', '**/*.tsx'],
+    languageOptions: {
+      parserOptions: { project: './tsconfig.eslint.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+    },
+  },
+
+  // Tests read JSON documents from child processes (python3, the binary) and probe them loosely.
+  {
+    files: ['test/**/*.ts', 'test/**/*.tsx', 'commands/**/*.test.ts', 'commands/**/*.test.tsx'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+
+  // The library: no CLI/UI package, nothing from commands/.
+  {
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: UI_PACKAGES, message: 'src/ is the library: it imports no CLI or UI package (render in commands/).' },
+            { group: ['**/commands', '**/commands/**'], message: 'src/ must not import from commands/ (commands/ builds on src/, not the reverse).' },
+          ],
+        },
+      ],
+    },
+  },
+);
