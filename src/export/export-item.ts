@@ -13,7 +13,9 @@ import { serialiseError, type SerialisedError } from '../threads/parallel-rollou
 import { buildForExport, type ExportBuild } from './build-for-export.js';
 import { ALL_FIELDS, applyFieldSelection, type FieldSelection } from './fields.js';
 import { tinkerSummaryTail } from './tinker.js';
-import type { MaskCause } from '../build/mask-causes.js';
+import { exportedCauses } from './exported-causes.js';
+
+export { exportedCauses } from './exported-causes.js';
 
 /** What the totals, the summary and the hooks learn of one exported rollout. */
 export interface ExportedRollout {
@@ -46,11 +48,6 @@ export interface ExportItemOptions {
   format: 'jsonl' | 'tinker';
   fields?: FieldSelection;
   trainableOnly: boolean;
-}
-
-/** `mask_causes` as exported: `{code, message, calls?}` (calls only when the cause names calls). */
-export function exportedCauses(causes: readonly MaskCause[]): Record<string, unknown>[] {
-  return causes.map((c) => (c.calls !== undefined ? { code: c.code, message: c.message, calls: [...c.calls] } : { code: c.code, message: c.message }));
 }
 
 /** One jsonl line's object: the build result, then `mask_causes`, with the field selection applied. */

@@ -25,6 +25,7 @@ import {
   prettyJson,
   tinkerConfig,
   tinkerMetricsRecord,
+  tinkerRolloutOrder,
   tinkerSummaryLine,
 } from './tinker.js';
 
@@ -170,7 +171,8 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
   await checkOutputTarget(options.out, targetOptions);
 
   const listing = await scanDirectory(options.dir, { shard: options.shard });
-  const ids = options.ids === undefined ? sortedRolloutIds(listing) : filterShard([...new Set(options.ids)], options.shard).sort(compareCodePoints);
+  const sorted = options.ids === undefined ? sortedRolloutIds(listing) : filterShard([...new Set(options.ids)], options.shard).sort(compareCodePoints);
+  const ids = options.format === 'tinker' ? tinkerRolloutOrder(sorted) : sorted;
   const total = ids.length;
   hooks.onStart?.(total);
 

@@ -36,11 +36,16 @@ export {
   tinkerRolloutSummary,
   tinkerMetricsRecord,
   tinkerConfig,
+  tinkerError,
+  tinkerRolloutOrder,
   prettyJson,
   REWARD_SOURCE_NOT_CAPTURED,
   TINKER_CONFIG,
   TINKER_METRICS,
   TINKER_ITERATION_DIR,
   TINKER_ROLLOUT_SUMMARIES,
+  TINKER_SCHEMA_VERSION,
+  TINKER_SPLIT,
+  TINKER_METRICS_NAMESPACE,
 } from './tinker.js';
 export { LineSink } from './line-sink.js';

@@ -67,7 +67,7 @@ def check_config(run_dir):
         text == json.dumps(config, indent=2, ensure_ascii=False) + "\n",
         "config.json: not in the 2-space indent layout",
     )
-    for key in ("exporter", "tokcap_version", "format", "created_at", "source", "rollouts", "exported"):
+    for key in ("model_name", "exporter", "tokcap_version", "format", "created_at", "source", "rollouts", "exported"):
         need(key in config, f"config.json: missing {key}")
     need(config["exporter"] == "tokcap", "config.json: exporter is not tokcap")
     need(config["format"] == "tinker", "config.json: format is not tinker")
@@ -83,32 +83,35 @@ def check_config(run_dir):
 def check_metrics(run_dir):
     records = read_jsonl(os.path.join(run_dir, "metrics.jsonl"))
     need(len(records) == 1, f"metrics.jsonl: {len(records)} records, expected 1")
-    m = records[0]
-    for key in ("step", "rollouts", "exported", "trainable", "masked", "failed_builds",
+    r = records[0]
+    need(list(r.keys())[0] == "step" and is_int(r["step"]), "metrics.jsonl: step first, an int")
+    need(all(k.startswith("tokcap/") for k in list(r.keys())[1:]), "metrics.jsonl: keys not in tokcap/")
+    m = {k[len("tokcap/"):]: v for k, v in r.items() if k != "step"}
+    for key in ("rollouts", "exported", "trainable", "masked", "failed_builds",
                 "generated_tokens_captured", "generated_tokens_delivered"):
-        need(is_int(m.get(key)), f"metrics.jsonl: {key} is not an int")
+        need(is_int(m.get(key)), f"metrics.jsonl: tokcap/{key} is not an int")
     for key in ("masked_fraction", "delivered_fraction"):
-        need(is_float(m.get(key)) and 0.0 <= m[key] <= 1.0, f"metrics.jsonl: {key} is not a fraction")
+        need(is_float(m.get(key)) and 0.0 <= m[key] <= 1.0, f"metrics.jsonl: tokcap/{key} is not a fraction")
     need(m["trainable"] + m["masked"] == m["rollouts"], "metrics.jsonl: trainable + masked != rollouts")
     need(m["generated_tokens_delivered"] <= m["generated_tokens_captured"], "metrics.jsonl: delivered > captured")
-    return records
+    return [dict(step=r["step"], **m)]
 
 
 def check_summary(rec, where):
-    keys = ["group_idx", "traj_idx", "total_reward", "final_reward", "trajectory_metrics", "steps", "final_ob_len"]
-    need(list(rec.keys()) == keys, f"{where}: keys {list(rec.keys())}")
+    keys = ["schema_version", "split", "iteration", "group_idx", "traj_idx", "tags", "sampling_client_step",
+            "total_reward", "final_reward", "trajectory_metrics", "steps", "final_ob_len", "status"]
+    need(list(rec.keys())[:len(keys)] == keys, f"{where}: keys {list(rec.keys())}")
     need(is_int(rec["group_idx"]) and rec["group_idx"] >= 0, f"{where}: group_idx")
     need(is_int(rec["traj_idx"]) and rec["traj_idx"] >= 0, f"{where}: traj_idx")
     need(is_float(rec["total_reward"]) and rec["total_reward"] == 0.0, f"{where}: total_reward")
     need(is_float(rec["final_reward"]) and rec["final_reward"] == 0.0, f"{where}: final_reward")
     need(is_int(rec["final_ob_len"]) and rec["final_ob_len"] >= 0, f"{where}: final_ob_len")
+    need(rec.get("reward_source") == "not captured", f"{where}: reward_source")
+    need(isinstance(rec.get("rollout_id"), str), f"{where}: rollout_id")
     tm = rec["trajectory_metrics"]
     need(isinstance(tm, dict), f"{where}: trajectory_metrics")
-    need(tm.get("reward_source") == "not captured", f"{where}: reward_source")
-    need(isinstance(tm.get("rollout_id"), str), f"{where}: trajectory_metrics.rollout_id")
     for k, v in tm.items():
-        if k not in ("rollout_id", "reward_source"):
-            need(is_number(v), f"{where}: trajectory_metrics.{k} is not a number")
+        need(is_number(v), f"{where}: trajectory_metrics.{k} is not a number")
     steps = rec["steps"]
     need(isinstance(steps, list), f"{where}: steps")
     step_keys = ["step_idx", "ob_len", "ac_len", "reward", "episode_done", "metrics", "logs"]
@@ -126,7 +129,7 @@ def check_summary(rec, where):
             # Each observation extends the previous observation and action.
             need(s["ob_len"] >= prev["ob_len"] + prev["ac_len"], f"{where}: step {i} ob_len does not grow")
     return {
-        "rollout_id": tm["rollout_id"],
+        "rollout_id": rec["rollout_id"],
         "group_idx": rec["group_idx"],
         "traj_idx": rec["traj_idx"],
         "masked": tm.get("masked"),
