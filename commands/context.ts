@@ -14,6 +14,8 @@ import type { ThreadOptions } from '../src/threads/parallel-rollouts.js';
 
 export interface OutStream {
   write(chunk: string | Uint8Array): unknown;
+  /** A Node stream's: `write` returned false and it can take more now. */
+  once?(event: 'drain', listener: () => void): unknown;
   isTTY?: boolean;
   columns?: number;
 }
@@ -94,6 +96,12 @@ export interface CommandContext<N extends CommandName = CommandName> {
    * Instead of `json`, once per run.
    */
   jsonMap(head: Record<string, unknown>, key: string): JsonMapWriter;
+  /**
+   * Standard output as a byte stream, for a command whose data goes there (`export --out -`)
+   * instead of human or JSON output: `write` resolves once stdout can take more (after 'drain'
+   * when it buffers), so a slow reader slows the producer instead of filling memory.
+   */
+  stdoutStream(): ByteStream;
   /** Writes one line to stderr, always (even with --quiet). */
   err(line: string): void;
   /** `tokcap: warning: <line>` on stderr; suppressed by --quiet. */
@@ -109,6 +117,10 @@ export interface CommandContext<N extends CommandName = CommandName> {
   fail(e: unknown, rolloutId?: string): ErrorJson;
   /** A table in the layout that fits stdout (boxed on a TTY, plain otherwise). */
   table(columns: readonly Column[], rows: readonly (readonly string[])[]): string;
+}
+
+export interface ByteStream {
+  write(bytes: Uint8Array): Promise<void>;
 }
 
 export interface JsonArrayWriter {
@@ -238,6 +250,15 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
           }
           io.stdout.write('}\n');
         },
+      };
+    },
+    stdoutStream() {
+      return {
+        write: (bytes) =>
+          new Promise<void>((resolve) => {
+            if (io.stdout.write(bytes) === false && io.stdout.once) io.stdout.once('drain', resolve);
+            else resolve();
+          }),
       };
     },
     err(text) {

@@ -8,10 +8,16 @@
  * unless --force. Failed builds are exported (masked), not errors; exit 3 only when the store
  * cannot be listed (DIR missing, not a directory, unreadable) or a rollout's lock cannot be had.
  * SIGINT/SIGTERM/SIGHUP remove the temporary output before the process dies.
+ * --out - (jsonl only) streams the lines to stdout as they are produced: no temporary output, an
+ * interrupted run leaves a partial stream and dies of the signal; the summary goes to stderr.
  */
 import type { CommandContext } from './context.js';
 import { exportStore, parseFieldSelection, type ExportSummary } from '../src/export/index.js';
 import type { Progress } from './progress.js';
+import { orderedJson } from '../src/json/canonical-json.js';
+
+/** `--out -`: the lines go to standard output. */
+export const STDOUT_TARGET = '-';
 
 const CLEANUP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
@@ -19,6 +25,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
   const o = ctx.options;
   // Usage problems first: nothing is read before they are settled.
   const fields = o.fields === undefined ? undefined : parseFieldSelection(o.fields);
+  const toStdout = o.out === STDOUT_TARGET;
 
   let discard: (() => void) | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -45,6 +52,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
         model: o.model,
         format: o.format,
         out: o.out,
+        stream: toStdout ? ctx.stdoutStream() : undefined,
         force: o.force,
         trainableOnly: o.trainableOnly,
         fields,
@@ -68,16 +76,23 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
     removeHandlers();
   }
 
+  const document = {
+    out: summary.out,
+    format: summary.format,
+    rollouts: summary.rollouts,
+    trainable: summary.trainable,
+    masked: summary.masked,
+    failed: summary.failed,
+    exported: summary.exported,
+  };
+  // With --out -, stdout is the data: the summary (text or JSON) goes to stderr.
+  if (toStdout) {
+    if (o.json) ctx.err(orderedJson(document));
+    else if (!o.quiet) ctx.err(summaryLine(summary, o.trainableOnly));
+    return;
+  }
   if (o.json) {
-    ctx.json({
-      out: summary.out,
-      format: summary.format,
-      rollouts: summary.rollouts,
-      trainable: summary.trainable,
-      masked: summary.masked,
-      failed: summary.failed,
-      exported: summary.exported,
-    });
+    ctx.json(document);
     return;
   }
   if (o.quiet) return;
@@ -89,9 +104,10 @@ function plural(n: number, one: string, many = `${one}s`): string {
 }
 
 export function summaryLine(s: ExportSummary, trainableOnly: boolean): string {
+  const to = s.out === STDOUT_TARGET ? 'standard output' : s.out;
   const failed = s.failed > 0 ? ` (${plural(s.failed, 'failed build')})` : '';
   if (trainableOnly) {
-    return `exported ${s.exported} of ${plural(s.rollouts, 'rollout')} to ${s.out} (${s.format}): ${s.trainable} trainable; ${s.masked} masked left out${failed}`;
+    return `exported ${s.exported} of ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable; ${s.masked} masked left out${failed}`;
   }
-  return `exported ${plural(s.rollouts, 'rollout')} to ${s.out} (${s.format}): ${s.trainable} trainable, ${s.masked} masked${failed}`;
+  return `exported ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable, ${s.masked} masked${failed}`;
 }

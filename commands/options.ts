@@ -528,12 +528,13 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     description: [
       'Builds each rollout (as `tokcap build` does), one at a time, and writes the trajectories to `--out` in rollout-id order. `--format jsonl` (the default) writes one line per rollout: the build result (rebuilt response with its token fields, metrics, `mask_sample`), `rollout_id` first and `mask_causes` last. `--format tinker` writes a training-run directory in the layout of tinker-cookbook\'s TrainingRunStore: `config.json` (with `model_name`), `metrics.jsonl` (`step` and `tokcap/…` keys) and `iteration_000000/train_rollout_summaries.jsonl`, one record per rollout with every key of the cookbook writer\'s record, in its order and types, whose steps are the calls of the main chain (rewards are not captured and are written as 0.0); a failed build is a record with `status: "error"`, `error_type` and `error_message`; the rollout id and mask causes are extra top-level keys; records go in natural id order (`t1-r2` before `t1-r10`). See docs/export.md for the mapping.',
       'A rollout that fails to build is exported as its failed-build result (masked) and counted; the export goes on. `--trainable-only` leaves masked rollouts out. `--fields` slims jsonl lines: `NAME` keeps only the named top-level keys (plus `rollout_id`), `-NAME` drops one, and `-tokens` replaces the token arrays of the output items by their lengths, for analysis.',
-      'Output is atomic: it is written under a temporary name beside `--out` (`.<name>.tokcap-tmp-<hex>`) and renamed into place only when complete, so an interrupted export leaves nothing at `--out` (SIGINT and SIGTERM remove the temporary output; after a SIGKILL it may remain and can be deleted). An existing `--out` is refused unless `--force`, which replaces it (a directory only if it is empty or a previous tokcap export); a symbolic link is always refused, since renaming onto it would replace the link, not what it points to (there is no `--out /dev/stdout`).',
+      'Output is atomic: it is written under a temporary name beside `--out` (`.<name>.tokcap-tmp-<hex>`) and renamed into place only when complete, so an interrupted export leaves nothing at `--out` (SIGINT and SIGTERM remove the temporary output; after a SIGKILL it may remain and can be deleted). An existing `--out` is refused unless `--force`, which replaces it (a directory only if it is empty or a previous tokcap export); a symbolic link is always refused, since renaming onto it would replace the link, not what it points to (for standard output use `--out -`).',
+      '`--out -` (jsonl only) writes the lines to standard output as they are produced, for `| jq`, `| gzip` or `| aws s3 cp - ...`: no atomic rename is possible there, so an interrupted export leaves a partial stream and dies of the signal (exit 130 or 143); a reader that stops early (`| head -1`) ends tokcap quietly; the summary (text, or with `--json` the JSON document) goes to stderr.',
       'Without `--freeze` nothing in the store changes (the trajectories are previews of frozen copies). With `--freeze` each rollout is frozen first, as the reference consumer does; then ids, `--ids-from` or `--all` are required. Exit 3 only when DIR cannot be listed or a rollout\'s lock cannot be had in time.',
     ].join('\n\n'),
     args: [DIR_ARG, { ...IDS_ARG, description: 'rollout ids to export (default: every rollout; required with --freeze unless --all or --ids-from)' }],
     options: {
-      out: { flags: '--out <path>', description: 'output file (jsonl) or directory (tinker); must not exist unless --force', required: true, complete: 'file', parse: parseNonEmpty },
+      out: { flags: '--out <path>', description: 'output file (jsonl) or directory (tinker), or - for standard output (jsonl); must not exist unless --force', required: true, complete: 'file', parse: parseNonEmpty },
       format: { flags: '--format <format>', description: 'jsonl: one build result per line; tinker: a TrainingRunStore directory', choices: EXPORT_FORMATS, default: 'jsonl' },
       freeze: { flags: '--freeze', description: 'freeze each rollout first (changes the store)' },
       all: { flags: '--all', description: 'with --freeze: freeze and export every rollout in DIR (finished runs only)' },
@@ -554,6 +555,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       { command: 'tokcap export /data/captures --format tinker --model Qwen/Qwen3-8B --out runs/capture-0001', description: 'A tinker-cookbook training-run directory whose records are the cookbook\'s own rollout summaries (config.json, metrics.jsonl, iteration_000000/).' },
       { command: 'tokcap export /data/captures --fields -tokens --out analysis.jsonl', description: 'Everything but the token arrays, for pandas or DuckDB.' },
       { command: 'tokcap export /data/captures --shard auto --out train-$SLURM_ARRAY_TASK_ID.jsonl', description: 'In a Slurm job array: each task exports its shard of the store.' },
+      { command: 'tokcap export /data/captures --trainable-only --out - | gzip > train.jsonl.gz', description: 'Stream the lines to standard output as they are built.' },
       { command: 'tokcap export /data/captures --fields metrics,mask_sample,mask_causes --out masks.jsonl', description: 'Only the metrics and why rollouts are masked.' },
     ],
     idValidation: 'batch',
@@ -561,6 +563,9 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     check: ({ options, idsGiven }) => {
       if (options.all && !options.freeze) return 'export: --all only applies with --freeze (without --freeze, export covers every rollout by default)';
       if (options.fields !== undefined && options.format !== 'jsonl') return 'export: --fields applies to --format jsonl only';
+      if (options.out === '-' && options.format !== 'jsonl') {
+        return `export: --out - (standard output) takes --format jsonl only: --format ${options.format} writes a directory; name it with --out DIR`;
+      }
       return checkAll('export', options, idsGiven);
     },
   },

@@ -47,8 +47,14 @@ export interface ExportOptions {
   freeze: boolean;
   model?: string;
   format: ExportFormatName;
-  /** Output file (jsonl) or directory (tinker). */
+  /** Output file (jsonl) or directory (tinker); with `stream`, only the name reported. */
   out: string;
+  /**
+   * jsonl only: write the lines to this stream as they are produced instead of a file (the
+   * CLI's `--out -`). No atomic rename is possible: an interrupted export leaves a partial
+   * stream, and `force` does not apply.
+   */
+  stream?: ExportStream;
   /** Replace an existing output. */
   force: boolean;
   /** Leave masked rollouts out of the output (they are still counted). */
@@ -102,6 +108,11 @@ export interface ExportSummary {
 export { tokcapVersion } from '../version.js';
 export { exportedCauses, jsonlRecord } from './export-item.js';
 
+/** Where `--out -` lines go: `write` resolves when the stream can take more. */
+export interface ExportStream {
+  write(bytes: Uint8Array): Promise<void>;
+}
+
 interface FormatWriter {
   /** Writes one kept rollout's text (see `ExportItem.text`). */
   add(item: ExportItem): Promise<void>;
@@ -116,6 +127,14 @@ async function jsonlWriter(path: string): Promise<FormatWriter> {
     add: (item) => sink.writeBytes(item.line!),
     finish: () => sink.close(),
     abandon: () => sink.abandon(),
+  };
+}
+
+function streamWriter(stream: ExportStream): FormatWriter {
+  return {
+    add: (item) => stream.write(item.line!),
+    finish: async () => undefined,
+    abandon: async () => undefined,
   };
 }
 
@@ -147,8 +166,13 @@ async function tinkerWriter(root: string, info: Omit<Parameters<typeof tinkerCon
   };
 }
 
-function abortError(): TokcapError {
-  return new TokcapError('other', 'export interrupted; nothing was written at the target');
+function abortError(streaming: boolean): TokcapError {
+  return new TokcapError('other', streaming ? 'export interrupted; the stream is partial' : 'export interrupted; nothing was written at the target');
+}
+
+/** `--out -` with a format that is a directory. */
+function streamRefused(format: string): TokcapError {
+  return new TokcapError('usage', `--out - (standard output) takes --format jsonl only: --format ${format} writes a directory; name it with --out DIR`);
 }
 
 /**
@@ -161,6 +185,7 @@ function abortError(): TokcapError {
 export async function exportStore(options: ExportOptions, hooks: ExportHooks = {}): Promise<ExportSummary> {
   const kind = options.format === 'tinker' ? 'directory' : 'file';
   if (options.fields && options.format !== 'jsonl') throw new TokcapError('usage', '--fields applies to --format jsonl only');
+  if (options.stream && options.format !== 'jsonl') throw streamRefused(options.format);
   const targetOptions = {
     kind,
     force: options.force,
@@ -168,7 +193,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
     replaceableDirectory: isTokcapExportDirectory,
   } as const;
   // Refuse an existing target before reading anything.
-  await checkOutputTarget(options.out, targetOptions);
+  if (!options.stream) await checkOutputTarget(options.out, targetOptions);
 
   const listing = await scanDirectory(options.dir, { shard: options.shard });
   const sorted = options.ids === undefined ? sortedRolloutIds(listing) : filterShard([...new Set(options.ids)], options.shard).sort(compareCodePoints);
@@ -176,14 +201,15 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
   const total = ids.length;
   hooks.onStart?.(total);
 
-  const output = await AtomicOutput.create(options.out, targetOptions);
-  hooks.onTemporary?.(output.tempPath, () => output.discardSync());
+  const output = options.stream ? undefined : await AtomicOutput.create(options.out, targetOptions);
+  if (output) hooks.onTemporary?.(output.tempPath, () => output.discardSync());
   const store = { dir: options.dir, lockWaitMs: options.lockWaitMs };
   const totals = new ExportTotals();
   let writer: FormatWriter | undefined;
   try {
-    writer =
-      options.format === 'tinker'
+    writer = !output
+      ? streamWriter(options.stream!)
+      : options.format === 'tinker'
         ? await tinkerWriter(output.tempPath, {
             version: options.version ?? tokcapVersion(),
             createdAt: (options.now ?? (() => new Date()))(),
@@ -198,7 +224,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
     let done = 0;
     // Rollouts are built on every core and arrive here in order, one write at a time.
     const write = async (item: ExportItem) => {
-      if (output.finished) throw abortError();
+      if (output?.finished) throw abortError(!output);
       if (item.keep) await active.add(item);
       const r = item.rollout;
       if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
@@ -207,7 +233,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
       hooks.onRollout?.(done, total, r.rolloutId, r);
     };
     const stop = new AbortController();
-    const onAbort = () => stop.abort(abortError());
+    const onAbort = () => stop.abort(abortError(!output));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) onAbort();
     const itemOptions: ExportItemOptions = {
@@ -237,13 +263,13 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
     }
-    if (options.signal?.aborted || output.finished) throw abortError();
+    if (options.signal?.aborted || output?.finished) throw abortError(!output);
     await writer.finish(totals);
     writer = undefined;
-    await output.commit();
+    await output?.commit();
   } catch (e) {
     await writer?.abandon();
-    await output.discard();
+    await output?.discard();
     throw e;
   }
   return {
