@@ -551,11 +551,10 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     },
     examples: [
       { command: 'tokcap export /data/captures --out train.jsonl', description: 'Export every rollout (a preview: the store is unchanged).' },
-      { command: 'tokcap export /data/captures --freeze --all --trainable-only --out train.jsonl --force', description: 'Freeze a finished run and export only what is trainable.' },
       { command: 'tokcap export /data/captures --format tinker --model Qwen/Qwen3-8B --out runs/capture-0001', description: 'A tinker-cookbook training-run directory whose records are the cookbook\'s own rollout summaries (config.json, metrics.jsonl, iteration_000000/).' },
       { command: 'tokcap export /data/captures --fields -tokens --out analysis.jsonl', description: 'Everything but the token arrays, for pandas or DuckDB.' },
       { command: 'tokcap export /data/captures --shard auto --out train-$SLURM_ARRAY_TASK_ID.jsonl', description: 'In a Slurm job array: each task exports its shard of the store.' },
-      { command: 'tokcap export /data/captures --trainable-only --out - | gzip > train.jsonl.gz', description: 'Stream the lines to standard output as they are built.' },
+      { command: 'tokcap export /data/captures --freeze --all --trainable-only --out - | gzip > train.jsonl.gz', description: 'Freeze a finished run and stream only what is trainable to standard output, line by line as it is built.' },
       { command: 'tokcap export /data/captures --fields metrics,mask_sample,mask_causes --out masks.jsonl', description: 'Only the metrics and why rollouts are masked.' },
     ],
     idValidation: 'batch',
