@@ -1,5 +1,5 @@
 /**
- * `export --out -` (CLI.md v2, "Export formats and targets"): jsonl lines on standard output as
+ * `export --out -` (docs/cli.md#export-formats): jsonl lines on standard output as
  * they are produced, through a real pipe; a partial stream and death by the signal when
  * interrupted; a reader that closes the pipe early (`| head -1`) stops tokcap quietly; formats
  * that are directories are refused before anything is read.
