@@ -123,7 +123,7 @@ export type StatusFilter = (typeof STATUS_FILTERS)[number];
 export const SORT_KEYS = ['id', 'state', 'calls', 'version', 'size', 'age'] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
-export const EXPORT_FORMATS = ['jsonl', 'tinker'] as const;
+export const EXPORT_FORMATS = ['jsonl', 'tinker', 'store'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
@@ -530,12 +530,13 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       'A rollout that fails to build is exported as its failed-build result (masked) and counted; the export goes on. `--trainable-only` leaves masked rollouts out. `--fields` slims jsonl lines: `NAME` keeps only the named top-level keys (plus `rollout_id`), `-NAME` drops one, and `-tokens` replaces the token arrays of the output items by their lengths, for analysis.',
       'Output is atomic: it is written under a temporary name beside `--out` (`.<name>.tokcap-tmp-<hex>`) and renamed into place only when complete, so an interrupted export leaves nothing at `--out` (SIGINT and SIGTERM remove the temporary output; after a SIGKILL it may remain and can be deleted). An existing `--out` is refused unless `--force`, which replaces it (a directory only if it is empty or a previous tokcap export); a symbolic link is always refused, since renaming onto it would replace the link, not what it points to (for standard output use `--out -`).',
       '`--out -` (jsonl only) writes the lines to standard output as they are produced, for `| jq`, `| gzip` or `| aws s3 cp - ...`: no atomic rename is possible there, so an interrupted export leaves a partial stream and dies of the signal (exit 130 or 143); a reader that stops early (`| head -1`) ends tokcap quietly; the summary (text, or with `--json` the JSON document) goes to stderr.',
+      '`--format store` copies the chosen rollouts into `--out` as a capture directory, to cut a CI fixture out of a production store: each rollout\'s files (J, S, I, M; no lock files) copied byte for byte under one shared lock, so `verify-digests` of the copy finds exactly what it finds on the source for them; each file written atomically (temporary name, then rename), the state file last; a rollout that cannot be read is left out and reported (exit 3). `--out` must be absent or an empty directory; `--force` copies into a directory that is not, replacing the copied rollouts\' files and leaving the rest. `--trainable-only` copies only trainable rollouts; `--freeze` does not apply.',
       'Without `--freeze` nothing in the store changes (the trajectories are previews of frozen copies). With `--freeze` each rollout is frozen first, as the reference consumer does; then ids, `--ids-from` or `--all` are required. Exit 3 only when DIR cannot be listed or a rollout\'s lock cannot be had in time.',
     ].join('\n\n'),
     args: [DIR_ARG, { ...IDS_ARG, description: 'rollout ids to export (default: every rollout; required with --freeze unless --all or --ids-from)' }],
     options: {
-      out: { flags: '--out <path>', description: 'output file (jsonl) or directory (tinker), or - for standard output (jsonl); must not exist unless --force', required: true, complete: 'file', parse: parseNonEmpty },
-      format: { flags: '--format <format>', description: 'jsonl: one build result per line; tinker: a TrainingRunStore directory', choices: EXPORT_FORMATS, default: 'jsonl' },
+      out: { flags: '--out <path>', description: 'output file (jsonl) or directory (tinker, store), or - for standard output (jsonl); must not exist (store: or be empty) unless --force', required: true, complete: 'file', parse: parseNonEmpty },
+      format: { flags: '--format <format>', description: 'jsonl: one build result per line; tinker: a TrainingRunStore directory; store: a capture directory holding copies of the rollouts', choices: EXPORT_FORMATS, default: 'jsonl' },
       freeze: { flags: '--freeze', description: 'freeze each rollout first (changes the store)' },
       all: { flags: '--all', description: 'with --freeze: freeze and export every rollout in DIR (finished runs only)' },
       model: { flags: '--model <name>', description: 'model name recorded in the build results', default: '' },
@@ -554,14 +555,15 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       { command: 'tokcap export /data/captures --format tinker --model Qwen/Qwen3-8B --out runs/capture-0001', description: 'A tinker-cookbook training-run directory whose records are the cookbook\'s own rollout summaries (config.json, metrics.jsonl, iteration_000000/).' },
       { command: 'tokcap export /data/captures --fields -tokens --out analysis.jsonl', description: 'Everything but the token arrays, for pandas or DuckDB.' },
       { command: 'tokcap export /data/captures --shard auto --out train-$SLURM_ARRAY_TASK_ID.jsonl', description: 'In a Slurm job array: each task exports its shard of the store.' },
+      { command: 'tokcap export /data/captures r0042 r0117 --format store --out test/fixtures/captures', description: 'Cut a fixture for CI: two rollouts copied as a capture directory, byte for byte.' },
       { command: 'tokcap export /data/captures --freeze --all --trainable-only --out - | gzip > train.jsonl.gz', description: 'Freeze a finished run and stream only what is trainable to standard output, line by line as it is built.' },
-      { command: 'tokcap export /data/captures --fields metrics,mask_sample,mask_causes --out masks.jsonl', description: 'Only the metrics and why rollouts are masked.' },
     ],
     idValidation: 'batch',
     mutates: (o) => o.freeze,
     check: ({ options, idsGiven }) => {
       if (options.all && !options.freeze) return 'export: --all only applies with --freeze (without --freeze, export covers every rollout by default)';
       if (options.fields !== undefined && options.format !== 'jsonl') return 'export: --fields applies to --format jsonl only';
+      if (options.format === 'store' && options.freeze) return 'export: --freeze does not apply to --format store: the copy is read-only (freeze the copy with `tokcap freeze COPY --all`)';
       if (options.out === '-' && options.format !== 'jsonl') {
         return `export: --out - (standard output) takes --format jsonl only: --format ${options.format} writes a directory; name it with --out DIR`;
       }

@@ -78,7 +78,8 @@ function writable<T>(build: ExportBuild, text: (b: ExportBuild) => T): [ExportBu
   }
 }
 
-function exportedRollout(build: ExportBuild): ExportedRollout {
+/** What the totals and hooks learn of a build. */
+export function exportedRollout(build: ExportBuild): ExportedRollout {
   const { result } = build;
   const m = result.metrics as Record<string, unknown>;
   return {

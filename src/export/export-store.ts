@@ -15,6 +15,8 @@ import { exportItem, type ExportedRollout, type ExportItem, type ExportItemOptio
 import type { ExportWorkerShared } from './export-worker.js';
 import type { FieldSelection } from './fields.js';
 import { LineSink } from './line-sink.js';
+import { checkStoreTarget } from './store-copy.js';
+import { exportAsStore } from './store-export.js';
 import {
   ExportTotals,
   GroupIndexer,
@@ -29,7 +31,7 @@ import {
   tinkerSummaryLine,
 } from './tinker.js';
 
-export const EXPORT_FORMATS = ['jsonl', 'tinker'] as const;
+export const EXPORT_FORMATS = ['jsonl', 'tinker', 'store'] as const;
 export type ExportFormatName = (typeof EXPORT_FORMATS)[number];
 
 export interface ExportOptions {
@@ -47,7 +49,7 @@ export interface ExportOptions {
   freeze: boolean;
   model?: string;
   format: ExportFormatName;
-  /** Output file (jsonl) or directory (tinker); with `stream`, only the name reported. */
+  /** Output file (jsonl) or directory (tinker, store); with `stream`, only the name reported. */
   out: string;
   /**
    * jsonl only: write the lines to this stream as they are produced instead of a file (the
@@ -99,7 +101,10 @@ export interface ExportSummary {
   masked: number;
   /** Failed builds (the failed-build result; included in masked). */
   failed: number;
-  /** Rollouts tokcap could not read (lock timeouts; included in failed). */
+  /**
+   * Rollouts tokcap could not read (lock timeouts): jsonl and tinker export them as failed builds
+   * (included in failed); store leaves them out (in neither trainable nor masked).
+   */
   errors: number;
   generated_tokens_captured: number;
   generated_tokens_delivered: number;
@@ -186,6 +191,9 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
   const kind = options.format === 'tinker' ? 'directory' : 'file';
   if (options.fields && options.format !== 'jsonl') throw new TokcapError('usage', '--fields applies to --format jsonl only');
   if (options.stream && options.format !== 'jsonl') throw streamRefused(options.format);
+  if (options.format === 'store' && options.freeze) {
+    throw new TokcapError('usage', '--freeze does not apply to --format store: the copy is read-only (freeze the copy with `tokcap freeze COPY --all`)');
+  }
   const targetOptions = {
     kind,
     force: options.force,
@@ -193,18 +201,24 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
     replaceableDirectory: isTokcapExportDirectory,
   } as const;
   // Refuse an existing target before reading anything.
-  if (!options.stream) await checkOutputTarget(options.out, targetOptions);
+  if (options.format === 'store') await checkStoreTarget(options.out, options.dir, options.force);
+  else if (!options.stream) await checkOutputTarget(options.out, targetOptions);
 
   const listing = await scanDirectory(options.dir, { shard: options.shard });
   const sorted = options.ids === undefined ? sortedRolloutIds(listing) : filterShard([...new Set(options.ids)], options.shard).sort(compareCodePoints);
   const ids = options.format === 'tinker' ? tinkerRolloutOrder(sorted) : sorted;
   const total = ids.length;
   hooks.onStart?.(total);
+  const store = { dir: options.dir, lockWaitMs: options.lockWaitMs };
+  const totals = new ExportTotals();
+  if (options.format === 'store') {
+    const storeOptions = { store, ids, out: options.out, model: options.model, trainableOnly: options.trainableOnly, signal: options.signal };
+    await exportAsStore(storeOptions, totals, hooks, () => abortError(false));
+    return summaryOf(options, totals);
+  }
 
   const output = options.stream ? undefined : await AtomicOutput.create(options.out, targetOptions);
   if (output) hooks.onTemporary?.(output.tempPath, () => output.discardSync());
-  const store = { dir: options.dir, lockWaitMs: options.lockWaitMs };
-  const totals = new ExportTotals();
   let writer: FormatWriter | undefined;
   try {
     writer = !output
@@ -272,6 +286,10 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
     await output?.discard();
     throw e;
   }
+  return summaryOf(options, totals);
+}
+
+function summaryOf(options: ExportOptions, totals: ExportTotals): ExportSummary {
   return {
     out: options.out,
     format: options.format,

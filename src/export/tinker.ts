@@ -199,6 +199,12 @@ export class ExportTotals {
     this.generatedTokensDelivered += r.generatedTokensDelivered;
   }
 
+  /** A rollout that could not be read and was left out (neither trainable nor masked). */
+  addUnavailable(): void {
+    this.rollouts += 1;
+    this.errors += 1;
+  }
+
   get maskedFraction(): number {
     return this.rollouts === 0 ? 0 : round4(this.masked / this.rollouts);
   }

@@ -1,0 +1,130 @@
+/**
+ * `export --format store`: the chosen rollouts copied as a capture directory
+ * (docs/cli.md#export-formats), the way to cut a CI fixture out of a production store.
+ *
+ * - Each rollout's files (J, S, I, M) are copied under ONE shared lock (src/ops/rollout-copy.ts,
+ *   docs/format.md#lock-modes: no lock file created in the source), so the copy of a rollout is of one
+ *   moment: the state's index matches the J it was copied with.
+ * - Bytes are unchanged (entry lines byte for byte, a torn tail included), so `verify-digests`
+ *   of the copy finds exactly what it finds on the source for those rollouts.
+ * - No lock files and no temporary state files are copied; the copy's lock files appear when
+ *   something locks a rollout there.
+ * - Every file is written atomically: a temporary name beside it (`.<name>.tokcap-tmp-<hex>`,
+ *   a name no reader takes for a capture file), fsynced, renamed into place. Within a rollout the
+ *   state file comes last. Modes are the writer's (S 0600, the others 0666 less the umask); the
+ *   source's mtimes are kept, so ages (`sweep --older-than`) read the same in the copy.
+ * - A rollout whose lock cannot be had in time, or one of whose files cannot be read, is left
+ *   out (never half copied) and reported.
+ */
+import { rmSync } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, utimes } from 'node:fs/promises';
+import { TokcapError, ioError } from '../errors.js';
+import { rolloutPaths } from '../layout/file-names.js';
+import { spanBytes, type CopiedKind, type RolloutCopyRecord } from '../ops/rollout-copy.js';
+import { checkOutputTarget, fsyncDirectory, tempPathFor } from './atomic-output.js';
+
+/** Write order within a rollout: the records and side files, then the state that indexes them. */
+const WRITE_ORDER: readonly CopiedKind[] = ['jsonl', 'intents', 'incomplete', 'state'];
+
+/** docs/format.md#files: the state file is 0600; the writer creates the others 0666 less the umask. */
+const MODES: Record<CopiedKind, number> = { jsonl: 0o666, intents: 0o666, incomplete: 0o666, state: 0o600 };
+
+function usage(message: string): TokcapError {
+  return new TokcapError('usage', message);
+}
+
+/**
+ * Checks the target directory before anything is read: absent (created later), or an empty
+ * directory; a directory that is not empty only with `force` (the copied rollouts' files are then
+ * replaced, other files left alone). Never the capture directory, nor a directory inside it or
+ * containing it; never a file or a symbolic link. Throws usage errors.
+ */
+export async function checkStoreTarget(target: string, source: string, force: boolean): Promise<void> {
+  // Parent, symbolic link, and "is or contains the capture directory" as for any target.
+  await checkOutputTarget(target, { kind: 'directory', force: true, protect: [source], replaceableDirectory: async () => true });
+  let st;
+  try {
+    st = await lstat(target);
+  } catch {
+    return;
+  }
+  if (!st.isDirectory()) throw usage(`--out ${target}: exists and is not a directory; a store copy is a directory`);
+  if (!force && (await readdir(target)).length > 0) {
+    throw usage(`--out ${target}: is not empty; use --force to copy into it (the copied rollouts' files are replaced, other files left alone)`);
+  }
+}
+
+/** Writes rollout copies into a capture directory, one file at a time, atomically. */
+export class StoreCopyWriter {
+  /** The temporary file being written, for `discardSync`. */
+  private temp: string | undefined;
+
+  private constructor(readonly dir: string) {}
+
+  /** Creates the directory if it does not exist (see `checkStoreTarget`). */
+  static async open(dir: string): Promise<StoreCopyWriter> {
+    try {
+      await mkdir(dir, { mode: 0o777 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(e, dir);
+    }
+    return new StoreCopyWriter(dir);
+  }
+
+  /**
+   * Writes one rollout's copied files. A kind the source did not have is removed from the target
+   * (only there when `--force` copies into a store that had the rollout), so the copy of the
+   * rollout is the source's, not a mix.
+   */
+  async writeRollout(arena: Uint8Array, record: RolloutCopyRecord): Promise<void> {
+    const paths = rolloutPaths(this.dir, record.rolloutId);
+    for (const kind of WRITE_ORDER) {
+      const bytes = spanBytes(arena, record.spans[kind]);
+      if (bytes === undefined) {
+        await rm(paths[kind], { force: true }).catch((e: unknown) => {
+          throw ioError(e, paths[kind], record.rolloutId);
+        });
+      } else {
+        await this.writeFile(paths[kind], bytes, MODES[kind], record.stamps[kind]?.mtimeMs, record.rolloutId);
+      }
+    }
+  }
+
+  private async writeFile(path: string, bytes: Uint8Array, mode: number, mtimeMs: number | undefined, rolloutId: string): Promise<void> {
+    const temp = tempPathFor(path);
+    this.temp = temp;
+    try {
+      const fh = await open(temp, 'wx', mode);
+      try {
+        let off = 0;
+        while (off < bytes.length) off += (await fh.write(bytes, off, bytes.length - off)).bytesWritten;
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      if (mtimeMs !== undefined) await utimes(temp, new Date(), new Date(mtimeMs));
+      await rename(temp, path);
+      this.temp = undefined;
+    } catch (e) {
+      await rm(temp, { force: true }).catch(() => undefined);
+      this.temp = undefined;
+      throw ioError(e, path, rolloutId);
+    }
+  }
+
+  /** Makes the renames durable. */
+  async finish(): Promise<void> {
+    await fsyncDirectory(this.dir);
+  }
+
+  /** Removes the temporary file in flight, if any (signal handlers: synchronous). */
+  discardSync(): void {
+    if (this.temp === undefined) return;
+    try {
+      rmSync(this.temp, { force: true });
+    } catch {
+      // best effort: the process is going away
+    }
+    this.temp = undefined;
+  }
+}
