@@ -16,11 +16,13 @@ import { isValidRolloutId } from '../src/layout/rollout-id.js';
 import { RawJsonText } from '../src/json/canonical-json.js';
 import type { CommandContext } from './context.js';
 import { EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
-import { assertListableDir, plural, storeOf } from './shared.js';
+import { assertListableDir, plural, requireCaptureFiles, storeOf } from './shared.js';
 
 export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const store = storeOf(ctx);
-  // A preview of given ids reads no listing: check DIR first, or a mistyped DIR builds as empty rollouts.
+  // A preview of given ids reads no listing: check DIR first, or a mistyped DIR builds as empty
+  // rollouts. A named id without files keeps the reference's "no records" answer.
+  if (!ctx.options.freeze) requireCaptureFiles(ctx);
   if (ctx.idsGiven && !ctx.options.all && !ctx.options.freeze) await assertListableDir(ctx.dir);
   const ids = ctx.idsGiven && !ctx.options.all ? [...ctx.ids] : [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort();
   const bar = ids.length > 20 ? ctx.progress({ title: ctx.options.freeze ? 'freezing and building' : 'building', total: ids.length }) : undefined;

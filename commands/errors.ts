@@ -23,6 +23,7 @@ const EXIT_BY_KIND: { readonly [K in ErrorKind]: ExitCode } = {
   schema: EXIT_FAILURE,
   lock_timeout: EXIT_FAILURE,
   io: EXIT_FAILURE,
+  not_found: EXIT_FAILURE,
   other: EXIT_FAILURE,
 };
 

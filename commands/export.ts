@@ -14,6 +14,7 @@
 import type { CommandContext } from './context.js';
 import { exportStore, parseFieldSelection, type ExportSummary } from '../src/export/index.js';
 import type { Progress } from './progress.js';
+import { requireCaptureFiles } from './shared.js';
 import { orderedJson } from '../src/json/canonical-json.js';
 
 /** `--out -`: the lines go to standard output. */
@@ -26,6 +27,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
   // Usage problems first: nothing is read before they are settled.
   const fields = o.fields === undefined ? undefined : parseFieldSelection(o.fields);
   const toStdout = o.out === STDOUT_TARGET;
+  if (!o.freeze) requireCaptureFiles(ctx);
 
   let discard: (() => void) | undefined;
   const onSignal = (signal: NodeJS.Signals) => {

@@ -13,12 +13,13 @@ import { directoryFacts, forEachRolloutFacts } from '../src/facts/directory-fact
 import type { RolloutFacts } from '../src/facts/rollout-facts.js';
 import { rolloutFacts } from '../src/facts/rollout-facts.js';
 import { orderedJsonMembers, RawJsonText } from '../src/json/canonical-json.js';
-import { scanDirectory } from '../src/layout/scan-directory.js';
+import { scanDirectory, type DirectoryListing } from '../src/layout/scan-directory.js';
+import { noCaptureFilesError } from '../src/errors.js';
 import { readSnapshotReadOnly, type ReadOnlySnapshot } from '../src/ops/read-snapshot.js';
 import { verifyRollout } from '../src/verify/verify-rollout.js';
 import type { CommandContext } from './context.js';
 import type { SortKey, StatusFilter } from './options.js';
-import { formatAge, formatBytes, plural, showId, storeOf } from './shared.js';
+import { formatAge, formatBytes, plural, requireCaptureFiles, showId, storeOf } from './shared.js';
 import type { RolloutState as Badge } from './styles.js';
 
 /** The one state word shown for a rollout, most telling first. */
@@ -70,8 +71,9 @@ function isSorted<T>(xs: readonly T[], order: (a: T, b: T) => number): boolean {
 
 export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   const store = storeOf(ctx);
+  requireCaptureFiles(ctx);
   const listing = await scanDirectory(ctx.dir, { shard: ctx.shard });
-  if (ctx.idsGiven) return inspectRollouts(ctx, listing.invalidNames);
+  if (ctx.idsGiven) return inspectRollouts(ctx, listing);
   const bar = listing.rollouts.size > 500 ? ctx.progress({ title: 'reading', total: listing.rollouts.size }) : undefined;
   if (ctx.options.json && ctx.options.sort === 'id') {
     // In id order the rows are written as they come, never held: memory stays that of the
@@ -159,11 +161,16 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   if (!ctx.options.deep && all.some((f) => f.entries_source === 'index')) ctx.out(s.dim('calls counted from the state index plus the unindexed tail; --deep reads every line'));
 }
 
-async function inspectRollouts(ctx: CommandContext<'inspect'>, invalidNames: string[]): Promise<void> {
+async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: DirectoryListing): Promise<void> {
   const store = storeOf(ctx);
   const doc: Record<string, unknown> = {};
   const blocks: string[][] = [];
   for (const id of ctx.ids) {
+    // A named rollout without any capture file is an error (CLI.md v2), never empty facts.
+    if (!listing.rollouts.has(id)) {
+      doc[id] = ctx.fail(noCaptureFilesError({ rolloutId: id }), id);
+      continue;
+    }
     let facts: RolloutFacts;
     try {
       facts = await rolloutFacts(store, id, { deep: true });
@@ -175,7 +182,7 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, invalidNames: str
     for (const e of facts.errors) ctx.warn(`${id}: ${e.file}: ${e.message}`);
     if (!ctx.options.json) blocks.push(await describeRollout(ctx, id, facts));
   }
-  ctx.json({ dir: ctx.dir, rollouts: doc, invalid_names: invalidNames });
+  ctx.json({ dir: ctx.dir, rollouts: doc, invalid_names: listing.invalidNames });
   for (const b of blocks) for (const l of b) ctx.out(l);
 }
 

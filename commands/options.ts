@@ -218,8 +218,14 @@ const shard: OptionSpec<ShardOption | undefined> = {
   parse: parseShardOption,
 };
 
+const allowEmpty: OptionSpec<boolean> = {
+  flags: '--allow-empty',
+  description: 'a DIR without any capture file is an answer (exit 0), not an error (by default: exit 3, `tokcap: DIR: no capture files`, since it is usually a mistyped or emptied DIR)',
+};
+
 export interface InspectOptions {
   shard: ShardOption | undefined;
+  allowEmpty: boolean;
   deep: boolean;
   status: StatusFilter;
   sort: SortKey;
@@ -233,6 +239,7 @@ export interface FreezeOptions {
 }
 export interface BuildOptions {
   shard: ShardOption | undefined;
+  allowEmpty: boolean;
   freeze: boolean;
   all: boolean;
   model: string;
@@ -241,6 +248,7 @@ export interface BuildOptions {
 }
 export interface VerifyDigestsOptions {
   shard: ShardOption | undefined;
+  allowEmpty: boolean;
   strict: boolean;
   idsFrom: string | undefined;
 }
@@ -259,6 +267,7 @@ export interface DeleteOptions {
 }
 export interface ExportOptions {
   shard: ShardOption | undefined;
+  allowEmpty: boolean;
   out: string;
   format: ExportFormat;
   freeze: boolean;
@@ -271,6 +280,7 @@ export interface ExportOptions {
 }
 export interface WatchOptions {
   once: boolean;
+  allowEmpty: boolean;
 }
 export interface FixtureOptions {
   rollouts: number;
@@ -360,6 +370,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       limit: { flags: '--limit <n>', description: 'show at most N rollouts (after filtering and sorting)', parse: parsePositiveInt },
       idsFrom,
       shard,
+      allowEmpty,
     },
     examples: [
       { command: 'tokcap inspect /data/captures', description: 'Every rollout of a capture directory, one line each.' },
@@ -412,6 +423,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       failOnMask: { flags: '--fail-on-mask', description: 'exit 1 when a rollout would be masked (not trainable)' },
       idsFrom,
       shard,
+      allowEmpty,
     },
     examples: [
       { command: 'tokcap build /data/captures r-0007', description: 'Preview the trajectory of one rollout; nothing on disk changes.' },
@@ -438,6 +450,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       strict: { flags: '--strict', description: 'warnings fail too (exit 1)' },
       idsFrom,
       shard,
+      allowEmpty,
     },
     examples: [
       { command: 'tokcap verify-digests /data/captures', description: 'Verify every rollout; exit 1 on any error finding.' },
@@ -549,6 +562,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       force: { flags: '--force', description: 'replace --out if it exists' },
       idsFrom,
       shard,
+      allowEmpty,
     },
     examples: [
       { command: 'tokcap export /data/captures --out train.jsonl', description: 'Export every rollout (a preview: the store is unchanged).' },
@@ -581,6 +595,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     args: [DIR_ARG],
     options: {
       once: { flags: '--once', description: 'print one snapshot and exit (works without a terminal)' },
+      allowEmpty,
     },
     examples: [
       { command: 'tokcap watch /data/captures', description: 'The live view (q quits).' },

@@ -3,7 +3,8 @@
  * rollouts a read-only command covers, and human formatting of ages and sizes.
  */
 import { opendir } from 'node:fs/promises';
-import { ioError } from '../src/errors.js';
+import { ioError, noCaptureFilesError } from '../src/errors.js';
+import { hasCaptureFiles } from '../src/layout/scan-directory.js';
 import { terminalSafe } from '../src/text/terminal-safe.js';
 import { scanDirectory, type DirectoryListing } from '../src/layout/scan-directory.js';
 import type { StoreOptions } from '../src/ops/store.js';
@@ -31,6 +32,16 @@ export async function assertListableDir(dir: string): Promise<void> {
   } catch (e) {
     throw ioError(e, dir);
   }
+}
+
+/**
+ * A read-only command over a DIR without any capture file fails (exit 3, `tokcap: DIR: no capture
+ * files`; CLI.md v2): it is almost always a mistyped or emptied DIR, and "0 rollouts verified"
+ * would pass a CI gate. `--allow-empty` makes an empty DIR an answer.
+ */
+export function requireCaptureFiles(ctx: CommandContext<'inspect' | 'build' | 'verify-digests' | 'export' | 'watch'>): void {
+  if (ctx.options.allowEmpty) return;
+  if (!hasCaptureFiles(ctx.dir)) throw noCaptureFilesError({ file: ctx.dir });
 }
 
 export function formatAge(seconds: number): string {

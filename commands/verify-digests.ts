@@ -2,30 +2,39 @@
  * tokcap verify-digests DIR [ID...] [--strict] — the findings of docs/conformance.md#verify-findings: index
  * vs raw line bytes, token digests and cum_len, delta reconstruction, parent links. Read-only.
  * Exit 1 on any error finding (or any warning with --strict); damage is a finding, not exit 3.
+ * A rollout it could not read (lock timeout, I/O error) or a named id without capture files is
+ * not verified: listed in `unchecked`, `ok` false, exit 3 (CLI.md v2).
  */
 import { scanDirectory } from '../src/layout/scan-directory.js';
 import { verifyDirectory } from '../src/verify/verify-directory.js';
 import type { Finding } from '../src/verify/findings.js';
 import type { CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
-import { plural, showId, storeOf } from './shared.js';
+import { plural, requireCaptureFiles, showId, storeOf } from './shared.js';
+import { noCaptureFilesError } from '../src/errors.js';
+import { compareCodePoints } from '../src/json/canonical-json.js';
 
 export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> {
+  requireCaptureFiles(ctx);
   const listing = await scanDirectory(ctx.dir, { shard: ctx.shard });
   const ids = ctx.idsGiven ? [...ctx.ids] : undefined;
   const total = ids ? ids.filter((id) => listing.rollouts.has(id)).length : listing.rollouts.size;
   const bar = total > 50 ? ctx.progress({ title: 'verifying', total }) : undefined;
   const result = await verifyDirectory(storeOf(ctx), { ids, shard: ctx.shard, threads: ctx.threads, onProgress: (done) => bar?.update(done) });
   bar?.done();
-  for (const id of ids ?? []) {
-    if (!listing.rollouts.has(id)) ctx.warn(`${id}: no such rollout in ${ctx.dir}`);
-  }
-  const errors = result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId));
+  // A named rollout without any capture file was not verified: an error (CLI.md v2), not a warning.
+  const missing = (ids ?? []).filter((id) => !listing.rollouts.has(id));
+  const errors = [
+    ...missing.map((id) => ctx.fail(noCaptureFilesError({ rolloutId: id }), id)),
+    ...result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId)),
+  ];
+  // Checked by nobody: never counted as verified, and `ok` is false (a `jq -e .ok` gate fails).
+  const unchecked = [...missing, ...result.unchecked].sort(compareCodePoints);
   const nErrors = result.findings.filter((f) => f.severity === 'error').length;
   const nWarnings = result.findings.length - nErrors;
   if (nErrors > 0 || (ctx.options.strict && nWarnings > 0)) ctx.raise(EXIT_NEGATIVE);
 
-  const doc: Record<string, unknown> = { ok: result.ok, findings: result.findings };
+  const doc: Record<string, unknown> = { ok: result.ok && unchecked.length === 0, findings: result.findings, unchecked };
   if (errors.length) doc.errors = errors;
   ctx.json(doc);
 
@@ -50,7 +59,9 @@ export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> 
     }
   }
   if (!ctx.options.quiet) {
-    const summary = `${plural(result.rollouts, 'rollout')} verified: ${plural(nErrors, 'error')}, ${plural(nWarnings, 'warning')} in ${plural(byRollout.size, 'rollout')}`;
-    ctx.out(nErrors ? ctx.styles.error(summary) : nWarnings ? ctx.styles.warn(summary) : ctx.styles.ok(summary));
+    const verified = result.rollouts - result.unchecked.length;
+    const notRead = unchecked.length ? `; ${plural(unchecked.length, 'rollout')} could not be read (not verified): ${unchecked.map(showId).join(', ')}` : '';
+    const summary = `${plural(verified, 'rollout')} verified: ${plural(nErrors, 'error')}, ${plural(nWarnings, 'warning')} in ${plural(byRollout.size, 'rollout')}${notRead}`;
+    ctx.out(nErrors || unchecked.length ? ctx.styles.error(summary) : nWarnings ? ctx.styles.warn(summary) : ctx.styles.ok(summary));
   }
 }

@@ -17,6 +17,7 @@ import { DirectoryModel } from '../src/watch/directory-model.js';
 import { visibleRows, NO_FILTER } from '../src/watch/rows.js';
 import { watchSnapshotJson } from '../src/watch/snapshot-json.js';
 import { createWorkerReaders } from '../src/watch/worker-readers.js';
+import { requireCaptureFiles } from './shared.js';
 import { columnHeading, columnsFor, headerLines, rowLine } from './watch/layout.js';
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
@@ -40,6 +41,8 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     return;
   }
 
+  // The one-shot forms answer a question; the live view may wait for a run to start writing.
+  requireCaptureFiles(ctx);
   const model = new DirectoryModel({ dir: ctx.dir, lockWaitMs });
 
   await model.rescan();
@@ -83,7 +86,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   if (rows.length === 0) ctx.out('no rollouts in this directory');
 }
 
-const KINDS = new Set(['usage', 'invalid_rollout_id', 'corrupt', 'conflict', 'frozen', 'retired', 'index_offset', 'schema', 'lock_timeout', 'io', 'other']);
+const KINDS = new Set(['usage', 'invalid_rollout_id', 'corrupt', 'conflict', 'frozen', 'retired', 'index_offset', 'schema', 'lock_timeout', 'io', 'not_found', 'other']);
 function asKind(kind: string): ConstructorParameters<typeof TokcapError>[0] {
   return (KINDS.has(kind) ? kind : 'other') as ConstructorParameters<typeof TokcapError>[0];
 }

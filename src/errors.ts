@@ -16,6 +16,8 @@ export type ErrorKind =
   | 'schema'
   | 'lock_timeout'
   | 'io'
+  /** Nothing to answer about: a DIR without capture files, a named rollout without any (CLI.md v2). */
+  | 'not_found'
   | 'other';
 
 export type PyErrorClass =
@@ -88,6 +90,14 @@ export function ioError(err: unknown, file: string, rolloutId?: string): TokcapE
   const code = e?.code ? `${e.code}: ` : '';
   const msg = e?.message ?? String(err);
   return new TokcapError('io', `${code}${msg.replace(/^[A-Z]+: /, '')}`, { file, rolloutId, cause: err });
+}
+
+/**
+ * A DIR (`file`) or a named rollout (`rolloutId`) without any capture file: nothing there to
+ * answer about (CLI.md v2, kind `not_found`).
+ */
+export function noCaptureFilesError(where: { file?: string; rolloutId?: string }): TokcapError {
+  return new TokcapError('not_found', 'no capture files', where);
 }
 
 /** Any thrown value as a TokcapError (unexpected ones become kind `other`). */

@@ -108,3 +108,33 @@ export function sortedRolloutIds(listing: DirectoryListing): string[] {
 
 export const CAPTURE_FILE_KINDS: readonly FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 export { CAPTURE_SUFFIXES };
+
+/**
+ * Whether DIR holds at least one capture file (J, S, I or M) of a valid rollout id; a lock file
+ * alone does not count. Stops at the first one: read-only commands refuse a DIR without any
+ * (CLI.md v2), and a mistyped or emptied DIR must not cost a full listing to be told apart.
+ * Fails with an `io` error naming DIR when it cannot be listed.
+ */
+export function hasCaptureFiles(dir: string): boolean {
+  let handle: Dir;
+  try {
+    handle = opendirSync(dir, { bufferSize: 256 });
+  } catch (e) {
+    throw ioError(e, dir);
+  }
+  try {
+    for (let ent = handle.readSync(); ent !== null; ent = handle.readSync()) {
+      const c = classifyName(ent.name);
+      if (c.kind === 'capture' && c.file !== 'lock') return true;
+    }
+    return false;
+  } catch (e) {
+    throw ioError(e, dir);
+  } finally {
+    try {
+      handle.closeSync();
+    } catch {
+      /* already closed */
+    }
+  }
+}

@@ -1,5 +1,6 @@
 import { toTokcapError, type TokcapError } from '../errors.js';
 import { scanDirectory } from '../layout/scan-directory.js';
+import { compareCodePoints } from '../json/canonical-json.js';
 import type { Shard } from '../layout/shard.js';
 import type { StoreOptions } from '../ops/store.js';
 import { reviveError, serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
@@ -15,10 +16,14 @@ import { compareFindings, type Finding } from './findings.js';
 import { verifyRollout } from './verify-rollout.js';
 
 export interface VerifyResult {
+  /** No error finding and every rollout checked: a rollout that could not be read is not ok. */
   ok: boolean;
   findings: Finding[];
   /** Rollouts that could not be verified at all (lock timeout, I/O error). */
   failed: { rolloutId: string; error: TokcapError }[];
+  /** The ids of `failed`, sorted: checked by nobody, so never reported as verified. */
+  unchecked: string[];
+  /** Rollouts attempted (checked or not). */
   rollouts: number;
 }
 
@@ -67,5 +72,6 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
   });
   const failed = failures.filter((f) => f !== undefined);
   const findings = perRollout.flatMap((r) => (Array.isArray(r) ? r : [])).sort(compareFindings);
-  return { ok: !findings.some((f) => f.severity === 'error'), findings, failed, rollouts: ids.length };
+  const unchecked = failed.map((f) => f.rolloutId).sort(compareCodePoints);
+  return { ok: unchecked.length === 0 && !findings.some((f) => f.severity === 'error'), findings, failed, unchecked, rollouts: ids.length };
 }

@@ -313,10 +313,14 @@ describe('exit codes and output', () => {
     expect(quiet.stderr).toBe('');
   });
 
-  it('an empty directory exports an empty file', async () => {
+  it('an empty directory is refused (CLI.md v2), and with --allow-empty exports an empty file', async () => {
     const o = outDir('o');
     mkdirSync(join(o, 'store'));
-    const r = await cli(['export', join(o, 'store'), '--out', join(o, 'x.jsonl'), '--json']);
+    const refused = await cli(['export', join(o, 'store'), '--out', join(o, 'x.jsonl'), '--json']);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('no capture files');
+    expect(existsSync(join(o, 'x.jsonl'))).toBe(false);
+    const r = await cli(['export', join(o, 'store'), '--out', join(o, 'x.jsonl'), '--json', '--allow-empty']);
     expect(r.code).toBe(0);
     expect(readFileSync(join(o, 'x.jsonl'), 'utf8')).toBe('');
     expect(JSON.parse(r.stdout)).toMatchObject({ rollouts: 0, trainable: 0, masked: 0, failed: 0 });
