@@ -9,22 +9,44 @@ export const FAIL: unique symbol = Symbol('coerce-fail');
 export type Fail = typeof FAIL;
 
 const INT_STRING = /^[+-]?\d+(?:_\d+)*$/;
-const INT_STRING_DOT_ZERO = /^[+-]?\d+(?:_\d+)*\.0*$/;
+// "5.0", "5.00": the reference strips a dot followed by ONE OR MORE zeros; "5." is rejected
+// (issue 14). With `_` separators as well the reference's behaviour is not established: rejected.
+const INT_STRING_DOT_ZEROS = /^[+-]?\d+\.0+$/;
+/** Python's own limit on the digits int() converts (and the reference's for int strings). */
+const MAX_INT_STRING_LENGTH = 4300;
 
-function stripPyWhitespace(s: string): string {
-  return s.replace(/^[\s]+|[\s]+$/gu, '');
+/**
+ * Whitespace the reference strips around a numeric string: Unicode White_Space, which is what
+ * pydantic's `str::trim` and Python's own int()/float() strip alike. Not JavaScript's `\s`: U+FEFF
+ * is `\s` but not whitespace here, U+0085 is whitespace here but not `\s`. Nor str.isspace():
+ * U+001C..U+001F are isspace() but int() and float() do not strip them.
+ * test/core/coerce.test.ts checks this set against python3's int() and float().
+ */
+const REF_WHITESPACE = '\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000';
+const SURROUNDING_WHITESPACE = new RegExp(`^[${REF_WHITESPACE}]+|[${REF_WHITESPACE}]+$`, 'g');
+
+export function stripReferenceWhitespace(s: string): string {
+  return s.replace(SURROUNDING_WHITESPACE, '');
 }
 
-/** int: ints, integral floats, decimal strings (whitespace, `_` separators, "5.0"), booleans. */
+// pydantic converts a float to an int only strictly inside the signed 64-bit range
+// (i64::MIN as f64 < x < i64::MAX as f64, both bounds being ±2^63): 1e20 and 1.5e300 are rejected.
+const I64_BOUND = 2 ** 63;
+
+/** int: ints, integral floats inside i64, decimal strings (whitespace, `_` separators, "5.0"), booleans. */
 export function toInt(v: unknown): number | bigint | Fail {
   if (typeof v === 'number') return Number.isInteger(v) ? (Object.is(v, -0) ? 0 : v) : FAIL;
   if (typeof v === 'bigint') return v;
-  if (v instanceof JsonFloat) return Number.isFinite(v.value) ? normaliseInt(v.value) : FAIL;
+  if (v instanceof JsonFloat) {
+    const x = v.value;
+    return Number.isInteger(x) && x > -I64_BOUND && x < I64_BOUND ? normaliseInt(x) : FAIL;
+  }
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'string') {
-    const s = stripPyWhitespace(v);
+    const s = stripReferenceWhitespace(v);
+    if (s.length > MAX_INT_STRING_LENGTH) return FAIL;
     if (INT_STRING.test(s)) return bigOrNumber(BigInt(s.replace(/_/g, '')));
-    if (INT_STRING_DOT_ZERO.test(s)) return bigOrNumber(BigInt(s.replace(/_/g, '').replace(/\.0*$/, '')));
+    if (INT_STRING_DOT_ZEROS.test(s)) return bigOrNumber(BigInt(s.slice(0, s.indexOf('.'))));
     return FAIL;
   }
   return FAIL;
@@ -46,7 +68,11 @@ export function toSmallInt(v: unknown): number | Fail {
   return r;
 }
 
-const FLOAT_STRING = /^[+-]?(?:(?:\d+(?:_\d+)*)?\.?\d*(?:_\d+)*(?:[eE][+-]?\d+)?|inf|infinity|nan)$/i;
+// Python's float() grammar, which the reference follows for strings (it reads "1_7e8"): digit
+// groups joined by single `_`, at most one dot with a digit on some side, an optional exponent,
+// or inf / infinity / nan in any case; a sign in front.
+const DIGITS = '\\d(?:_?\\d)*';
+const FLOAT_STRING = new RegExp(`^[+-]?(?:(?:${DIGITS}(?:\\.(?:${DIGITS})?)?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?|inf|infinity|nan)$`, 'i');
 
 /** float: floats, ints, numeric strings including "inf"/"nan", booleans. */
 export function toFloat(v: unknown): number | Fail {
@@ -55,8 +81,8 @@ export function toFloat(v: unknown): number | Fail {
   if (typeof v === 'bigint') return Number(v);
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'string') {
-    const s = stripPyWhitespace(v);
-    if (s === '' || !FLOAT_STRING.test(s) || !/[\dinfa]/i.test(s)) return FAIL;
+    const s = stripReferenceWhitespace(v);
+    if (!FLOAT_STRING.test(s)) return FAIL;
     const lower = s.toLowerCase().replace(/_/g, '');
     const sign = lower.startsWith('-') ? -1 : 1;
     const body = lower.replace(/^[+-]/, '');
@@ -77,7 +103,8 @@ export function toBool(v: unknown): boolean | Fail {
   const n = typeof v === 'number' ? v : v instanceof JsonFloat ? v.value : typeof v === 'bigint' ? Number(v) : undefined;
   if (n !== undefined) return n === 1 ? true : n === 0 ? false : FAIL;
   if (typeof v === 'string') {
-    const s = v.toLowerCase();
+    // No whitespace stripped, ASCII case only (a non-ASCII letter never lowercases into a word).
+    const s = v.replace(/[A-Z]/g, (c) => c.toLowerCase());
     if (TRUE_STRINGS.has(s)) return true;
     if (FALSE_STRINGS.has(s)) return false;
   }

@@ -1,3 +1,4 @@
+import { stripReferenceWhitespace } from '../records/coerce.js';
 import { TokcapError } from '../errors.js';
 import { JsonFloat, isJsonInt, isJsonObject, truthy, type JsonObject, type JsonValue } from '../json/value.js';
 
@@ -52,8 +53,10 @@ function pyInt(v: JsonValue, rolloutId: string): number {
     return Number.isSafeInteger(Number(v)) ? Number(v) : Number.POSITIVE_INFINITY;
   } else if (v instanceof JsonFloat) {
     if (Number.isFinite(v.value)) return Math.trunc(v.value);
-  } else if (typeof v === 'string' && /^\s*[+-]?\d+(?:_\d+)*\s*$/.test(v)) {
-    return Number(v.trim().replace(/_/g, ''));
+  } else if (typeof v === 'string') {
+    // Python int(): its whitespace, not JavaScript's (\ufeff is \s, \x85 is not).
+    const s = stripReferenceWhitespace(v);
+    if (/^[+-]?\d+(?:_\d+)*$/.test(s)) return Number(s.replace(/_/g, ''));
   }
   throw new TokcapError('corrupt', `Invalid token-capture state for rollout ${rolloutId}: version is not an integer`, {
     rolloutId,
