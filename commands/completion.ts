@@ -517,5 +517,6 @@ export async function run(ctx: CommandContext<'completion'>): Promise<void> {
   if (!(SHELLS as readonly string[]).includes(shell)) throw usageError(`completion: unknown shell '${shell}' (bash, zsh or fish)`);
   const script = completionScript(shell as Shell);
   if (ctx.options.json) ctx.json({ shell, script });
-  else ctx.out(script.replace(/\n$/, ''));
+  // The script is what was asked for (like export's --out -): written even with --quiet.
+  else await ctx.stdoutStream().write(Buffer.from(script.endsWith('\n') ? script : `${script}\n`));
 }

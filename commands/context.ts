@@ -75,8 +75,10 @@ export interface CommandContext<N extends CommandName = CommandName> {
   readonly threads: ThreadOptions;
 
   /**
-   * Writes one line (a newline is added) of human output to stdout. No-op under --json. Control
-   * characters in it are shown escaped (docs/cli.md#terminal-safety); colour from `styles` passes.
+   * Writes one line (a newline is added) of human output to stdout. No-op under --json and under
+   * --quiet (docs/cli.md#quiet: only error lines; the exit code carries the outcome).
+   * Control characters in it are shown escaped (docs/cli.md#terminal-safety); colour from
+   * `styles` passes.
    */
   out(text: string): void;
   /** Writes THE json document to stdout (compact, one line) under --json; no-op otherwise. Once per run. */
@@ -183,7 +185,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
     exitCode,
     threads: threadOptions(io.env, writeErr),
     out(text) {
-      if (options.json) return;
+      if (options.json || options.quiet) return;
       io.stdout.write(`${safeOutput(text, styles.level)}\n`);
     },
     json(value) {
