@@ -13,6 +13,7 @@
  * This module must stay cheap to load: no library code beyond errors and the duration parser.
  */
 import { TokcapError } from '../src/errors.js';
+import { CONDITIONS, ROLLOUT_STATUSES } from '../src/status/rollout-status.js';
 import { parseDuration } from './duration.js';
 import { parseShardOption, type ShardOption } from './shard.js';
 
@@ -117,7 +118,7 @@ export interface CommandSpec<N extends CommandName> {
 // Value lists and parsers
 // ---------------------------------------------------------------------------------------------
 
-export const STATUS_FILTERS = ['live', 'frozen', 'retired', 'incomplete', 'dangling', 'torn', 'all'] as const;
+export const STATUS_FILTERS = ['all', ...ROLLOUT_STATUSES, ...CONDITIONS] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
 
 export const SORT_KEYS = ['id', 'state', 'calls', 'version', 'size', 'age'] as const;

@@ -44,12 +44,24 @@ export function requireCaptureFiles(ctx: CommandContext<'inspect' | 'build' | 'v
   if (!hasCaptureFiles(ctx.dir)) throw noCaptureFilesError({ file: ctx.dir });
 }
 
+/**
+ * An age, compact: `42s`, `7m`, `5h` (hours up to two days, so `27h` rather than `1d`), `3d`;
+ * `-` when unknown. The one age format of text output and the watch view.
+ */
 export function formatAge(seconds: number): string {
   if (!Number.isFinite(seconds) || seconds < 0) return '-';
-  if (seconds < 60) return `${Math.floor(seconds)}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h`;
-  return `${Math.floor(seconds / 86400)}d`;
+  const s = Math.floor(seconds);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h`;
+  return `${Math.floor(h / 24)}d`;
+}
+
+/** The age of a modification time (ms since the epoch) at `now`; `-` when unknown (0). */
+export function formatAgeSince(now: number, mtimeMs: number): string {
+  return mtimeMs ? formatAge(Math.max(0, now - mtimeMs) / 1000) : '-';
 }
 
 export function formatBytes(n: number): string {

@@ -19,8 +19,12 @@ function loadChalk(): typeof ChalkModule {
 
 export type ColorLevel = 0 | 1 | 2 | 3;
 
-export const ROLLOUT_STATES = ['live', 'frozen', 'retired', 'incomplete', 'dangling', 'torn', 'masked'] as const;
-export type RolloutState = (typeof ROLLOUT_STATES)[number];
+import { CONDITIONS, ROLLOUT_STATUSES, type Condition, type RolloutStatus } from '../src/status/rollout-status.js';
+import { VERDICTS, type Verdict } from '../src/status/verdict.js';
+
+/** Every word a badge shows: statuses, conditions and verdicts (src/status). */
+export const ROLLOUT_STATES = [...new Set<string>([...ROLLOUT_STATUSES, ...CONDITIONS, ...VERDICTS])] as (RolloutStatus | Condition | Verdict)[];
+export type RolloutState = RolloutStatus | Condition | Verdict;
 
 export interface ColorInputs {
   /** false when --no-color was given. */
@@ -95,9 +99,16 @@ export function createStyles(level: ColorLevel): Styles {
     live: c.green,
     frozen: c.cyan,
     retired: c.gray,
-    incomplete: c.yellow,
+    unavailable: c.red,
+    corrupt: c.red,
     dangling: c.yellow,
-    torn: c.red,
+    incomplete: c.yellow,
+    missing_state: c.yellow,
+    refused: c.yellow,
+    retired_with_records: c.yellow,
+    torn_tail: c.red,
+    unindexed_tail: c.dim,
+    trainable: c.green,
     masked: c.magenta,
   };
   return {

@@ -54,7 +54,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   }
   // An unreadable rollout is reported (stderr, exit code by kind) and stays in the snapshot.
   for (const r of snapshot.rows) {
-    if (r.error) ctx.fail(new TokcapError(asKind(r.error.kind), r.error.message, { rolloutId: r.id }), r.id);
+    if (r.error) ctx.fail(new TokcapError(r.error.kind, r.error.message, { rolloutId: r.id }), r.id);
   }
   if (ctx.options.json) {
     ctx.json(watchSnapshotJson(snapshot));
@@ -86,7 +86,3 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   if (rows.length === 0) ctx.out('no rollouts in this directory');
 }
 
-const KINDS = new Set(['usage', 'invalid_rollout_id', 'corrupt', 'conflict', 'frozen', 'retired', 'index_offset', 'schema', 'lock_timeout', 'io', 'not_found', 'other']);
-function asKind(kind: string): ConstructorParameters<typeof TokcapError>[0] {
-  return (KINDS.has(kind) ? kind : 'other') as ConstructorParameters<typeof TokcapError>[0];
-}

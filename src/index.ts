@@ -84,6 +84,7 @@ export {
   emptySummary,
   countRollout,
   summarise,
+  summaryJson,
   type RolloutStatus,
   type Condition,
   type RolloutStatusAnswer,
@@ -91,6 +92,7 @@ export {
   type Verdict,
   type VerdictAnswer,
   type StatusSummary,
+  type StatusSummaryJson,
 } from './status/index.js';
 
 // Results

@@ -11,7 +11,7 @@ import { useMemo, useRef, useState } from 'react';
 import { Box, useApp, useInput } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
-import { loadRolloutDetail } from '../../src/watch/rollout-detail.js';
+import { loadRolloutDetail } from '../../src/status/rollout-detail.js';
 import { visibleRows, type SortMode } from '../../src/watch/rows.js';
 import { DirectoryView, listHeight } from './DirectoryView.js';
 import { Footer } from './Footer.js';

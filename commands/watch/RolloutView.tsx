@@ -4,7 +4,7 @@
  */
 import { Box, Text } from 'ink';
 import type { Styles } from '../styles.js';
-import type { RolloutDetail } from '../../src/watch/rollout-detail.js';
+import type { RolloutDetail } from '../../src/status/rollout-detail.js';
 import { detailLines, truncate } from './layout.js';
 
 export interface RolloutViewProps {

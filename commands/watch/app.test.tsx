@@ -85,7 +85,7 @@ describe('WatchApp', () => {
     await until(() => frame().includes('up to date'), 'the first load');
     const out = lines(frame());
     expect(out).toHaveLength(23);
-    expect(out[4]).toMatch(/^ {2}ROLLOUT +STATE +CALLS DANG INC +VER +AGE WOULD MASK$/);
+    expect(out[4]).toMatch(/^ {2}ROLLOUT +STATUS +CALLS DANG INC +VER +AGE WOULD MASK$/);
     expect(out.at(-1)).toBe('Enter open  / search  m masked  i incomplete  d dangling  s sort  ? help  q quit');
     expect(selectedLine(frame())).toMatch(/^› r7 /);
     await press('j');
@@ -106,7 +106,7 @@ describe('WatchApp', () => {
     await press('jjjjj\r'); // r2 (dangling intent, incomplete marker); one chunk, as a fast typist or tmux sends it
     await until(() => frame().includes('build verdict'), 'the rollout view');
     const out = lines(frame());
-    expect(out[0]).toMatch(/^rollout r2 dangling {2}v\d+/);
+    expect(out[0]).toMatch(/^rollout r2 live {2}v\d+/);
     expect(out).toContain('  call-001  intent without entry (dispatched, never captured)');
     expect(out.some((l) => l.startsWith('● call-000  root'))).toBe(true);
     expect(out).toContain('── incomplete markers (1) · state flag set ─────────────────────────────────────');
@@ -121,7 +121,7 @@ describe('WatchApp', () => {
     await until(() => frame().includes('up to date'), 'the first load');
     const ids = () => lines(frame()).slice(5, -1).filter(Boolean).map((l) => l.slice(2).split(' ')[0]);
     await press('m');
-    expect(ids()).toEqual(['r7', 'r4', 'r3', 'r2', 'r1']);
+    expect(ids()).toEqual(['r7', 'r6', 'r4', 'r3', 'r2', 'r1']);
     expect(lines(frame())[3]).toMatch(/filter: masked/);
     await press('d');
     expect(ids()).toEqual(['r7', 'r2', 'r1']);
@@ -187,6 +187,6 @@ describe('WatchApp', () => {
     expect(lines(frame()).some((l) => l.includes('•'))).toBe(false);
     await beginCall({ dir }, 'r0', 'call-new');
     await model.refresh(['r0']);
-    await until(() => lines(frame()).some((l) => /^[ ›]•r0 +dangling +2 +1 /.test(l)), 'the highlighted row');
+    await until(() => lines(frame()).some((l) => /^[ ›]•r0 +live +2 +1 /.test(l)), 'the highlighted row');
   });
 });

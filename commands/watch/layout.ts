@@ -9,10 +9,12 @@
 import { cellWidth as stringWidth, charWidth } from './cells.js';
 import { terminalSafe as sanitize } from '../../src/text/terminal-safe.js';
 import type { Styles } from '../styles.js';
+import { formatAgeSince } from '../shared.js';
+import { conditionTokens, statusTokens, verdictTokens } from '../summary-text.js';
 import type { MaskCause } from '../../src/build/mask-causes.js';
 import type { DirectoryTotals, RolloutRow, RowFilter, SortMode } from '../../src/watch/rows.js';
 import { SORT_LABEL } from '../../src/watch/rows.js';
-import type { DigestCheck, RolloutDetail, TreeNode } from '../../src/watch/rollout-detail.js';
+import type { DigestCheck, RolloutDetail, TreeNode } from '../../src/status/rollout-detail.js';
 
 /** Rows that changed less than this long ago are highlighted. */
 export const HIGHLIGHT_MS = 5000;
@@ -65,18 +67,6 @@ export function wrapText(text: string, width: number, indent = ''): string[] {
   return lines;
 }
 
-/** The age of a modification, compact: `42s`, `7m`, `5h`, `3d`; `-` when unknown. */
-export function formatAge(now: number, mtimeMs: number): string {
-  if (!mtimeMs) return '-';
-  const s = Math.max(0, Math.floor((now - mtimeMs) / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h}h`;
-  return `${Math.floor(h / 24)}d`;
-}
-
 /** A call id as the view shows it: the empty one as `""`. */
 export function showId(id: string): string {
   return id === '' ? '""' : sanitize(id);
@@ -107,9 +97,9 @@ export interface Columns {
   mask: number;
 }
 
-/** Fixed columns after the id: state, calls, dangling, incomplete markers, version, age. */
+/** Fixed columns after the id: status, calls, dangling, incomplete markers, version, age. */
 const FIXED = [
-  { title: 'STATE', width: 10, align: 'left' },
+  { title: 'STATUS', width: 11, align: 'left' },
   { title: 'CALLS', width: 5, align: 'right' },
   { title: 'DANG', width: 4, align: 'right' },
   { title: 'INC', width: 3, align: 'right' },
@@ -156,17 +146,17 @@ export function rowLine(r: RolloutRow, { now, selected, cols, styles }: RowLineO
   const mark = (selected ? '›' : ' ') + (recent ? '•' : ' ');
   const cells: string[] = [];
   const loaded = r.loaded;
-  cells.push(padEnd(loaded ? r.state : '…', FIXED[0].width));
+  cells.push(padEnd(loaded ? r.status : '…', FIXED[0].width));
   cells.push(padStart(loaded ? String(r.calls) : '', FIXED[1].width));
   cells.push(padStart(loaded ? String(r.danglingIntents.length) : '', FIXED[2].width));
   cells.push(padStart(loaded ? String(r.incompleteMarkers.length) : '', FIXED[3].width));
   cells.push(padStart(loaded ? String(r.version) : '', FIXED[4].width));
-  cells.push(padStart(formatAge(now, r.mtimeMs), FIXED[5].width));
+  cells.push(padStart(formatAgeSince(now, r.mtimeMs), FIXED[5].width));
   const mask = maskCell(r);
   const maskText = padEnd(mask.text, cols.mask);
 
   const s = styles;
-  const state = loaded ? s.badge(r.state) + cells[0].slice(r.state.length) : s.dim(cells[0]);
+  const state = loaded ? s.badge(r.status) + cells[0].slice(r.status.length) : s.dim(cells[0]);
   const dang = r.danglingIntents.length > 0 ? s.warn(cells[2]) : cells[2];
   const inc = r.incompleteMarkers.length > 0 ? s.warn(cells[3]) : cells[3];
   const maskStyled =
@@ -226,17 +216,15 @@ export function headerLines(h: HeaderInfo, width: number, styles: Styles): strin
     const text = `${v} ${label}`;
     return { text, styled: v > 0 && warn ? styles.warn(text) : text };
   };
+  const sum = t.summary;
   const tokens = [
+    // Rows not read yet are not counted by status: the first token counts every rollout listed.
     { text: `${t.rollouts} rollouts`, styled: styles.heading(`${t.rollouts} rollouts`) },
-    n(t.live, 'live'),
-    n(t.frozen, 'frozen'),
-    n(t.retired, 'retired'),
-    n(t.incomplete, 'incomplete', true),
-    n(t.dangling, 'dangling', true),
-    n(t.torn, 'torn', true),
+    ...statusTokens(sum, styles).slice(1),
+    ...verdictTokens(sum, styles),
+    // What a narrow terminal cannot fit is cut from here on (two lines at most).
+    ...conditionTokens(sum, styles),
     n(t.invalidNames, 'invalid names', true),
-    { text: `${t.wouldMask} masked`, styled: t.wouldMask > 0 ? `${t.wouldMask} ${styles.badge('masked')}` : `${t.wouldMask} masked` },
-    { text: `${t.unreadable} unreadable`, styled: t.unreadable > 0 ? styles.error(`${t.unreadable} unreadable`) : `${t.unreadable} unreadable` },
   ];
   lines.push(...packStyled(tokens, width).slice(0, 2));
   const range = h.shown === 0 ? '0 shown' : `${h.first}-${h.last} of ${h.shown}`;
@@ -314,15 +302,17 @@ function section(title: string, width: number, styles: Styles): string {
 export function detailLines(d: RolloutDetail, width: number, now: number, styles: Styles): string[] {
   const out: string[] = [];
   const f = d.facts;
-  const badge = styles.badge(d.state);
+  const badge = styles.badge(d.status.status);
   const head = `rollout ${d.id}`;
   const files = f ? f.files.map((s) => s.replace(/^\.tokens\./, '').replace(/\.json$/, '')).join('+') : '';
-  const meta = f ? `  v${f.version}  ${f.entries} calls  files ${files || 'none'}  changed ${formatAge(now, f.mtime_ms)} ago` : '';
-  out.push(styles.heading(truncate(head, width - 12)) + ' ' + badge + truncate(meta, Math.max(0, width - stringWidth(head) - d.state.length - 1)));
+  const meta = f ? `  v${f.version}  ${f.entries} calls  files ${files || 'none'}  changed ${formatAgeSince(now, f.mtime_ms)} ago` : '';
+  out.push(styles.heading(truncate(head, width - 12)) + ' ' + badge + truncate(meta, Math.max(0, width - stringWidth(head) - d.status.status.length - 1)));
+  if (d.status.conditions.length) out.push(`conditions: ${d.status.conditions.map((c) => styles.badge(c)).join(' ')}`);
+  if (d.status.error) out.push(styles.error(truncate(`could not be read: ${sanitize(d.status.error.message)}`, width)));
   if (f?.snapshot_id) out.push(styles.dim(truncate(`snapshot ${f.snapshot_id}${f.frozen ? ' (frozen)' : ''}`, width)));
 
   out.push(section(`chain tree (${d.tree.length} placed call${d.tree.length === 1 ? '' : 's'}, ${d.chains.length} chain${d.chains.length === 1 ? '' : 's'})`, width, styles));
-  if (d.tree.length === 0) out.push(styles.dim(d.verdict.built ? '  no placed calls' : '  not built (retired tombstone or unreadable)'));
+  if (d.tree.length === 0) out.push(styles.dim(d.verdict.built ? '  no placed calls' : '  not built (the rollout could not be read)'));
   for (const n of d.tree) out.push(nodeLine(n, width, styles));
   for (const u of d.unplaced) out.push(styles.warn(truncate(`✗ ${showId(u.id)}  not placed: ${u.detail}  ${digestText(u.digest)}`, width)));
   if (d.chains.length > 1) {

@@ -6,7 +6,8 @@ import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { createStyles } from '../styles.js';
 import type { DirectorySnapshot } from '../../src/watch/directory-model.js';
-import { assembleDetail } from '../../src/watch/rollout-detail.js';
+import { verdictOf } from '../../src/status/verdict.js';
+import { assembleDetail } from '../../src/status/rollout-detail.js';
 import { directoryTotals, NO_FILTER, placeholderRow, visibleRows, type RolloutRow } from '../../src/watch/rows.js';
 import { DirectoryView, HEADER_HEIGHT } from './DirectoryView.js';
 import { RolloutView } from './RolloutView.js';
@@ -27,7 +28,7 @@ function lines(frame: string | undefined): string[] {
 }
 
 function row(id: string, over: Partial<RolloutRow> = {}): RolloutRow {
-  return { ...placeholderRow(id), loaded: true, calls: 3, version: 3, mtimeMs: NOW - 42_000, seq: 1, wouldMask: false, ...over };
+  return { ...placeholderRow(id), loaded: true, calls: 3, version: 3, mtimeMs: NOW - 42_000, seq: 1, verdict: 'trainable', wouldMask: false, ...over };
 }
 
 function snapshot(rows: RolloutRow[], over: Partial<DirectorySnapshot> = {}): DirectorySnapshot {
@@ -47,8 +48,9 @@ function snapshot(rows: RolloutRow[], over: Partial<DirectorySnapshot> = {}): Di
 const ROWS: RolloutRow[] = [
   row('rollout-a', { mtimeMs: NOW - 3_000, changedAt: NOW - 1_000, calls: 4, version: 5 }),
   row('rollout-b', {
-    state: 'dangling',
+    conditions: ['dangling', 'incomplete'],
     danglingIntents: ['c9'],
+    verdict: 'masked',
     wouldMask: true,
     causes: [
       { code: 'dangling_intents', message: '1 call(s) were dispatched but never captured (intent without entry): c9', calls: ['c9'] },
@@ -57,9 +59,9 @@ const ROWS: RolloutRow[] = [
     incompleteMarkers: [''],
     incompleteFlag: true,
   }),
-  row('rollout-c', { state: 'frozen', frozen: true, mtimeMs: NOW - 7_200_000 }),
-  row('rollout-d', { state: 'retired', retired: true, wouldMask: null, calls: 0, mtimeMs: NOW - 4 * 86_400_000 }),
-  row('rollout-e', { state: 'torn', tornTail: true, wouldMask: true, causes: [{ code: 'unresolved_retries', message: 'retried calls ...: c2, c2-retry', calls: ['c2', 'c2-retry'] }] }),
+  row('rollout-c', { status: 'frozen', frozen: true, mtimeMs: NOW - 7_200_000 }),
+  row('rollout-d', { status: 'retired', retired: true, verdict: 'masked', unbuilt: true, wouldMask: true, causes: [{ code: 'build_error', message: 'the build failed: RuntimeError: Token capture for rollout rollout-d is retired' }], calls: 0, mtimeMs: NOW - 4 * 86_400_000 }),
+  row('rollout-e', { conditions: ['torn_tail', 'unindexed_tail'], tornTail: true, verdict: 'masked', wouldMask: true, causes: [{ code: 'unresolved_retries', message: 'retried calls ...: c2, c2-retry', calls: ['c2', 'c2-retry'] }] }),
 ];
 
 function directory(rows: RolloutRow[], props: Partial<Parameters<typeof DirectoryView>[0]> = {}) {
@@ -75,15 +77,15 @@ describe('DirectoryView', () => {
     const { lastFrame } = directory(ROWS);
     expect(lines(lastFrame())).toEqual([
       'tokcap watch /data/run                                                up to date',
-      '5 rollouts  3 live  1 frozen  1 retired  1 incomplete  1 dangling  1 torn',
-      '0 invalid names  2 masked  0 unreadable',
+      '5 rollouts  3 live  1 frozen  1 retired  0 unavailable  2 trainable',
+      '3 masked (1 could not be built)  0 could not be read  1 dangling  1 incomplete',
       'sort: recent first  filter: none                                        1-5 of 5',
-      '  ROLLOUT   STATE      CALLS DANG INC  VER  AGE WOULD MASK',
-      '›•rollout-a live           4    0   0    5   3s no',
-      '  rollout-b dangling       3    1   1    3  42s masked: dangling intents +1',
-      '  rollout-e torn           3    0   0    3  42s masked: unresolved retry',
-      '  rollout-c frozen         3    0   0    3   2h no',
-      '  rollout-d retired        0    0   0    3   4d -',
+      '  ROLLOUT   STATUS      CALLS DANG INC  VER  AGE WOULD MASK',
+      '›•rollout-a live            4    0   0    5   3s no',
+      '  rollout-b live            3    1   1    3  42s masked: dangling intents +1',
+      '  rollout-e live            3    0   0    3  42s masked: unresolved retry',
+      '  rollout-c frozen          3    0   0    3   2h no',
+      '  rollout-d retired         0    0   0    3   4d masked: build failed',
       '',
       '',
       '',
@@ -92,27 +94,29 @@ describe('DirectoryView', () => {
   });
 
   it('keeps every line within the width', () => {
-    const long = row('x'.repeat(120), { wouldMask: true, causes: [{ code: 'build_error', message: 'the build failed: ' + 'y'.repeat(200) }] });
+    const long = row('x'.repeat(120), { verdict: 'masked', wouldMask: true, causes: [{ code: 'build_error', message: 'the build failed: ' + 'y'.repeat(200) }] });
     const { lastFrame } = directory([long, ...ROWS], { width: 80 });
     for (const l of lines(lastFrame())) expect(l.length).toBeLessThanOrEqual(80);
-    expect(lines(lastFrame()).find((l) => l.includes('xxx'))).toMatch(/^ {2}x{30}… live .* masked: b…$/);
+    expect(lines(lastFrame()).find((l) => l.includes('xxx'))).toMatch(/^ {2}x{29}… live .* masked: b…$/);
   });
 
   it('shows the mask causes of a masked rollout (first cause, +N more)', () => {
     const { lastFrame } = directory(ROWS, { filter: { ...NO_FILTER, masked: true } });
     const body = lines(lastFrame()).slice(HEADER_HEIGHT).filter(Boolean);
     expect(body).toEqual([
-      '› rollout-b dangling       3    1   1    3  42s masked: dangling intents +1',
-      '  rollout-e torn           3    0   0    3  42s masked: unresolved retry',
+      '› rollout-b live            3    1   1    3  42s masked: dangling intents +1',
+      '  rollout-e live            3    0   0    3  42s masked: unresolved retry',
+      '  rollout-d retired         0    0   0    3   4d masked: build failed',
     ]);
   });
 
   it('shows an unreadable rollout with its error in its row', () => {
-    const bad = row('broken', { error: { kind: 'io', message: 'refusing to read a directory: capture files must be regular files' }, wouldMask: null, mtimeMs: NOW });
+    const bad = row('broken', { status: 'unavailable', verdict: 'unavailable', error: { kind: 'io', message: 'refusing to read a directory: capture files must be regular files' }, wouldMask: null, mtimeMs: NOW });
     const { lastFrame } = directory([...ROWS, bad]);
     const out = lines(lastFrame());
-    expect(out[2]).toContain('1 unreadable');
-    expect(out.find((l) => l.includes('broken'))).toBe('› broken    live           3    0   0    3   0s error: refusing to read a direc…');
+    expect(out[2]).toContain('1 could not be read');
+    expect(out[1]).toContain('1 unavailable');
+    expect(out.find((l) => l.includes('broken'))).toBe('› broken    unavailable     3    0   0    3   0s error: refusing to read a dire…');
   });
 
   it('says so when the directory is empty, or still being listed, or nothing matches', () => {
@@ -139,10 +143,10 @@ describe('DirectoryView', () => {
   it('adapts to the width (resize): fewer totals per line, narrower mask column', () => {
     const wide = lines(directory(ROWS, { width: 120 }).lastFrame());
     const narrow = lines(directory(ROWS, { width: 60 }).lastFrame());
-    expect(wide[1]).toContain('0 invalid names');
+    expect(wide[1] + wide[2]).toContain('0 invalid names');
     expect(Math.max(...wide.map((l) => l.length))).toBeGreaterThan(80);
     for (const l of narrow) expect(l.length).toBeLessThanOrEqual(60);
-    expect(narrow.find((l) => l.includes('rollout-b'))).toMatch(/ masked: dan…$/);
+    expect(narrow.find((l) => l.includes('rollout-b'))).toMatch(/ masked: da…$/);
   });
 });
 
@@ -205,7 +209,7 @@ function sampleDetail() {
   return assembleDetail(
     'demo',
     f,
-    { kind: 'built', result: finished, chains, danglingIntents: ['c3'], causes },
+    { kind: 'built', result: finished, chains, danglingIntents: ['c3'], causes, verdict: verdictOf({ result: finished, causes }) },
     [{ rollout_id: 'demo', code: 'missing_digest', severity: 'warning', call_id: 'c2b', message: 'no digest' }],
     undefined,
     [],
@@ -216,7 +220,8 @@ describe('RolloutView', () => {
   it('draws the chain tree, dangling intents, incomplete markers ("" shown) and every mask cause', () => {
     const { lastFrame } = render(<RolloutView id="demo" detail={sampleDetail()} loading={false} offset={0} width={W} height={30} now={NOW} styles={PLAIN} />);
     expect(lines(lastFrame()).filter(Boolean)).toEqual([
-      'rollout demo dangling  v6  4 calls  files incomplete+intents+jsonl+state  chang…',
+      'rollout demo live  v6  4 calls  files incomplete+intents+jsonl+state  changed 5…',
+      'conditions: dangling incomplete',
       '── chain tree (4 placed calls, 1 chain) ────────────────────────────────────────',
       '● c0  root  prompt 3 full  gen 2  digest ok  [main]',
       '└─ c1  resolved  prompt 6 full  gen 1  digest ok  [main]',

@@ -1,5 +1,5 @@
 import { lstatSync } from 'node:fs';
-import { toTokcapError, type TokcapError } from '../errors.js';
+import { toTokcapError, type ErrorKind, type TokcapError } from '../errors.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { readJsonlBytes, type JsonlBytes } from '../jsonl/read-jsonl-bytes.js';
@@ -54,7 +54,7 @@ export interface RolloutFacts {
   /** Most recent modification time among the rollout's files, in ms since the epoch. */
   mtime_ms: number;
   /** Problems met while gathering the facts (unreadable state or intents, lock timeout...). */
-  errors: { file: string; kind: string; message: string }[];
+  errors: { file: string; kind: ErrorKind; message: string }[];
 }
 
 export interface FactsOptions {

@@ -64,7 +64,7 @@ const RECORD_FILES: readonly string[] = [SUFFIX.jsonl, SUFFIX.intents, SUFFIX.in
 /** The status and conditions of a rollout, from its facts. */
 export function rolloutStatus(facts: RolloutFacts): RolloutStatusAnswer {
   const failure = facts.errors.find((e) => isUnavailableKind(e.kind));
-  if (failure) return unavailableStatus({ kind: failure.kind as ErrorKind, message: failure.message });
+  if (failure) return unavailableStatus(failure);
   const conditions: Condition[] = [];
   const hasRecords = facts.files.some((f) => RECORD_FILES.includes(f));
   // In CONDITIONS order, so the array comes out sorted.

@@ -43,3 +43,15 @@ export function summarise(rollouts: Iterable<{ status: RolloutStatusAnswer; verd
   for (const r of rollouts) countRollout(s, r.status, r.verdict);
   return s;
 }
+
+/** The summary as JSON (watch --once --json `totals`, export): snake_case, every key present. */
+export interface StatusSummaryJson {
+  rollouts: number;
+  status: Record<RolloutStatus, number>;
+  conditions: Record<Condition, number>;
+  verdicts: Record<Verdict, number> & { could_not_be_built: number };
+}
+
+export function summaryJson(s: StatusSummary): StatusSummaryJson {
+  return { rollouts: s.rollouts, status: { ...s.byStatus }, conditions: { ...s.byCondition }, verdicts: { ...s.byVerdict, could_not_be_built: s.unbuilt } };
+}

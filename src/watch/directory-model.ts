@@ -18,7 +18,7 @@ import { rolloutPaths, type FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { readRow, type RowRead } from './preview.js';
-import { deriveRow, directoryTotals, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow } from './rows.js';
+import { deriveRow, directoryTotals, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow, type RowError } from './rows.js';
 
 export interface FileStat {
   ino: number;
@@ -426,8 +426,8 @@ export class DirectoryModel {
 
     let row: RolloutRow;
     try {
-      const { facts, preview } = await this.readers.read(this.store, id, sig.present);
-      row = deriveRow({ id, facts, preview, changedAt: changedAt(), seq });
+      const { facts, status, preview } = await this.readers.read(this.store, id, sig.present);
+      row = deriveRow({ id, facts, status, preview, changedAt: changedAt(), seq });
     } catch (e) {
       row = errorRow(prev ?? placeholderRow(id, sig.mtimeMs), rowError(e, id), changedAt(), seq);
     }
@@ -449,7 +449,7 @@ export class DirectoryModel {
   }
 }
 
-function rowError(e: unknown, id: string): { kind: string; message: string } {
+function rowError(e: unknown, id: string): RowError {
   const err = toTokcapError(e, { rolloutId: id });
   return { kind: err.kind, message: err.message };
 }

@@ -4,7 +4,6 @@
  */
 export { DirectoryModel, DEFAULT_READERS, type DirectoryModelOptions, type DirectorySnapshot, type WatchReaders, type FileStat } from './directory-model.js';
 export {
-  ROW_STATES,
   SORT_MODES,
   SORT_LABEL,
   NO_FILTER,
@@ -13,15 +12,13 @@ export {
   nextSortMode,
   placeholderRow,
   rowMatches,
-  rowState,
   visibleRows,
   type DirectoryTotals,
   type RolloutRow,
   type RowError,
   type RowFilter,
-  type RowState,
   type SortMode,
 } from './rows.js';
 export { previewRollout, readRow, rowPreview, type PreviewContext, type PreviewOutcome, type RowPreview, type RowRead } from './preview.js';
-export { loadRolloutDetail, assembleDetail, chainTree, type RolloutDetail, type TreeNode, type UnplacedCall, type BuildVerdict, type DigestCheck, type DetailReaders } from './rollout-detail.js';
+export { loadRolloutDetail, assembleDetail, chainTree, type RolloutDetail, type TreeNode, type UnplacedCall, type BuildVerdict, type DigestCheck, type DetailReaders } from '../status/rollout-detail.js';
 export { watchSnapshotJson, rowJson, type WatchSnapshotJson, type WatchRolloutJson } from './snapshot-json.js';

@@ -7,11 +7,14 @@
 import { toTokcapError } from '../errors.js';
 import { rolloutFacts, type FactsOptions, type RolloutFacts } from '../facts/rollout-facts.js';
 import type { FileKind } from '../layout/file-names.js';
-import { assembleWithChains, failedBuild, finishConsumerResult, noRecordsResult, type ConsumerResult } from '../build/consumer-result.js';
+import type { ConsumerResult } from '../build/consumer-result.js';
 import type { ChainBuild } from '../build/chain-builder.js';
-import { maskCauses, type MaskCause } from '../build/mask-causes.js';
-import { readSnapshotReadOnly, type ReadOnlyCopySource } from '../ops/read-snapshot.js';
+import { buildRolloutDetailed, type SnapshotSource } from '../build/build-rollout.js';
+import type { MaskCause } from '../build/mask-causes.js';
+import { copyReadOnlySnapshot, type ReadOnlyCopySource } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
+import { rolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
+import { unavailableVerdict, verdictOf, type VerdictAnswer } from '../status/verdict.js';
 import type { RowError } from './rows.js';
 
 export type PreviewOutcome =
@@ -26,11 +29,13 @@ export type PreviewOutcome =
       /** Byte offset of a torn final line a freeze would truncate (the preview skips it). */
       tornTailAt?: number;
       causes: MaskCause[];
+      verdict: VerdictAnswer;
     }
   | {
-      /** The preview could not be computed at all (lock timeout, unexpected failure). */
+      /** The preview could not be computed at all (lock timeout, I/O error, unexpected failure). */
       kind: 'unreadable';
       error: RowError;
+      verdict: VerdictAnswer;
     };
 
 export interface PreviewContext {
@@ -42,51 +47,47 @@ export interface PreviewContext {
   danglingIntents: readonly string[];
 }
 
+/** A read-only `SnapshotSource` over a copy source (a preview never freezes). */
+function readOnlySource(store: StoreOptions, copySource: ReadOnlyCopySource): SnapshotSource {
+  return {
+    frozen: () => Promise.reject(new Error('internal: a preview does not freeze')),
+    readOnly: (id) => copySource(store, id),
+  };
+}
+
+/** The read-only preview build of `build` (`buildRolloutDetailed`), as the watch and inspect show it. */
 export async function previewRollout(
   store: StoreOptions,
   rolloutId: string,
   context: PreviewContext,
-  copySource?: ReadOnlyCopySource,
+  copySource: ReadOnlyCopySource = copyReadOnlySnapshot,
 ): Promise<PreviewOutcome> {
-  let snapshot;
+  let d;
   try {
-    snapshot = await readSnapshotReadOnly(store, rolloutId, copySource);
-  } catch (e) {
-    const err = toTokcapError(e, { rolloutId });
-    if (err.kind === 'lock_timeout') return { kind: 'unreadable', error: { kind: err.kind, message: err.message } };
-    const result: ConsumerResult = { ...failedBuild(rolloutId, err.pythonString(), 0), preview: true };
-    return {
-      kind: 'built',
-      result,
-      chains: null,
-      danglingIntents: context.danglingIntents,
-      causes: maskCauses(result, { ...context, chains: null }),
-    };
-  }
-  try {
-    let chains: ChainBuild | null = null;
-    let result: ConsumerResult;
-    if (snapshot.entries.length === 0) result = noRecordsResult(rolloutId);
-    else ({ result, chains } = assembleWithChains(rolloutId, snapshot.entries, ''));
-    result = { ...finishConsumerResult(result, { incomplete: snapshot.incomplete }), preview: true };
-    return {
-      kind: 'built',
-      result,
-      chains,
-      danglingIntents: snapshot.danglingIntents,
-      tornTailAt: snapshot.tornTailAt,
-      causes: maskCauses(result, {
-        danglingIntents: snapshot.danglingIntents,
-        incompleteMarkers: context.incompleteMarkers,
-        incompleteFlag: context.incompleteFlag,
-        chains,
-      }),
-    };
+    d = await buildRolloutDetailed(store, rolloutId, {
+      freeze: false,
+      source: readOnlySource(store, copySource),
+      incompleteContext: { incompleteFlag: context.incompleteFlag, incompleteMarkers: context.incompleteMarkers },
+    });
   } catch (e) {
     // The reference would crash here (an error its consumer does not catch); show it, keep going.
     const err = toTokcapError(e, { rolloutId });
-    return { kind: 'unreadable', error: { kind: err.kind, message: `build crashed: ${err.message}` } };
+    return { kind: 'unreadable', error: { kind: err.kind, message: `build crashed: ${err.message}` }, verdict: unavailableVerdict(err.kind) };
   }
+  const verdict = verdictOf(d);
+  if (verdict.verdict === 'unavailable') {
+    return { kind: 'unreadable', error: { kind: d.readFailure!.kind, message: d.readFailure!.message }, verdict };
+  }
+  const read = d.readFailure === undefined;
+  return {
+    kind: 'built',
+    result: d.result,
+    chains: d.chains,
+    danglingIntents: read ? d.danglingIntents : context.danglingIntents,
+    tornTailAt: d.tornTailAt,
+    causes: d.causes,
+    verdict,
+  };
 }
 
 /**
@@ -102,20 +103,34 @@ export type RowPreview =
       danglingIntents: readonly string[];
       tornTailAt?: number;
       causes: MaskCause[];
+      verdict: VerdictAnswer;
     }
-  | { kind: 'unreadable'; error: RowError };
+  | { kind: 'unreadable'; error: RowError; verdict: VerdictAnswer };
 
 export function rowPreview(p: PreviewOutcome): RowPreview {
-  if (p.kind === 'unreadable') return p;
-  const out: RowPreview = { kind: 'built', wouldMask: p.result.mask_sample, danglingIntents: [...p.danglingIntents], causes: p.causes.map((c) => ({ ...c })) };
+  if (p.kind === 'unreadable') return { kind: 'unreadable', error: p.error, verdict: plainVerdict(p.verdict) };
+  const out: RowPreview = {
+    kind: 'built',
+    wouldMask: p.result.mask_sample,
+    danglingIntents: [...p.danglingIntents],
+    causes: p.causes.map((c) => ({ ...c })),
+    verdict: plainVerdict(p.verdict),
+  };
   if ('error' in p.result) out.buildError = p.result.error;
   if (p.tornTailAt !== undefined) out.tornTailAt = p.tornTailAt;
   return out;
 }
 
-/** Everything a directory row is derived from: the facts, and the preview unless retired. */
+/** A verdict as plain data (it crosses a worker boundary). */
+function plainVerdict(v: VerdictAnswer): VerdictAnswer {
+  return { ...v, causes: v.causes.map((c) => ({ ...c })) };
+}
+
+/** Everything a directory row is derived from: the facts and their status, and the preview. */
 export interface RowRead {
   facts: RolloutFacts;
+  status: RolloutStatusAnswer;
+  /** Absent only when the facts could not be read (nothing was built then). */
   preview?: RowPreview;
 }
 
@@ -128,15 +143,21 @@ export interface RowCopySources {
   readOnlyCopy?: ReadOnlyCopySource;
 }
 
-/** The row read: facts, then the preview build. */
+/**
+ * The row read: facts, then the preview build. A rollout whose facts could not be read is not
+ * built (its read would wait for the same lock again): status and verdict are `unavailable`.
+ */
 export async function readRow(store: StoreOptions, rolloutId: string, files: ReadonlySet<FileKind>, sources: RowCopySources = {}): Promise<RowRead> {
   const facts = await rolloutFacts(store, rolloutId, { files: new Set(files), readJsonl: sources.readJsonl });
-  if (facts.retired) return { facts };
+  const status = rolloutStatus(facts);
+  if (status.status === 'unavailable') {
+    return { facts, status, preview: { kind: 'unreadable', error: status.error!, verdict: unavailableVerdict(status.error!.kind) } };
+  }
   const context = {
     incompleteMarkers: facts.incomplete_marker_calls,
     incompleteFlag: facts.incomplete_flag,
     danglingIntents: facts.dangling_intents,
   };
   const preview = await previewRollout(store, rolloutId, context, sources.readOnlyCopy);
-  return { facts, preview: rowPreview(preview) };
+  return { facts, status, preview: rowPreview(preview) };
 }

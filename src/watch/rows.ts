@@ -6,17 +6,13 @@
 import type { ErrorKind } from '../errors.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
+import type { Condition, RolloutStatus, RolloutStatusAnswer } from '../status/rollout-status.js';
+import { countRollout, emptySummary, type StatusSummary } from '../status/summary.js';
+import type { Verdict, VerdictAnswer } from '../status/verdict.js';
 import type { RowPreview } from './preview.js';
 
-/**
- * The one-word state of a rollout, by precedence: a retired tombstone, then a torn tail (crash
- * artefact), dangling intents, an incomplete flag or marker, frozen, live.
- */
-export const ROW_STATES = ['live', 'frozen', 'retired', 'incomplete', 'dangling', 'torn'] as const;
-export type RowState = (typeof ROW_STATES)[number];
-
 export interface RowError {
-  kind: ErrorKind | string;
+  kind: ErrorKind;
   message: string;
 }
 
@@ -24,7 +20,9 @@ export interface RolloutRow {
   readonly id: string;
   /** false until the first read of this rollout finished (the other fields are placeholders). */
   readonly loaded: boolean;
-  readonly state: RowState;
+  /** The rollout's status and conditions (src/status), as every command gives them. */
+  readonly status: RolloutStatus;
+  readonly conditions: readonly Condition[];
   readonly frozen: boolean;
   readonly retired: boolean;
   readonly tornTail: boolean;
@@ -40,10 +38,11 @@ export interface RolloutRow {
   readonly mtimeMs: number;
   /** When this model saw the rollout change (ms, model clock); null for what the first scan found. */
   readonly changedAt: number | null;
-  /**
-   * Whether the reference consumer would mask this rollout if it were consumed now; null when
-   * not built (a retired tombstone is never consumed again, or the row is not loaded yet).
-   */
+  /** The consumer verdict of the preview build (src/status/verdict.ts); null until loaded. */
+  readonly verdict: Verdict | null;
+  /** The preview is the failed-build dictionary ("could not be built"). */
+  readonly unbuilt: boolean;
+  /** `verdict === 'masked'`; null when there is no verdict or it is `unavailable`. */
   readonly wouldMask: boolean | null;
   /** Every mask cause, in `build`'s vocabulary (empty when not masked). */
   readonly causes: readonly MaskCause[];
@@ -59,7 +58,8 @@ export function placeholderRow(id: string, mtimeMs = 0): RolloutRow {
   return {
     id,
     loaded: false,
-    state: 'live',
+    status: 'live',
+    conditions: [],
     frozen: false,
     retired: false,
     tornTail: false,
@@ -71,39 +71,37 @@ export function placeholderRow(id: string, mtimeMs = 0): RolloutRow {
     snapshotId: '',
     mtimeMs,
     changedAt: null,
+    verdict: null,
+    unbuilt: false,
     wouldMask: null,
     causes: [],
     seq: 0,
   };
 }
 
-export function rowState(f: Pick<RolloutFacts, 'retired' | 'torn_tail' | 'dangling_intents' | 'incomplete_flag' | 'incomplete_marker_calls' | 'frozen'>): RowState {
-  if (f.retired) return 'retired';
-  if (f.torn_tail) return 'torn';
-  if (f.dangling_intents.length > 0) return 'dangling';
-  if (f.incomplete_flag || f.incomplete_marker_calls.length > 0) return 'incomplete';
-  if (f.frozen) return 'frozen';
-  return 'live';
+function wouldMaskOf(v: VerdictAnswer | undefined): boolean | null {
+  return v === undefined || v.verdict === 'unavailable' ? null : v.verdict === 'masked';
 }
 
 export interface RowInputs {
   id: string;
   facts: RolloutFacts;
-  /** Absent for a retired rollout (not built). */
+  status: RolloutStatusAnswer;
   preview?: RowPreview;
   changedAt: number | null;
   seq: number;
 }
 
 /** Derives a row from what was read. */
-export function deriveRow({ id, facts, preview, changedAt, seq }: RowInputs): RolloutRow {
+export function deriveRow({ id, facts, status, preview, changedAt, seq }: RowInputs): RolloutRow {
   let error: RowError | undefined = facts.errors.length > 0 ? { kind: facts.errors[0].kind, message: facts.errors[0].message } : undefined;
   if (preview?.kind === 'unreadable') error ??= preview.error;
   const built = preview?.kind === 'built' ? preview : undefined;
   return {
     id,
     loaded: true,
-    state: rowState(facts),
+    status: status.status,
+    conditions: [...status.conditions],
     frozen: facts.frozen,
     retired: facts.retired,
     tornTail: facts.torn_tail,
@@ -116,7 +114,9 @@ export function deriveRow({ id, facts, preview, changedAt, seq }: RowInputs): Ro
     snapshotId: facts.snapshot_id,
     mtimeMs: facts.mtime_ms,
     changedAt,
-    wouldMask: built ? built.wouldMask : null,
+    verdict: preview?.verdict.verdict ?? null,
+    unbuilt: preview?.verdict.unbuilt ?? false,
+    wouldMask: wouldMaskOf(preview?.verdict),
     causes: built?.causes ?? [],
     buildError: built?.buildError,
     error,
@@ -124,9 +124,9 @@ export function deriveRow({ id, facts, preview, changedAt, seq }: RowInputs): Ro
   };
 }
 
-/** A row for a rollout whose read failed as a whole. */
+/** A row for a rollout whose read failed as a whole: unavailable, nothing else claimed. */
 export function errorRow(previous: RolloutRow, error: RowError, changedAt: number | null, seq: number): RolloutRow {
-  return { ...previous, loaded: true, error, changedAt, seq };
+  return { ...previous, loaded: true, status: 'unavailable', conditions: [], verdict: 'unavailable', unbuilt: true, wouldMask: null, causes: [], error, changedAt, seq };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -137,51 +137,21 @@ export interface DirectoryTotals {
   rollouts: number;
   /** Rows read at least once. */
   loaded: number;
-  live: number;
-  frozen: number;
-  retired: number;
-  /** Incomplete flag or at least one incomplete marker. */
-  incomplete: number;
-  /** Rollouts with at least one dangling intent. */
-  dangling: number;
-  torn: number;
-  wouldMask: number;
-  unreadable: number;
+  /** Counts of the loaded rows by status, condition and verdict (src/status/summary.ts). */
+  summary: StatusSummary;
   invalidNames: number;
   tempStateFiles: number;
 }
 
-/**
- * Counts rollouts by condition. Conditions overlap (a frozen rollout can have a torn tail); the
- * row's badge shows only the first by precedence, the totals count each.
- */
+/** Counts the loaded rows with the library's summary (the same counts every command prints). */
 export function directoryTotals(rows: Iterable<RolloutRow>, invalidNames: number, tempStateFiles: number): DirectoryTotals {
-  const t: DirectoryTotals = {
-    rollouts: 0,
-    loaded: 0,
-    live: 0,
-    frozen: 0,
-    retired: 0,
-    incomplete: 0,
-    dangling: 0,
-    torn: 0,
-    wouldMask: 0,
-    unreadable: 0,
-    invalidNames,
-    tempStateFiles,
-  };
+  const t: DirectoryTotals = { rollouts: 0, loaded: 0, summary: emptySummary(), invalidNames, tempStateFiles };
   for (const r of rows) {
     t.rollouts++;
     if (!r.loaded) continue;
     t.loaded++;
-    if (r.retired) t.retired++;
-    else if (r.frozen) t.frozen++;
-    else t.live++;
-    if (r.incompleteFlag || r.incompleteMarkers.length > 0) t.incomplete++;
-    if (r.danglingIntents.length > 0) t.dangling++;
-    if (r.tornTail) t.torn++;
-    if (r.wouldMask === true) t.wouldMask++;
-    if (r.error) t.unreadable++;
+    const verdict = r.verdict === null ? undefined : { verdict: r.verdict, unbuilt: r.unbuilt, causes: [] };
+    countRollout(t.summary, { status: r.status, conditions: [...r.conditions] }, verdict);
   }
   return t;
 }
@@ -198,9 +168,9 @@ export const NO_FILTER: RowFilter = { search: '', masked: false, incomplete: fal
 
 export function rowMatches(r: RolloutRow, f: RowFilter): boolean {
   if (f.search !== '' && !r.id.toLowerCase().includes(f.search.toLowerCase())) return false;
-  if (f.masked && r.wouldMask !== true) return false;
-  if (f.incomplete && !(r.incompleteFlag || r.incompleteMarkers.length > 0)) return false;
-  if (f.dangling && r.danglingIntents.length === 0) return false;
+  if (f.masked && r.verdict !== 'masked') return false;
+  if (f.incomplete && !r.conditions.includes('incomplete')) return false;
+  if (f.dangling && !r.conditions.includes('dangling')) return false;
   return true;
 }
 
@@ -219,7 +189,7 @@ export function nextSortMode(m: SortMode): SortMode {
 }
 
 /** Most alarming first: what needs a look sorts to the top in `state` order. */
-const STATE_RANK: Record<RowState, number> = { torn: 0, dangling: 1, incomplete: 2, live: 3, frozen: 4, retired: 5 };
+const STATUS_RANK: Record<RolloutStatus, number> = { unavailable: 0, live: 1, frozen: 2, retired: 3 };
 
 function byId(a: RolloutRow, b: RolloutRow): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
@@ -230,7 +200,8 @@ const COMPARATORS: Record<SortMode, (a: RolloutRow, b: RolloutRow) => number> = 
   id: byId,
   state: (a, b) =>
     Number(!!b.error) - Number(!!a.error) ||
-    STATE_RANK[a.state] - STATE_RANK[b.state] ||
+    STATUS_RANK[a.status] - STATUS_RANK[b.status] ||
+    b.conditions.length - a.conditions.length ||
     Number(b.wouldMask === true) - Number(a.wouldMask === true) ||
     b.mtimeMs - a.mtimeMs ||
     byId(a, b),

@@ -4,23 +4,30 @@
  *
  * {
  *   "dir": DIR,
- *   "totals": {"rollouts", "live", "frozen", "retired", "incomplete", "dangling", "torn",
- *              "would_mask", "unreadable", "invalid_names", "temp_state_files"},
+ *   "totals": {"rollouts", "status": {...}, "conditions": {...}, "verdicts": {...},
+ *              "invalid_names", "temp_state_files"}  (src/status/summary.ts `summaryJson`),
  *   "invalid_names": [...],
- *   "rollouts": {ID: {"state", "calls", "frozen", "retired", "incomplete_flag",
- *                     "incomplete_marker_calls", "dangling_intents", "torn_tail", "version",
- *                     "snapshot_id", "mtime_ms", "would_mask", "mask_causes": [{"code",
- *                     "message", "calls"?}], "build_error"?, "error"?: {"kind", "message"}}}
+ *   "rollouts": {ID: {"status", "conditions", "verdict", "calls", "frozen", "retired",
+ *                     "incomplete_flag", "incomplete_marker_calls", "dangling_intents",
+ *                     "torn_tail", "version", "snapshot_id", "mtime_ms", "would_mask",
+ *                     "mask_causes": [{"code", "message", "calls"?}], "build_error"?,
+ *                     "error"?: {"kind", "message"}}}
  * }
  *
- * Rollouts are keyed by id in code-point order (as `inspect --json`). `would_mask` is null for a
- * retired tombstone (it is never built again). Field names follow `inspect`'s facts.
+ * Rollouts are keyed by id in code-point order (as `inspect --json`). `status` and `conditions`
+ * are the ones every command gives (src/status); `verdict` is `trainable`, `masked` or
+ * `unavailable`, and `would_mask` is null when unavailable. Field names follow `inspect`'s facts.
  */
+import type { Condition, RolloutStatus } from '../status/rollout-status.js';
+import { summaryJson, type StatusSummaryJson } from '../status/summary.js';
+import type { Verdict } from '../status/verdict.js';
 import type { DirectorySnapshot } from './directory-model.js';
 import type { RolloutRow } from './rows.js';
 
 export interface WatchRolloutJson {
-  state: string;
+  status: RolloutStatus;
+  conditions: Condition[];
+  verdict: Verdict | null;
   calls: number;
   frozen: boolean;
   retired: boolean;
@@ -39,26 +46,16 @@ export interface WatchRolloutJson {
 
 export interface WatchSnapshotJson {
   dir: string;
-  totals: {
-    rollouts: number;
-    live: number;
-    frozen: number;
-    retired: number;
-    incomplete: number;
-    dangling: number;
-    torn: number;
-    would_mask: number;
-    unreadable: number;
-    invalid_names: number;
-    temp_state_files: number;
-  };
+  totals: StatusSummaryJson & { invalid_names: number; temp_state_files: number };
   invalid_names: string[];
   rollouts: Record<string, WatchRolloutJson>;
 }
 
 export function rowJson(r: RolloutRow): WatchRolloutJson {
   const out: WatchRolloutJson = {
-    state: r.state,
+    status: r.status,
+    conditions: [...r.conditions],
+    verdict: r.verdict,
     calls: r.calls,
     frozen: r.frozen,
     retired: r.retired,
@@ -86,19 +83,7 @@ export function watchSnapshotJson(s: DirectorySnapshot): WatchSnapshotJson {
   const t = s.totals;
   return {
     dir: s.dir,
-    totals: {
-      rollouts: t.rollouts,
-      live: t.live,
-      frozen: t.frozen,
-      retired: t.retired,
-      incomplete: t.incomplete,
-      dangling: t.dangling,
-      torn: t.torn,
-      would_mask: t.wouldMask,
-      unreadable: t.unreadable,
-      invalid_names: t.invalidNames,
-      temp_state_files: t.tempStateFiles,
-    },
+    totals: { ...summaryJson(t.summary), rollouts: t.rollouts, invalid_names: t.invalidNames, temp_state_files: t.tempStateFiles },
     invalid_names: [...s.invalidNames],
     rollouts,
   };

@@ -69,7 +69,7 @@ describe('commander errors', () => {
     [['nosuchcmd'], /^tokcap: unknown command 'nosuchcmd'; see 'tokcap --help'$/],
     [['inspect', DIR, '--bogus'], /^tokcap: unknown option '--bogus'; see 'tokcap inspect --help'$/],
     [['inspect', DIR, '--stat', 'x'], /Did you mean one of --sort, --status\?/],
-    [['inspect', DIR, '--status', 'nope'], /^tokcap: --status: invalid value 'nope': allowed choices are live, frozen, retired, incomplete, dangling, torn, all; see/],
+    [['inspect', DIR, '--status', 'nope'], /^tokcap: --status: invalid value 'nope': allowed choices are all, live, frozen, retired, unavailable, corrupt, dangling, incomplete, missing_state, refused, retired_with_records, torn_tail, unindexed_tail; see/],
     [['inspect', DIR, '--limit', '0'], /^tokcap: --limit: expected a positive integer, got '0'/],
     [['sweep', DIR], /required option '--older-than <duration>' not specified/],
     [['sweep', DIR, '--older-than', '7'], /^tokcap: --older-than: invalid duration '7': a duration needs a unit, e.g. 7d or 36h; see 'tokcap sweep --help'$/],

@@ -42,21 +42,18 @@ describe('tokcap watch without a terminal', () => {
     expect(doc.dir).toBe(dir);
     expect(doc.totals).toEqual({
       rollouts: 8,
-      live: 6,
-      frozen: 1,
-      retired: 1,
-      incomplete: 1,
-      dangling: 3,
-      torn: 1,
-      would_mask: 5,
-      unreadable: 0,
+      status: { live: 6, frozen: 1, retired: 1, unavailable: 0 },
+      conditions: { corrupt: 0, dangling: 3, incomplete: 1, missing_state: 0, refused: 0, retired_with_records: 0, torn_tail: 1, unindexed_tail: 1 },
+      verdicts: { trainable: 2, masked: 6, unavailable: 0, could_not_be_built: 1 },
       invalid_names: 0,
       temp_state_files: 0,
     });
     expect(Object.keys(doc.rollouts)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
     const r2 = doc.rollouts.r2;
     expect(Object.keys(r2)).toEqual([
-      'state',
+      'status',
+      'conditions',
+      'verdict',
       'calls',
       'frozen',
       'retired',
@@ -70,12 +67,12 @@ describe('tokcap watch without a terminal', () => {
       'would_mask',
       'mask_causes',
     ]);
-    expect(r2).toMatchObject({ state: 'dangling', incomplete_flag: true, incomplete_marker_calls: ['call-001'], dangling_intents: ['call-001'], would_mask: true });
+    expect(r2).toMatchObject({ status: 'live', conditions: ['dangling', 'incomplete'], verdict: 'masked', incomplete_flag: true, incomplete_marker_calls: ['call-001'], dangling_intents: ['call-001'], would_mask: true });
     expect(r2.mask_causes.map((c: { code: string }) => c.code)).toEqual(['dangling_intents', 'capture_incomplete']);
     expect(r2.mask_causes[0].calls).toEqual(['call-001']);
-    expect(doc.rollouts.r6).toMatchObject({ state: 'retired', would_mask: null, mask_causes: [] });
-    expect(doc.rollouts.r7).toMatchObject({ state: 'torn', torn_tail: true });
-    expect(doc.rollouts.r0).toMatchObject({ state: 'live', would_mask: false, mask_causes: [] });
+    expect(doc.rollouts.r6).toMatchObject({ status: 'retired', conditions: [], verdict: 'masked', would_mask: true, build_error: 'RuntimeError: Token capture for rollout r6 is retired' });
+    expect(doc.rollouts.r7).toMatchObject({ status: 'live', conditions: ['dangling', 'torn_tail', 'unindexed_tail'], torn_tail: true });
+    expect(doc.rollouts.r0).toMatchObject({ status: 'live', conditions: [], verdict: 'trainable', would_mask: false, mask_causes: [] });
     expect(listing(dir)).toEqual(before);
   });
 
@@ -88,6 +85,7 @@ describe('tokcap watch without a terminal', () => {
     expect(r.exitCode).toBe(3);
     const doc = JSON.parse(r.stdout);
     expect(doc.rollouts.bad.error.kind).toBe('io');
+    expect(doc.rollouts.bad).toMatchObject({ status: 'unavailable', conditions: [], verdict: 'unavailable', would_mask: null });
     expect(doc.rollouts.r0.would_mask).toBe(false);
     expect(r.stderr).toMatch(/^tokcap: bad: /);
   });
@@ -99,19 +97,20 @@ describe('tokcap watch without a terminal', () => {
     expect(r.exitCode).toBe(0);
     const out = r.stdout.split('\n');
     expect(out[0]).toMatch(new RegExp(`^tokcap watch ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} +up to date$`));
-    expect(out[1]).toBe('8 rollouts  6 live  1 frozen  1 retired  1 incomplete  3 dangling  1 torn  0 invalid names  5 masked  0 unreadable');
-    expect(out[2]).toMatch(/^sort: recent first {2}filter: none +1-8 of 8$/);
-    expect(out[3]).toBe('  ROLLOUT STATE      CALLS DANG INC  VER  AGE WOULD MASK');
-    const rows = out.slice(4).filter(Boolean).map((l) => l.replace(/ +\d+[smhd] /, ' <age> '));
+    expect(out[1]).toBe('8 rollouts  6 live  1 frozen  1 retired  0 unavailable  3 dangling  1 incomplete  1 torn_tail  1 unindexed_tail');
+    expect(out[2]).toBe('0 invalid names  2 trainable  6 masked (1 could not be built)  0 could not be read');
+    expect(out[3]).toMatch(/^sort: recent first {2}filter: none +1-8 of 8$/);
+    expect(out[4]).toBe('  ROLLOUT STATUS      CALLS DANG INC  VER  AGE WOULD MASK');
+    const rows = out.slice(5).filter(Boolean).map((l) => l.replace(/ +\d+[smhd] /, ' <age> '));
     expect(rows).toEqual([
-      '  r7      torn           3    1   0    3 <age> masked: dangling intents',
-      '  r6      retired        0    0   0    3 <age> -',
-      '  r5      frozen         3    0   0    4 <age> no',
-      '  r4      live           3    0   0    3 <age> masked: unresolved parent +2',
-      '  r3      live           4    0   0    4 <age> masked: unresolved retry',
-      '  r2      dangling       2    1   1    3 <age> masked: dangling intents +1',
-      '  r1      dangling       3    1   0    3 <age> masked: dangling intents',
-      '  r0      live           3    0   0    3 <age> no',
+      '  r7      live            3    1   0    3 <age> masked: dangling intents',
+      '  r6      retired         0    0   0    3 <age> masked: build failed',
+      '  r5      frozen          3    0   0    4 <age> no',
+      '  r4      live            3    0   0    3 <age> masked: unresolved parent +2',
+      '  r3      live            4    0   0    4 <age> masked: unresolved retry',
+      '  r2      live            2    1   1    3 <age> masked: dangling intents +1',
+      '  r1      live            3    1   0    3 <age> masked: dangling intents',
+      '  r0      live            3    0   0    3 <age> no',
     ]);
     // eslint-disable-next-line no-control-regex -- no escape sequence at all
     expect(r.stdout).not.toMatch(/\u001b/);

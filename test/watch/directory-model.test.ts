@@ -40,19 +40,22 @@ describe('DirectoryModel', () => {
     expect(snap.ready).toBe(true);
     expect(snap.pending).toBe(0);
     // The eight shapes of the generator, in order.
-    expect(byId.r0).toMatchObject({ state: 'live', calls: 3, wouldMask: false, causes: [] });
-    expect(byId.r1).toMatchObject({ state: 'dangling', danglingIntents: ['call-003'], wouldMask: true });
+    expect(byId.r0).toMatchObject({ status: 'live', conditions: [], verdict: 'trainable', calls: 3, wouldMask: false, causes: [] });
+    expect(byId.r1).toMatchObject({ status: 'live', conditions: ['dangling'], verdict: 'masked', danglingIntents: ['call-003'], wouldMask: true });
     expect(byId.r1.causes[0].code).toBe('dangling_intents');
-    expect(byId.r2).toMatchObject({ state: 'dangling', incompleteMarkers: ['call-001'], incompleteFlag: true, wouldMask: true });
+    expect(byId.r2).toMatchObject({ status: 'live', conditions: ['dangling', 'incomplete'], incompleteMarkers: ['call-001'], incompleteFlag: true, wouldMask: true });
     expect(byId.r2.causes.map((c) => c.code)).toEqual(['dangling_intents', 'capture_incomplete']);
-    expect(byId.r3).toMatchObject({ state: 'live', calls: 4, wouldMask: true });
+    expect(byId.r3).toMatchObject({ status: 'live', calls: 4, wouldMask: true });
     expect(byId.r3.causes[0].code).toBe('unresolved_retries');
     expect(byId.r4.causes.map((c) => c.code)).toContain('unresolved_parent_calls');
-    expect(byId.r5).toMatchObject({ state: 'frozen', frozen: true, wouldMask: false });
+    expect(byId.r5).toMatchObject({ status: 'frozen', frozen: true, wouldMask: false });
     expect(byId.r5.snapshotId).not.toBe('');
-    expect(byId.r6).toMatchObject({ state: 'retired', retired: true, wouldMask: null, causes: [] });
-    expect(byId.r7).toMatchObject({ state: 'torn', tornTail: true, danglingIntents: ['call-torn'] });
-    expect(snap.totals).toMatchObject({ rollouts: 8, loaded: 8, retired: 1, frozen: 1, live: 6, torn: 1, dangling: 3, incomplete: 1, unreadable: 0 });
+    // A tombstone's preview is the reference's failed build: masked, could not be built (as `build` says).
+    expect(byId.r6).toMatchObject({ status: 'retired', conditions: [], retired: true, verdict: 'masked', unbuilt: true, wouldMask: true });
+    expect(byId.r7).toMatchObject({ status: 'live', conditions: ['dangling', 'torn_tail', 'unindexed_tail'], tornTail: true, danglingIntents: ['call-torn'] });
+    expect(snap.totals).toMatchObject({ rollouts: 8, loaded: 8 });
+    expect(snap.totals.summary.byStatus).toEqual({ live: 6, frozen: 1, retired: 1, unavailable: 0 });
+    expect(snap.totals.summary.byCondition).toMatchObject({ torn_tail: 1, dangling: 3, incomplete: 1 });
     for (const r of snap.rows) expect(r.changedAt).toBeNull();
   });
 
@@ -74,7 +77,7 @@ describe('DirectoryModel', () => {
     const model = new DirectoryModel({ dir, readers });
     await loaded(model);
     expect(facts.length).toBe(8);
-    expect(previews.length).toBe(7); // the retired tombstone is not built
+    expect(previews.length).toBe(8); // the retired tombstone too: its preview is a failed build
 
     // Nothing changed: a rescan stats, reads nothing.
     facts.length = 0;
@@ -126,7 +129,7 @@ describe('DirectoryModel', () => {
     await loaded(model);
     await appendEntry({ dir }, entry('c0', { rollout: 'fresh' }));
     await model.refresh(['fresh']);
-    expect(model.row('fresh')).toMatchObject({ loaded: true, calls: 1, state: 'live' });
+    expect(model.row('fresh')).toMatchObject({ loaded: true, calls: 1, status: 'live' });
     for (const n of fs.readdirSync(dir)) if (n.startsWith('r0.')) fs.rmSync(path.join(dir, n));
     await model.refresh(['r0']);
     expect(model.row('r0')).toBeUndefined();
@@ -145,7 +148,8 @@ describe('DirectoryModel', () => {
     const broken = snap.rows.find((r) => r.id === 'broken')!;
     expect(broken.loaded).toBe(true);
     expect(broken.error?.message).toMatch(/directory/);
-    expect(snap.totals.unreadable).toBe(1);
+    expect(snap.totals.summary.byStatus.unavailable).toBe(1);
+    expect(broken).toMatchObject({ status: 'unavailable', conditions: [], verdict: 'unavailable', wouldMask: null });
     expect(snap.rows.filter((r) => r.error)).toHaveLength(1);
     const json = watchSnapshotJson(snap);
     expect(json.rollouts.broken.error).toEqual({ kind: broken.error!.kind, message: broken.error!.message });
@@ -195,7 +199,7 @@ describe('DirectoryModel', () => {
     const recent = visibleRows(snap.rows, NO_FILTER, 'recent').map((r) => r.id);
     expect(recent[0]).toBe('r7');
     expect(recent.at(-1)).toBe('r0');
-    expect(visibleRows(snap.rows, { ...NO_FILTER, masked: true }, 'id').map((r) => r.id)).toEqual(['r1', 'r2', 'r3', 'r4', 'r7']);
+    expect(visibleRows(snap.rows, { ...NO_FILTER, masked: true }, 'id').map((r) => r.id)).toEqual(['r1', 'r2', 'r3', 'r4', 'r6', 'r7']);
     expect(visibleRows(snap.rows, { ...NO_FILTER, dangling: true }, 'id').map((r) => r.id)).toEqual(['r1', 'r2', 'r7']);
     expect(visibleRows(snap.rows, { ...NO_FILTER, incomplete: true }, 'id').map((r) => r.id)).toEqual(['r2']);
     expect(visibleRows(snap.rows, { ...NO_FILTER, search: 'R3' }, 'id').map((r) => r.id)).toEqual(['r3']);

@@ -6,7 +6,7 @@ import { orderedJson } from '../../src/json/canonical-json.js';
 import { appendEntry, beginCall, markIncomplete } from '../../src/ops/writer.js';
 import { rolloutFacts } from '../../src/facts/rollout-facts.js';
 import { previewRollout } from '../../src/watch/preview.js';
-import { loadRolloutDetail } from '../../src/watch/rollout-detail.js';
+import { loadRolloutDetail } from '../../src/status/rollout-detail.js';
 import { entry } from '../core/support.js';
 import { listing, makeStore, useTempDirs } from './support.js';
 
@@ -72,7 +72,7 @@ describe('loadRolloutDetail', () => {
     await markIncomplete(store, 'x', 'c2');
     for (const n of fs.readdirSync(dir)) if (n.endsWith('.lock')) fs.rmSync(path.join(dir, n));
     const d = await loadRolloutDetail(store, 'x');
-    expect(d.state).toBe('dangling');
+    expect(d.status).toEqual({ status: 'live', conditions: ['dangling', 'incomplete'] });
     expect(d.danglingIntents).toEqual(['c1']);
     expect(d.incompleteMarkers).toEqual(['', 'c2']);
     expect(d.incompleteFlag).toBe(true);
@@ -88,18 +88,18 @@ describe('loadRolloutDetail', () => {
     const j = path.join(dir, 'r7.tokens.jsonl');
     const size = fs.statSync(j).size;
     const d = await loadRolloutDetail({ dir }, 'r7');
-    expect(d.state).toBe('torn');
+    expect(d.status.conditions).toContain('torn_tail');
     expect(d.tornTail?.at).toBeGreaterThan(0);
     expect(d.rolloutFindings.map((f) => f.code)).toContain('torn_tail');
     expect(fs.statSync(j).size).toBe(size);
   });
 
-  it('does not build a retired tombstone', async () => {
+  it("gives a retired tombstone the reference's failed build: masked, could not be built", async () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 8 });
     const d = await loadRolloutDetail({ dir }, 'r6');
-    expect(d.state).toBe('retired');
-    expect(d.verdict).toEqual({ built: false, masked: null, causes: [] });
+    expect(d.status).toEqual({ status: 'retired', conditions: [] });
+    expect(d.verdict).toMatchObject({ built: true, verdict: 'masked', unbuilt: true, masked: true, error: 'RuntimeError: Token capture for rollout r6 is retired' });
     expect(d.tree).toEqual([]);
   });
 });

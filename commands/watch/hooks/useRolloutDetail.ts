@@ -4,7 +4,7 @@
  * while a reload runs, so a live rollout does not flicker.
  */
 import { useEffect, useState } from 'react';
-import type { RolloutDetail } from '../../../src/watch/rollout-detail.js';
+import type { RolloutDetail } from '../../../src/status/rollout-detail.js';
 
 export type DetailLoader = (id: string) => Promise<RolloutDetail>;
 

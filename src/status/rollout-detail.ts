@@ -1,9 +1,11 @@
 /**
- * The rollout detail behind `tokcap watch`'s rollout view: the chain tree of a rollout (every
+ * The rollout detail behind `tokcap inspect DIR ID` and `tokcap watch`'s rollout view (both
+ * render this one object): its status and conditions, the chain tree of a rollout (every
  * call under its parent as the builder decided), the calls the builder dropped, the dangling
  * intents, the incomplete markers (the empty call id kept), the digest check per call and the
- * build verdict with every mask cause. Read-only, like the directory model: three short reads
- * under shared locks taken one after the other (facts, snapshot, digests), nothing written.
+ * build verdict with every mask cause. Read-only: three short reads under shared locks taken one
+ * after the other (facts, snapshot, digests), nothing written; a rollout whose facts could not be
+ * read is `unavailable` and not read further (no second wait for the same lock).
  */
 import { toTokcapError } from '../errors.js';
 import type { BuildCall, ChainBuild, LinkOutcome } from '../build/chain-builder.js';
@@ -12,8 +14,10 @@ import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { Finding } from '../verify/findings.js';
 import { verifyRollout } from '../verify/verify-rollout.js';
-import { previewRollout, type PreviewOutcome } from './preview.js';
-import { rowState, type RowError, type RowState } from './rows.js';
+import { previewRollout, type PreviewOutcome } from '../watch/preview.js';
+import type { RowError } from '../watch/rows.js';
+import { rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from './rollout-status.js';
+import type { Verdict } from './verdict.js';
 
 /** The digest check of one call (`verify-digests` findings that name it). */
 export type DigestCheck =
@@ -57,8 +61,12 @@ export interface UnplacedCall {
 }
 
 export interface BuildVerdict {
-  /** Whether a preview build ran (a retired tombstone is not built). */
+  /** Whether a preview build ran (not when the rollout could not be read). */
   readonly built: boolean;
+  /** The consumer verdict (src/status/verdict.ts); null when no build ran. */
+  readonly verdict: Verdict | null;
+  /** The result is the failed-build dictionary ("could not be built"). */
+  readonly unbuilt: boolean;
   readonly masked: boolean | null;
   /** The failed build's `error` string. */
   readonly error?: string;
@@ -71,7 +79,9 @@ export interface BuildVerdict {
 
 export interface RolloutDetail {
   readonly id: string;
-  readonly state: RowState;
+  /** Status and conditions (src/status/rollout-status.ts), as every command gives them. */
+  readonly status: RolloutStatusAnswer;
+  /** null when the rollout could not be read (`status` is then `unavailable`). */
   readonly facts: RolloutFacts | null;
   readonly tree: readonly TreeNode[];
   readonly unplaced: readonly UnplacedCall[];
@@ -89,30 +99,40 @@ export interface RolloutDetail {
 }
 
 export interface DetailReaders {
-  facts(store: StoreOptions, id: string): Promise<RolloutFacts>;
+  facts(store: StoreOptions, id: string, options: { deep?: boolean }): Promise<RolloutFacts>;
   preview: typeof previewRollout;
   verify(store: StoreOptions, id: string): Promise<Finding[]>;
 }
 
 const DEFAULT_DETAIL_READERS: DetailReaders = {
-  facts: (store, id) => rolloutFacts(store, id),
+  facts: (store, id, options) => rolloutFacts(store, id, options),
   preview: previewRollout,
   verify: verifyRollout,
 };
 
-export async function loadRolloutDetail(store: StoreOptions, id: string, readers: Partial<DetailReaders> = {}): Promise<RolloutDetail> {
+export interface DetailOptions {
+  /** Count every line of J (`inspect DIR ID`); the watch reads the index plus the tail. */
+  deep?: boolean;
+}
+
+export async function loadRolloutDetail(store: StoreOptions, id: string, readers: Partial<DetailReaders> = {}, options: DetailOptions = {}): Promise<RolloutDetail> {
   const r = { ...DEFAULT_DETAIL_READERS, ...readers };
   const errors: RowError[] = [];
   let facts: RolloutFacts | null = null;
+  let status: RolloutStatusAnswer;
   try {
-    facts = await r.facts(store, id);
+    facts = await r.facts(store, id, { deep: options.deep });
     for (const e of facts.errors) errors.push({ kind: e.kind, message: e.message });
+    status = rolloutStatus(facts);
   } catch (e) {
     const err = toTokcapError(e, { rolloutId: id });
     errors.push({ kind: err.kind, message: err.message });
+    status = unavailableStatus(err);
   }
+  // Made-up facts are worse than none: an unavailable rollout is reported as such, no more.
+  if (status.status === 'unavailable') return assembleDetail(id, null, undefined, null, undefined, errors, status);
   let preview: PreviewOutcome | undefined;
-  if (facts && !facts.retired) {
+  if (facts) {
     preview = await r.preview(store, id, {
       incompleteMarkers: facts.incomplete_marker_calls,
       incompleteFlag: facts.incomplete_flag,
@@ -127,7 +147,7 @@ export async function loadRolloutDetail(store: StoreOptions, id: string, readers
   } catch (e) {
     digestError = toTokcapError(e, { rolloutId: id }).message;
   }
-  return assembleDetail(id, facts, preview, findings, digestError, errors);
+  return assembleDetail(id, facts, preview, findings, digestError, errors, status);
 }
 
 /** Pure part of `loadRolloutDetail` (exported for tests). */
@@ -138,6 +158,7 @@ export function assembleDetail(
   findings: readonly Finding[] | null,
   digestError: string | undefined,
   errors: RowError[],
+  status: RolloutStatusAnswer = facts ? rolloutStatus(facts) : { status: 'unavailable', conditions: [] },
 ): RolloutDetail {
   const built = preview?.kind === 'built' ? preview : undefined;
   const chains = built?.chains ?? null;
@@ -158,6 +179,8 @@ export function assembleDetail(
   const verdict: BuildVerdict = built
     ? {
         built: true,
+        verdict: built.verdict.verdict,
+        unbuilt: built.verdict.unbuilt,
         masked: result!.mask_sample,
         error: 'error' in result! ? result.error : undefined,
         causes: built.causes,
@@ -170,12 +193,11 @@ export function assembleDetail(
               deliveredFraction: result!.metrics.delivered_fraction.value,
             }),
       }
-    : { built: false, masked: null, causes: [] };
+    : { built: false, verdict: preview?.verdict.verdict ?? (status.status === 'unavailable' ? 'unavailable' : null), unbuilt: false, masked: null, causes: [] };
 
-  const state: RowState = facts ? rowState(facts) : 'live';
   return {
     id,
-    state,
+    status,
     facts,
     tree: chains ? chainTree(chains, new Set(result && 'unresolved_retries' in result ? result.unresolved_retries : []), digestOf) : [],
     unplaced: chains ? unplacedCalls(chains, digestOf) : [],
