@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Thin launcher: all behaviour lives in commands/run.ts (compiled to dist/ by `npm run build`).
-import { run } from '../dist/commands/run.js';
+// Thin launcher: all behaviour lives in commands/ (compiled to dist/ by `npm run build`).
+import { main } from '../dist/commands/main.js';
 
-process.exitCode = await run(process.argv);
+process.exitCode = await main(process.argv);

@@ -1,514 +1,93 @@
 /**
- * tokcap completion bash|zsh|fish: prints a completion script generated from the option table,
- * so completion follows every change to commands/options.ts. What completes:
- * - command names (with summaries in zsh/fish), and `help <command>`;
- * - each command's options and the global ones; `--status`, `--sort`, `--format` and SHELL
- *   complete their value lists; `--ids-from` and `--out` complete file names;
- * - DIR completes directories (plus, when $TOKCAP_DIR is set, the rollout ids found there,
- *   since DIR may then be omitted); the ids after DIR complete from the files in DIR.
+ * tokcap completion bash|zsh|fish: prints a small script that hands the words typed so far to
+ * `tokcap __complete` (commands/complete.ts) and shows its answer, so every shell completes
+ * the same things from the option table and the directory scan: commands, options, value lists,
+ * files, directories for DIR and the rollout ids of DIR.
  */
-import {
-  BUILTIN_OPTIONS,
-  COMMAND_NAMES,
-  COMMANDS,
-  GLOBAL_OPTIONS,
-  SHELLS,
-  optionLongFlag,
-  optionShortFlag,
-  optionValueName,
-  type ArgSpec,
-  type CommandName,
-  type CompletionHint,
-  type OptionSpec,
-  type Shell,
-} from './options.js';
+import { SHELLS, type Shell } from './options.js';
 import type { CommandContext } from './context.js';
 import { usageError } from './errors.js';
 
-interface FlatOption {
-  long: string;
-  short?: string;
-  takesValue: boolean;
-  choices?: readonly string[];
-  complete: CompletionHint;
-  description: string;
+const BASH = `# bash completion for tokcap (printed by \`tokcap completion bash\`)
+# The candidates come from \`tokcap __complete WORD...\`: one a line, then :files, :dirs or :none.
+_tokcap() {
+  local cur=\${COMP_WORDS[COMP_CWORD]} line directive
+  local -a out
+  mapfile -t out < <("\${COMP_WORDS[0]}" __complete "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+  COMPREPLY=()
+  ((\${#out[@]})) || return 0
+  directive=\${out[-1]#:}
+  unset 'out[-1]'
+  for line in "\${out[@]}"; do COMPREPLY+=("\${line%%$'\\t'*}"); done
+  [[ $cur == = ]] && cur=
+  case $directive in
+    files) compopt -o filenames 2>/dev/null; mapfile -t -O \${#COMPREPLY[@]} COMPREPLY < <(compgen -f -- "$cur") ;;
+    dirs) compopt -o filenames 2>/dev/null; mapfile -t -O \${#COMPREPLY[@]} COMPREPLY < <(compgen -d -- "$cur") ;;
+  esac
+  return 0
 }
+complete -F _tokcap tokcap
+`;
 
-type PositionalKind = { kind: 'dir-ids' } | { kind: 'dir' } | { kind: 'choices'; values: readonly string[] } | { kind: 'none' };
-
-interface FlatCommand {
-  name: CommandName;
-  summary: string;
-  options: FlatOption[];
-  positional: PositionalKind;
+const ZSH = `#compdef tokcap
+# zsh completion for tokcap (printed by \`tokcap completion zsh\`)
+# The candidates come from \`tokcap __complete WORD...\`: one a line, then :files, :dirs or :none.
+_tokcap() {
+  local -a out described plain
+  local line directive
+  out=("\${(@f)$("\${words[1]}" __complete "\${(@)words[2,CURRENT]}" 2>/dev/null)}")
+  directive=\${out[-1]#:}
+  out[-1]=()
+  for line in "\${out[@]}"; do
+    if [[ $line == *$'\\t'* ]]; then
+      described+=("\${\${line%%$'\\t'*}//:/\\\\:}:\${line#*$'\\t'}")
+    elif [[ -n $line ]]; then
+      plain+=("$line")
+    fi
+  done
+  (( $#described )) && _describe -t values 'tokcap' described
+  (( $#plain )) && compadd -a plain
+  case $directive in
+    files) _files ;;
+    dirs) _files -/ ;;
+  esac
+  return 0
 }
+if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
+  _tokcap "$@"
+else
+  compdef _tokcap tokcap
+fi
+`;
 
-/** Short description for completion menus: up to the first `;` or ` (`, without backticks. */
-function short(text: string): string {
-  let s = text.replace(/`([^`]+)`/g, '$1');
-  const cut = s.search(/; | \(/);
-  if (cut > 0) s = s.slice(0, cut);
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-}
-
-function flatten(spec: OptionSpec<unknown>): FlatOption {
-  return {
-    long: optionLongFlag(spec.flags),
-    short: optionShortFlag(spec.flags),
-    takesValue: optionValueName(spec.flags) !== undefined,
-    choices: spec.choices,
-    complete: spec.complete ?? 'none',
-    description: short(spec.description),
-  };
-}
-
-const HELP_OPTION: FlatOption = { long: '--help', short: '-h', takesValue: false, complete: 'none', description: short(BUILTIN_OPTIONS[0].description) };
-const VERSION_OPTION: FlatOption = { long: '--version', short: '-V', takesValue: false, complete: 'none', description: short(BUILTIN_OPTIONS[1].description) };
-
-export function globalOptions(): FlatOption[] {
-  return [...(Object.values(GLOBAL_OPTIONS) as OptionSpec<unknown>[]).map(flatten), HELP_OPTION];
-}
-
-function positionalKind(args: readonly ArgSpec[]): PositionalKind {
-  const first = args[0];
-  if (!first) return { kind: 'none' };
-  if (first.name === 'DIR') return args.some((a) => a.name === 'ID') ? { kind: 'dir-ids' } : { kind: 'dir' };
-  if (first.choices) return { kind: 'choices', values: first.choices };
-  return { kind: 'none' };
-}
-
-export function flatCommands(): FlatCommand[] {
-  return COMMAND_NAMES.map((name) => {
-    const spec = COMMANDS[name];
-    return {
-      name,
-      summary: spec.summary,
-      options: (Object.values(spec.options) as OptionSpec<unknown>[]).map(flatten),
-      positional: positionalKind(spec.args),
-    };
-  });
-}
-
-/** Every option that takes a value, in any command (to skip option values when counting positionals). */
-function valueOptions(): string[] {
-  const all = [...globalOptions(), ...flatCommands().flatMap((c) => c.options)];
-  return [...new Set(all.filter((o) => o.takesValue).map((o) => o.long))];
-}
-
-function flagWords(options: readonly FlatOption[]): string {
-  return options.flatMap((o) => (o.short ? [o.short, o.long] : [o.long])).join(' ');
-}
-
-const CAPTURE_SUFFIX_ALTERNATION = 'jsonl|state\\.json|intents|incomplete';
-
-// --------------------------------------------------------------------------------------- bash
-
-function bashScript(): string {
-  const cmds = flatCommands();
-  const globals = globalOptions();
-  const commandWords = COMMAND_NAMES.join(' ');
-  const programOpts = flagWords([...globals, VERSION_OPTION]);
-  const lines: string[] = [];
-  lines.push(
-    '# bash completion for tokcap (generated by `tokcap completion bash`; do not edit)',
-    '',
-    '_tokcap_ids() {',
-    '  # rollout ids with capture files in directory $1 (runs in a command substitution: shopt is local)',
-    '  shopt -s nullglob dotglob',
-    '  local f id',
-    '  for f in "$1"/*.tokens.jsonl "$1"/*.tokens.state.json "$1"/*.tokens.intents "$1"/*.tokens.incomplete; do',
-    '    f=${f##*/}',
-    '    case $f in',
-    '      *.tokens.jsonl) id=${f%.tokens.jsonl} ;;',
-    '      *.tokens.state.json) id=${f%.tokens.state.json} ;;',
-    '      *.tokens.intents) id=${f%.tokens.intents} ;;',
-    '      *.tokens.incomplete) id=${f%.tokens.incomplete} ;;',
-    '    esac',
-    "    [[ $id =~ ^[A-Za-z0-9._-]+$ ]] && printf '%s\\n' \"$id\"",
-    '  done | sort -u',
-    '}',
-    '',
-    '_tokcap() {',
-    '  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}',
-    '  if [[ $cur == = ]]; then cur=; fi',
-    '  if [[ $prev == = && $COMP_CWORD -ge 2 ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi',
-    `  local commands="${commandWords}"`,
-    `  local valopts=" ${valueOptions().join(' ')} "`,
-    '  local i w cmd= cmdi=0',
-    '  for ((i = 1; i < COMP_CWORD; i++)); do',
-    '    w=${COMP_WORDS[i]}',
-    '    case $w in',
-    '      --lock-wait) ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++)) ;;',
-    '      -*) ;;',
-    '      *) cmd=$w; cmdi=$i; break ;;',
-    '    esac',
-    '  done',
-    '  if [[ -z $cmd ]]; then',
-    '    case $prev in --lock-wait) return 0 ;; esac',
-    '    if [[ $cur == -* ]]; then',
-    `      COMPREPLY=($(compgen -W "${programOpts}" -- "$cur"))`,
-    '    else',
-    '      COMPREPLY=($(compgen -W "$commands help" -- "$cur"))',
-    '    fi',
-    '    return 0',
-    '  fi',
-    '  local npos=0 dir= dashdash=',
-    '  for ((i = cmdi + 1; i < COMP_CWORD; i++)); do',
-    '    w=${COMP_WORDS[i]}',
-    '    if [[ -n $dashdash ]]; then',
-    '      npos=$((npos + 1)); [[ $npos -eq 1 ]] && dir=$w',
-    '    elif [[ $w == -- ]]; then',
-    '      dashdash=1',
-    '    elif [[ $valopts == *" $w "* ]]; then',
-    '      i=$((i + 1)); [[ ${COMP_WORDS[i]} == = ]] && i=$((i + 1))',
-    '    elif [[ $w != -* ]]; then',
-    '      npos=$((npos + 1)); [[ $npos -eq 1 ]] && dir=$w',
-    '    fi',
-    '  done',
-    '  [[ $dir == "~"/* ]] && dir=$HOME/${dir#"~/"}',
-    '  local positional=none shells=',
-    '  case $cmd in',
-  );
-  for (const c of cmds) {
-    const all = [...c.options, ...globals];
-    lines.push(`    ${c.name})`, '      if [[ -z $dashdash ]]; then', '        case $prev in');
-    for (const o of all.filter((x) => x.takesValue)) {
-      if (o.choices) {
-        lines.push(`          ${o.long}) COMPREPLY=($(compgen -W "${o.choices.join(' ')}" -- "$cur")); return 0 ;;`);
-      } else if (o.complete === 'file') {
-        lines.push(`          ${o.long}) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;`);
-      } else {
-        lines.push(`          ${o.long}) return 0 ;;`);
-      }
-    }
-    lines.push(
-      '        esac',
-      '        if [[ $cur == -* ]]; then',
-      `          COMPREPLY=($(compgen -W "${flagWords(all)}" -- "$cur"))`,
-      '          return 0',
-      '        fi',
-      '      fi',
-    );
-    if (c.positional.kind === 'choices') lines.push(`      positional=choices shells="${c.positional.values.join(' ')}"`);
-    else lines.push(`      positional=${c.positional.kind}`);
-    lines.push('      ;;');
-  }
-  lines.push(
-    '    help)',
-    '      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "$commands" -- "$cur"))',
-    '      return 0',
-    '      ;;',
-    '    *) return 0 ;;',
-    '  esac',
-    '  case $positional in',
-    '    dir-ids)',
-    '      if [[ $npos -eq 0 ]]; then',
-    '        compopt -o filenames 2>/dev/null',
-    '        COMPREPLY=($(compgen -d -- "$cur"))',
-    '        [[ -n $TOKCAP_DIR ]] && COMPREPLY+=($(compgen -W "$(_tokcap_ids "$TOKCAP_DIR")" -- "$cur"))',
-    '      else',
-    '        COMPREPLY=($(compgen -W "$(_tokcap_ids "$dir")" -- "$cur"))',
-    '      fi',
-    '      ;;',
-    '    dir)',
-    '      if [[ $npos -eq 0 ]]; then',
-    '        compopt -o filenames 2>/dev/null',
-    '        COMPREPLY=($(compgen -d -- "$cur"))',
-    '      fi',
-    '      ;;',
-    '    choices)',
-    '      [[ $npos -eq 0 ]] && COMPREPLY=($(compgen -W "$shells" -- "$cur"))',
-    '      ;;',
-    '  esac',
-    '  return 0',
-    '}',
-    '',
-    'complete -F _tokcap tokcap',
-    '',
-  );
-  return lines.join('\n');
-}
-
-// ---------------------------------------------------------------------------------------- zsh
-
-/** Text inside a zsh _arguments `[...]` description, in a single-quoted word. */
-function zshDesc(s: string): string {
-  return s.replace(/\\/g, '\\\\').replace(/([[\]:])/g, '\\$1').replace(/'/g, "'\\''");
-}
-
-function zshValueAction(o: FlatOption): string {
-  if (o.choices) return `:${o.long.slice(2)}:(${o.choices.join(' ')})`;
-  if (o.complete === 'file') return ':file:_files';
-  if (o.complete === 'dir') return ':directory:_directories';
-  return `:${o.long.slice(2)}: `;
-}
-
-function zshOptionSpecs(options: readonly FlatOption[]): string[] {
-  return options.map((o) => {
-    const desc = `[${zshDesc(o.description)}]`;
-    const value = o.takesValue ? zshValueAction(o) : '';
-    const eq = o.takesValue ? '=' : '';
-    if (o.long === '--help') return `'(- *)'{-h,--help}'${desc}'`;
-    if (o.short) return `'(${o.short} ${o.long})'{${o.short},${o.long}${eq}}'${desc}${value}'`;
-    return `'${o.long}${eq}${desc}${value}'`;
-  });
-}
-
-function zshScript(): string {
-  const cmds = flatCommands();
-  const globals = globalOptions();
-  const lines: string[] = [];
-  lines.push(
-    '#compdef tokcap',
-    '# zsh completion for tokcap (generated by `tokcap completion zsh`; do not edit)',
-    '',
-    '_tokcap_ids() {',
-    '  # rollout ids with capture files in directory $1',
-    '  local dir=${~1} f',
-    '  local -a ids',
-    '  [[ -d $dir ]] || return 1',
-    `  for f in $dir/*.tokens.(${CAPTURE_SUFFIX_ALTERNATION.replace(/\\/g, '')})(ND:t); do`,
-    `    f=\${f%.tokens.(${CAPTURE_SUFFIX_ALTERNATION.replace(/\\/g, '')})}`,
-    "    [[ $f =~ '^[A-Za-z0-9._-]+$' ]] && ids+=($f)",
-    '  done',
-    '  ids=(${(u)ids})',
-    "  _wanted rollout-ids expl 'rollout id' compadd -a ids",
-    '}',
-    '',
-    '_tokcap() {',
-    '  local curcontext=$curcontext state state_descr line ret=1',
-    '  typeset -A opt_args',
-    '  local -a global_opts',
-    '  global_opts=(',
-    ...zshOptionSpecs(globals).map((s) => `    ${s}`),
-    '  )',
-    '  _arguments -C \\',
-    '    $global_opts \\',
-    `    '(- *)'{-V,--version}'[${zshDesc(VERSION_OPTION.description)}]' \\`,
-    "    '1:command:->command' \\",
-    "    '*:: :->args' && ret=0",
-    '  case $state in',
-    '    command)',
-    '      local -a commands',
-    '      commands=(',
-    ...cmds.map((c) => `        '${c.name}:${zshDesc(c.summary).replace(/\\:/g, ':')}'`),
-    "        'help:show help for a command'",
-    '      )',
-    "      _describe -t commands 'tokcap command' commands && ret=0",
-    '      ;;',
-    '    args)',
-    '      curcontext=${curcontext%:*:*}:tokcap-$words[1]:',
-    '      case $words[1] in',
-  );
-  for (const c of cmds) {
-    lines.push(`        ${c.name})`, '          _arguments -s \\', '            $global_opts \\');
-    for (const s of zshOptionSpecs(c.options)) lines.push(`            ${s} \\`);
-    switch (c.positional.kind) {
-      case 'dir-ids':
-        lines.push("            '1:capture directory:->dir' \\", "            '*:rollout id:->ids' && ret=0");
-        break;
-      case 'dir':
-        lines.push("            '1:capture directory:_directories' && ret=0");
-        break;
-      case 'choices':
-        lines.push(`            '1:${c.positional.values === SHELLS ? 'shell' : 'value'}:(${c.positional.values.join(' ')})' && ret=0`);
-        break;
-      case 'none':
-        lines.push('            && ret=0');
-        break;
-    }
-    lines.push('          ;;');
-  }
-  lines.push(
-    '        help)',
-    "          _arguments '1:command:(" + COMMAND_NAMES.join(' ') + ")' && ret=0",
-    '          ;;',
-    '      esac',
-    '      case $state in',
-    '        dir)',
-    '          if [[ -n $TOKCAP_DIR ]]; then',
-    "            _alternative 'directories:capture directory:_directories' 'rollout-ids:rollout id:_tokcap_ids $TOKCAP_DIR' && ret=0",
-    '          else',
-    '            _directories && ret=0',
-    '          fi',
-    '          ;;',
-    '        ids)',
-    '          _tokcap_ids ${line[1]:-$TOKCAP_DIR} && ret=0',
-    '          ;;',
-    '      esac',
-    '      ;;',
-    '  esac',
-    '  return ret',
-    '}',
-    '',
-    'if [[ $zsh_eval_context[-1] == loadautofunc ]]; then',
-    '  _tokcap "$@"',
-    'else',
-    '  compdef _tokcap tokcap',
-    'fi',
-    '',
-  );
-  return lines.join('\n');
-}
-
-// --------------------------------------------------------------------------------------- fish
-
-function fishQuote(s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-function fishOption(condition: string | undefined, o: FlatOption): string {
-  const parts = ['complete -c tokcap'];
-  if (condition) parts.push(`-n ${fishQuote(condition)}`);
-  if (o.short) parts.push(`-s ${o.short.slice(1)}`);
-  parts.push(`-l ${o.long.slice(2)}`);
-  if (o.takesValue) {
-    if (o.choices) parts.push('-x', `-a ${fishQuote(o.choices.join(' '))}`);
-    else if (o.complete === 'file') parts.push('-r', '-F');
-    else if (o.complete === 'dir') parts.push('-x', `-a ${fishQuote('(__fish_complete_directories (commandline -ct))')}`);
-    else parts.push('-x');
-  }
-  parts.push(`-d ${fishQuote(o.description)}`);
-  return parts.join(' ');
-}
-
-function fishScript(): string {
-  const cmds = flatCommands();
-  const globals = globalOptions();
-  const lines: string[] = [];
-  lines.push(
-    '# fish completion for tokcap (generated by `tokcap completion fish`; do not edit)',
-    '',
-    'function __tokcap_cmd --description "the tokcap command being completed"',
-    '    set -l words (commandline -opc)',
-    '    set -e words[1]',
-    '    set -l skip 0',
-    '    for w in $words',
-    '        if test $skip = 1',
-    '            set skip 0',
-    '            continue',
-    '        end',
-    '        switch $w',
-    '            case --lock-wait',
-    '                set skip 1',
-    "            case '-*'",
-    "            case '*'",
-    '                echo $w',
-    '                return 0',
-    '        end',
-    '    end',
-    '    return 1',
-    'end',
-    '',
-    'function __tokcap_no_cmd',
-    '    not __tokcap_cmd >/dev/null',
-    'end',
-    '',
-    'function __tokcap_using',
-    '    set -l c (__tokcap_cmd)',
-    '    test "$c" = "$argv[1]"',
-    'end',
-    '',
-    'function __tokcap_pos --description "positional words after the command"',
-    '    set -l words (commandline -opc)',
-    '    set -e words[1]',
-    `    set -l valopts ${valueOptions().join(' ')}`,
-    '    set -l seen 0',
-    '    set -l skip 0',
-    '    set -l dashdash 0',
-    '    for w in $words',
-    '        if test $skip = 1',
-    '            set skip 0',
-    '            continue',
-    '        end',
-    '        if test $dashdash = 1',
-    '            echo $w',
-    '            continue',
-    '        end',
-    '        if test $seen = 0',
-    '            switch $w',
-    '                case --lock-wait',
-    '                    set skip 1',
-    "                case '-*'",
-    "                case '*'",
-    '                    set seen 1',
-    '            end',
-    '            continue',
-    '        end',
-    '        switch $w',
-    '            case --',
-    '                set dashdash 1',
-    "            case '-*'",
-    '                contains -- $w $valopts; and set skip 1',
-    "            case '*'",
-    '                echo $w',
-    '        end',
-    '    end',
-    'end',
-    '',
-    'function __tokcap_npos',
-    '    count (__tokcap_pos)',
-    'end',
-    '',
-    'function __tokcap_ids --description "rollout ids with capture files in a directory"',
-    '    set -l dir $argv[1]',
-    '    test -d "$dir"; or return 0',
-    `    for f in $dir/*.tokens.{jsonl,state.json,intents,incomplete} $dir/.*.tokens.{jsonl,state.json,intents,incomplete}`,
-    `        set -l id (string replace -r '^.*/' '' -- $f | string replace -r '\\.tokens\\.(${CAPTURE_SUFFIX_ALTERNATION})$' '')`,
-    "        string match -qr '^[A-Za-z0-9._-]+$' -- $id; and echo $id",
-    '    end | sort -u',
-    'end',
-    '',
-    'function __tokcap_complete_ids',
-    '    set -l pos (__tokcap_pos)',
-    '    if test (count $pos) -ge 1',
-    '        __tokcap_ids (string replace -r "^~" $HOME -- $pos[1])',
-    '    else if set -q TOKCAP_DIR',
-    '        __tokcap_ids $TOKCAP_DIR',
-    '    end',
-    'end',
-    '',
-    'complete -c tokcap -f',
-    '',
-    '# commands',
-  );
-  for (const c of cmds) lines.push(`complete -c tokcap -n __tokcap_no_cmd -a ${c.name} -d ${fishQuote(c.summary)}`);
-  lines.push(`complete -c tokcap -n __tokcap_no_cmd -a help -d ${fishQuote('show help for a command')}`);
-  lines.push(`complete -c tokcap -n '__tokcap_using help' -a ${fishQuote(COMMAND_NAMES.join(' '))}`);
-  lines.push('', '# global options');
-  lines.push(fishOption('__tokcap_no_cmd', VERSION_OPTION));
-  for (const o of globals) lines.push(fishOption(undefined, o));
-  for (const c of cmds) {
-    lines.push('', `# ${c.name}`);
-    const using = `__tokcap_using ${c.name}`;
-    for (const o of c.options) lines.push(fishOption(using, o));
-    switch (c.positional.kind) {
-      case 'dir-ids':
-        lines.push(`complete -c tokcap -n ${fishQuote(`${using}; and test (__tokcap_npos) -eq 0`)} -a ${fishQuote('(__fish_complete_directories (commandline -ct))')}`);
-        lines.push(`complete -c tokcap -n ${fishQuote(`${using}; and begin; test (__tokcap_npos) -ge 1; or set -q TOKCAP_DIR; end`)} -a ${fishQuote('(__tokcap_complete_ids)')}`);
-        break;
-      case 'dir':
-        lines.push(`complete -c tokcap -n ${fishQuote(`${using}; and test (__tokcap_npos) -eq 0`)} -a ${fishQuote('(__fish_complete_directories (commandline -ct))')}`);
-        break;
-      case 'choices':
-        lines.push(`complete -c tokcap -n ${fishQuote(`${using}; and test (__tokcap_npos) -eq 0`)} -a ${fishQuote(c.positional.values.join(' '))}`);
-        break;
-      case 'none':
-        break;
-    }
-  }
-  lines.push('');
-  return lines.join('\n');
-}
+const FISH = `# fish completion for tokcap (printed by \`tokcap completion fish\`)
+# The candidates come from \`tokcap __complete WORD...\`: one a line, then :files, :dirs or :none.
+function __tokcap_complete
+    set -l words (commandline -opc)
+    set -l cur (commandline -ct)
+    set -l out ($words[1] __complete $words[2..-1] "$cur" 2>/dev/null)
+    test (count $out) -gt 0; or return 0
+    set -l directive (string replace ':' '' -- $out[-1])
+    set -e out[-1]
+    printf '%s\\n' $out
+    switch $directive
+        case files
+            __fish_complete_path "$cur"
+        case dirs
+            __fish_complete_directories "$cur"
+    end
+end
+complete -c tokcap -f -a '(__tokcap_complete)'
+`;
 
 export function completionScript(shell: Shell): string {
   switch (shell) {
     case 'bash':
-      return bashScript();
+      return BASH;
     case 'zsh':
-      return zshScript();
+      return ZSH;
     case 'fish':
-      return fishScript();
+      return FISH;
   }
 }
 

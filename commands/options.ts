@@ -1,8 +1,8 @@
 /**
  * THE option table. Everything user-facing about the command line is declared here once and
  * consumed by: the commander program (commands/program.ts), `--help`, the man pages
- * (scripts/gen-man.ts via commands/docs.ts) and the shell completion scripts
- * (commands/completion.ts). Change an option here and all of them follow.
+ * (scripts/gen-man.ts via commands/docs.ts) and shell completion (`tokcap __complete`,
+ * commands/complete.ts). Change an option here and all of them follow.
  *
  * Types: each command has an options interface (`InspectOptions`, ...). Its table is an
  * `OptionTable<InspectOptions>`: one `OptionSpec` per key, keyed by commander's attribute name
@@ -649,7 +649,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     name: 'completion',
     summary: 'Print a shell completion script',
     description: [
-      'Prints a completion script for bash, zsh or fish, generated from the same option table as this help: commands, their options, the values of `--status`, `--sort` and `--format`, directories for DIR and rollout ids found in DIR.',
+      'Prints a completion script for bash, zsh or fish. The script is a few lines that pass the words typed so far to `tokcap __complete`, which answers from the same option table as this help: commands, their options, the values of `--status`, `--sort` and `--format`, files for `--out` and `--ids-from`, directories for DIR and the rollout ids found in DIR (or in $TOKCAP_DIR). It calls the `tokcap` being completed, so a new version completes its own options without installing the script again.',
     ].join('\n\n'),
     args: [
       { name: 'SHELL', description: 'the shell to complete for', required: true, variadic: false, choices: SHELLS, complete: 'none' },

@@ -14,7 +14,6 @@
  *   `idValidation` before the module is even loaded.
  * - Every commander error becomes one line `tokcap: <message>; see 'tokcap <cmd> --help'`, exit 2.
  */
-import { statSync } from 'node:fs';
 import { Argument, Command, InvalidArgumentError, Option } from 'commander';
 import { TokcapError } from '../src/errors.js';
 import { tokcapVersion } from '../src/version.js';
@@ -36,6 +35,7 @@ import {
 } from './options.js';
 import { createContext, ExitCodeAccumulator, type CliIo, type CommandContext } from './context.js';
 import { collectIds } from './ids.js';
+import { resolveDirAndIds } from './dir-and-ids.js';
 import { resolveShard, type ShardOption } from './shard.js';
 
 /** What every commands/<name>.ts exports. */
@@ -139,60 +139,6 @@ function readGlobalOptions(program: Command, sub: Command): GlobalOptions {
     if (!subGiven && programGiven) out[key] = fromProgram[key];
   }
   return out as unknown as GlobalOptions;
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-export interface DirAndIds {
-  dir: string;
-  ids: string[];
-}
-
-/**
- * Splits positionals into DIR and ids.
- * - Without $TOKCAP_DIR: the first positional is DIR, the rest are ids.
- * - With $TOKCAP_DIR and the first positional not a valid rollout id (e.g. contains `/`): it is DIR.
- * - With $TOKCAP_DIR and the first positional a valid id that is not an existing directory: all
- *   positionals are ids, DIR is $TOKCAP_DIR.
- * - With $TOKCAP_DIR and the first positional both a valid id and an existing directory (`.`,
- *   `runs`): read-only commands take it as DIR; store-changing ones refuse to guess (usage error:
- *   write `./runs` for the directory, or give DIR explicitly).
- */
-export function resolveDirAndIds(
-  name: CommandName,
-  positionals: readonly string[],
-  env: NodeJS.ProcessEnv,
-  mutates: boolean,
-  isDir: (path: string) => boolean = isDirectory,
-): DirAndIds {
-  const spec = COMMANDS[name] as CommandSpec<CommandName>;
-  const takesDir = spec.args[0]?.name === 'DIR';
-  const takesIds = spec.args.some((a) => a.name === 'ID');
-  if (!takesDir) return { dir: '', ids: [] };
-  const envDir = env.TOKCAP_DIR !== undefined && env.TOKCAP_DIR !== '' ? env.TOKCAP_DIR : undefined;
-  const hint = `see 'tokcap ${name} --help'`;
-  if (positionals.length === 0) {
-    if (envDir === undefined) {
-      throw new TokcapError('usage', `no capture directory: give DIR or set TOKCAP_DIR; ${hint}`);
-    }
-    return { dir: envDir, ids: [] };
-  }
-  const [first, ...rest] = positionals;
-  if (!takesIds || envDir === undefined || !isValidRolloutId(first)) return { dir: first, ids: rest };
-  if (!isDir(first)) return { dir: envDir, ids: [...positionals] };
-  if (mutates) {
-    throw new TokcapError(
-      'usage',
-      `'${first}' is both a directory and a rollout id and TOKCAP_DIR is set: write './${first}' for the directory, or give DIR before the ids; ${hint}`,
-    );
-  }
-  return { dir: first, ids: rest };
 }
 
 /** Reformats a commander error ("error: ...\n(Did you mean ...?)\n") as one line. */

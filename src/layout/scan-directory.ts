@@ -1,4 +1,4 @@
-import { opendirSync, type Dir } from 'node:fs';
+import { opendirSync, readdirSync, type Dir } from 'node:fs';
 import { ioError } from '../errors.js';
 import { compareCodePoints } from '../json/canonical-json.js';
 import { CAPTURE_SUFFIXES, SUFFIX, TEMP_STATE_PATTERN, type FileKind } from './file-names.js';
@@ -99,6 +99,27 @@ export async function scanDirectory(dir: string, options: ScanOptions = {}): Pro
   invalidNames.sort(compareCodePoints);
   tempStateFiles.sort();
   return shardListing({ rollouts, invalidNames, tempStateFiles, lockOnly }, options.shard);
+}
+
+/**
+ * The rollout ids of DIR that start with `prefix` (those with at least one of J, S, I, M), in
+ * code-point order. For shell completion, which runs on every Tab: names are filtered by the
+ * prefix before they are classified, and nothing is kept for the others.
+ */
+export function rolloutIdsStartingWith(dir: string, prefix: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    throw ioError(e, dir);
+  }
+  const ids = new Set<string>();
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const c = classifyName(name);
+    if (c.kind === 'capture' && c.file !== 'lock') ids.add(c.rolloutId);
+  }
+  return [...ids].sort();
 }
 
 /** Sorted rollout ids of a listing (ids are ASCII, so plain comparison is code-point order). */

@@ -1,6 +1,7 @@
 /**
- * The real binary, spawned: bin/tokcap.js -> dist/commands/run.js. Needs a build (`npm test`
- * runs tsc first; `ensureBuilt` compiles when dist/ is missing or older than the sources).
+ * The real binary, spawned: bin/tokcap.js -> dist/commands/main.js -> run.js (or complete.js).
+ * Needs a build (`npm test` runs tsc first; `ensureBuilt` compiles when dist/ is missing or
+ * older than the sources).
  */
 import { mkdtempSync, readFileSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,26 @@ function tokcap(args: string[], env: Record<string, string> = {}, nodeArgs: stri
 
 function stderrLines(stderr: string): string[] {
   return stderr.split('\n').filter((l) => l !== '');
+}
+
+/** Runs the binary with a resolve hook that logs every bare specifier (package) it imports. */
+async function importedPackages(args: string[]): Promise<{ exitCode: number | undefined; stdout: string; stderr: string; imported: string[] }> {
+  const hookDir = mkdtempSync(join(DIR, 'hooks-'));
+  const log = join(hookDir, 'imports.log');
+  const hooks = join(hookDir, 'hooks.mjs');
+  writeFileSync(
+    hooks,
+    `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  if (!/^[./]|^node:|^file:/.test(specifier)) appendFileSync(${JSON.stringify(log)}, specifier + '\\n');
+  return next(specifier, context);
+}`,
+  );
+  writeFileSync(log, '');
+  const register = join(hookDir, 'register.mjs');
+  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  const r = await tokcap(args, {}, ['--import', pathToFileURL(register).href]);
+  return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, imported: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
 }
 
 beforeAll(async () => {
@@ -90,23 +111,17 @@ describe('tokcap binary', () => {
   });
 
   it('does not load React or Ink for commands other than watch', async () => {
-    // A resolve hook that logs every bare specifier the process imports.
-    const log = join(DIR, 'imports.log');
-    const hooks = join(DIR, 'hooks.mjs');
-    writeFileSync(
-      hooks,
-      `import { appendFileSync } from 'node:fs';
-export async function resolve(specifier, context, next) {
-  if (!/^[./]|^node:|^file:/.test(specifier)) appendFileSync(${JSON.stringify(log)}, specifier + '\\n');
-  return next(specifier, context);
-}`,
-    );
-    const register = join(DIR, 'register.mjs');
-    writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-    const r = await tokcap(['sweep', DIR, '--older-than', '1d'], {}, ['--import', pathToFileURL(register).href]);
-    expect(r.exitCode).toBe(0);
-    const imported = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+    const { exitCode, imported } = await importedPackages(['sweep', DIR, '--older-than', '1d']);
+    expect(exitCode).toBe(0);
     expect(imported).toContain('commander'); // the hook works
     expect(imported.filter((s) => /^(react|ink)(\/|$)/.test(s))).toEqual([]);
+  });
+
+  it('__complete (run on every Tab) loads no CLI or UI package, and answers with rollout ids', async () => {
+    const store = mkdtempSync(join(DIR, 'store-'));
+    for (const id of ['demo-1', 'demo-2', 'other']) writeFileSync(join(store, `${id}.tokens.jsonl`), '');
+    const { exitCode, imported, stdout, stderr } = await importedPackages(['__complete', 'inspect', store, 'demo-']);
+    expect({ exitCode, stdout, stderr }).toEqual({ exitCode: 0, stdout: 'demo-1\ndemo-2\n:none', stderr: '' });
+    expect(imported.filter((s) => /^(commander|react|ink|chalk|cli-table3|execa)(\/|$)/.test(s))).toEqual([]);
   });
 });

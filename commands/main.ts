@@ -1,0 +1,11 @@
+/**
+ * The binary's entry (bin/tokcap.js): loads either the program (commands/run.ts) or, for the
+ * hidden `tokcap __complete` that shells run on every Tab, only the completer
+ * (commands/complete.ts), which needs neither commander nor any renderer.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  if (argv[2] !== '__complete') return (await import('./run.js')).run(argv);
+  // A shell that stops reading gets no stack trace on its prompt.
+  process.stdout.on('error', () => process.exit(0));
+  return (await import('./complete.js')).runComplete(argv.slice(3), process.stdout, process.env);
+}
