@@ -167,7 +167,7 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
   // Wide enough not to cut what a pipe or a log keeps; a terminal's own width otherwise.
   const width = ctx.tty.stdout ? Math.max(60, process.stdout.columns ?? 100) : 120;
   for (const id of ctx.ids) {
-    // A named rollout without any capture file is an error (CLI.md v2), never empty facts.
+    // A named rollout without any capture file is an error (docs/cli.md#unavailable), never empty facts.
     if (!listing.rollouts.has(id)) {
       doc[id] = ctx.fail(noCaptureFilesError({ rolloutId: id }), id);
       continue;

@@ -36,7 +36,7 @@ export async function assertListableDir(dir: string): Promise<void> {
 
 /**
  * A read-only command over a DIR without any capture file fails (exit 3, `tokcap: DIR: no capture
- * files`; CLI.md v2): it is almost always a mistyped or emptied DIR, and "0 rollouts verified"
+ * files`; docs/cli.md#unavailable): it is almost always a mistyped or emptied DIR, and "0 rollouts verified"
  * would pass a CI gate. `--allow-empty` makes an empty DIR an answer.
  */
 export function requireCaptureFiles(ctx: CommandContext<'inspect' | 'build' | 'verify-digests' | 'export' | 'watch'>): void {

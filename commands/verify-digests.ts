@@ -3,7 +3,7 @@
  * vs raw line bytes, token digests and cum_len, delta reconstruction, parent links. Read-only.
  * Exit 1 on any error finding (or any warning with --strict); damage is a finding, not exit 3.
  * A rollout it could not read (lock timeout, I/O error) or a named id without capture files is
- * not verified: listed in `unchecked`, `ok` false, exit 3 (CLI.md v2).
+ * not verified: listed in `unchecked`, `ok` false, exit 3 (docs/cli.md#unavailable).
  */
 import { scanDirectory } from '../src/layout/scan-directory.js';
 import { verifyDirectory } from '../src/verify/verify-directory.js';
@@ -22,7 +22,7 @@ export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> 
   const bar = total > 50 ? ctx.progress({ title: 'verifying', total }) : undefined;
   const result = await verifyDirectory(storeOf(ctx), { ids, shard: ctx.shard, threads: ctx.threads, onProgress: (done) => bar?.update(done) });
   bar?.done();
-  // A named rollout without any capture file was not verified: an error (CLI.md v2), not a warning.
+  // A named rollout without any capture file was not verified: an error (docs/cli.md#unavailable), not a warning.
   const missing = (ids ?? []).filter((id) => !listing.rollouts.has(id));
   const errors = [
     ...missing.map((id) => ctx.fail(noCaptureFilesError({ rolloutId: id }), id)),

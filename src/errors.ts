@@ -16,7 +16,7 @@ export type ErrorKind =
   | 'schema'
   | 'lock_timeout'
   | 'io'
-  /** Nothing to answer about: a DIR without capture files, a named rollout without any (CLI.md v2). */
+  /** Nothing to answer about: a DIR without capture files, a named rollout without any (docs/cli.md#unavailable). */
   | 'not_found'
   | 'other';
 
@@ -94,7 +94,7 @@ export function ioError(err: unknown, file: string, rolloutId?: string): TokcapE
 
 /**
  * A DIR (`file`) or a named rollout (`rolloutId`) without any capture file: nothing there to
- * answer about (CLI.md v2, kind `not_found`).
+ * answer about (docs/cli.md#unavailable, kind `not_found`).
  */
 export function noCaptureFilesError(where: { file?: string; rolloutId?: string }): TokcapError {
   return new TokcapError('not_found', 'no capture files', where);

@@ -133,7 +133,7 @@ export { CAPTURE_SUFFIXES };
 /**
  * Whether DIR holds at least one capture file (J, S, I or M) of a valid rollout id; a lock file
  * alone does not count. Stops at the first one: read-only commands refuse a DIR without any
- * (CLI.md v2), and a mistyped or emptied DIR must not cost a full listing to be told apart.
+ * (docs/cli.md#unavailable), and a mistyped or emptied DIR must not cost a full listing to be told apart.
  * Fails with an `io` error naming DIR when it cannot be listed.
  */
 export function hasCaptureFiles(dir: string): boolean {

@@ -1,8 +1,8 @@
 /**
- * The reference's lenient coercions (FORMAT.md §4.5), exactly, else rejection (issue 14, obs 13).
+ * The reference's lenient coercions (docs/format.md#coercions), exactly, else rejection (issue 14, obs 13).
  *
  * The reference validates records with pydantic (lax mode), which is not installed here; its rules
- * are derived from FORMAT.md §4.5 and the differential fuzzer's findings, and checked against
+ * are derived from docs/format.md#coercions and the differential fuzzer's findings, and checked against
  * python3 wherever Python's own int()/float() behave the same way:
  * - whitespace around a numeric string: pydantic trims with Rust's `str::trim` (Unicode
  *   White_Space), and Python's int()/float() strip the same set, so python3 is the oracle for
@@ -84,7 +84,7 @@ describe('int fields', () => {
     expect(toInt('43490.')).toBe(FAIL);
     expect(toInt('.0')).toBe(FAIL);
     expect(toInt('5.01')).toBe(FAIL);
-    // "_" separators with a fraction: not established for the reference, so rejected (§4.5).
+    // "_" separators with a fraction: not established for the reference, so rejected (docs/format.md#coercions).
     expect(toInt('1_0.0')).toBe(FAIL);
     expect(toInt('1_000')).toBe(1000);
     expect(toInt('1__0')).toBe(FAIL);
@@ -149,7 +149,7 @@ print(json.dumps(out))`;
     const norm = (r: string | null) => (r === null ? null : r.replace(/\.0$/, '').replace('e+', 'e').replace(/\.0e/, 'e'));
     expect(ours.map(norm)).toEqual(oracle.map(norm));
     // Non-ASCII decimal digits: python3 reads them; whether the reference does is not established,
-    // so they are rejected (FORMAT.md §4.5: what is not coerced exactly is rejected).
+    // so they are rejected (docs/format.md#coercions: what is not coerced exactly is rejected).
     expect(python('print(float("\u0661.5"))').trim()).toBe('1.5');
     expect(toFloat('\u0661.5')).toBe(FAIL);
     expect(toInt('\u0661')).toBe(FAIL);

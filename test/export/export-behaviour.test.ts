@@ -313,7 +313,7 @@ describe('exit codes and output', () => {
     expect(quiet.stderr).toBe('');
   });
 
-  it('an empty directory is refused (CLI.md v2), and with --allow-empty exports an empty file', async () => {
+  it('an empty directory is refused (docs/cli.md#unavailable), and with --allow-empty exports an empty file', async () => {
     const o = outDir('o');
     mkdirSync(join(o, 'store'));
     const refused = await cli(['export', join(o, 'store'), '--out', join(o, 'x.jsonl'), '--json']);
