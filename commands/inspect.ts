@@ -37,7 +37,7 @@ function factsJson(f: RolloutFacts | undefined, a: RolloutStatusAnswer): object 
   return { ...f, status: a.status, conditions: a.conditions };
 }
 
-/** A rollout that could not be read: one error line on stderr, exit 3 (CLI.md v2). */
+/** A rollout that could not be read: one error line on stderr, exit 3 (docs/cli.md#unavailable). */
 function reportUnavailable(ctx: CommandContext<'inspect'>, id: string, a: RolloutStatusAnswer): void {
   if (a.error) ctx.fail(new TokcapError(a.error.kind, a.error.message, { rolloutId: id }), id);
 }
