@@ -34,6 +34,8 @@ describe('generateStore fast path', () => {
   it('refuses a non-empty directory', async () => {
     const dir = join(root, 'busy');
     await generateStore({ dir }, { rollouts: 1, calls: 1, prompt: 2, gen: 1 });
-    await expect(generateStore({ dir }, { rollouts: 1, calls: 1, fast: true })).rejects.toThrow(/not empty/);
+    // Other ids (the same ones are refused earlier, with or without the fast path).
+    await expect(generateStore({ dir }, { rollouts: 1, calls: 1, fast: true, prefix: 'other-' })).rejects.toThrow(/not empty/);
+    await expect(generateStore({ dir }, { rollouts: 1, calls: 1 })).rejects.toThrow(/already has rollouts r0/);
   });
 });
