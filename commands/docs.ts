@@ -209,3 +209,59 @@ export function programMarkdown(): string {
 export function allManPages(): [string, string][] {
   return [['tokcap', programMarkdown()], ...COMMAND_NAMES.map((n): [string, string] => [manPageName(n), commandMarkdown(n)])];
 }
+
+// ------------------------------------------------------------------------------ README tables
+
+/** The options a command is run with when none is given (booleans false, the rest their default). */
+function defaultOptions(spec: CommandSpec<CommandName>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, o] of Object.entries(spec.options) as [string, OptionSpec<unknown>][]) {
+    out[key] = o.default ?? (optionValueName(o.flags) === undefined ? false : undefined);
+  }
+  return out;
+}
+
+/** "yes", "no", or "no (`--freeze`: yes)": from the command's own `mutates`, not a copy of it. */
+function changesTheStore(spec: CommandSpec<CommandName>): string {
+  const mutates = spec.mutates as (o: Record<string, unknown>) => boolean;
+  const defaults = defaultOptions(spec);
+  if (mutates(defaults)) return 'yes';
+  const flags = (Object.entries(spec.options) as [string, OptionSpec<unknown>][])
+    .filter(([key, o]) => optionValueName(o.flags) === undefined && defaults[key] === false && mutates({ ...defaults, [key]: true }))
+    .map(([, o]) => `\`${/--[a-z][a-z0-9-]*/.exec(o.flags)?.[0]}\``);
+  return flags.length === 0 ? 'no' : `no (${flags.join(', ')}: yes)`;
+}
+
+/** `tokcap export [DIR] [ID...] --out <path>`: arguments and required options. */
+function usageLine(name: CommandName): string {
+  const spec = COMMANDS[name] as CommandSpec<CommandName>;
+  const args = spec.args.map((a) => (a.choices ? a.choices.join('|') : `${a.name}${a.variadic ? '...' : ''}`)).map((inner, i) => (spec.args[i].required ? inner : `[${inner}]`));
+  const required = (Object.values(spec.options) as OptionSpec<unknown>[]).filter((o) => o.required).map((o) => o.flags.replace(/^-\w, /, ''));
+  return ['tokcap', name, ...args, ...required].join(' ');
+}
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|');
+}
+
+/** README's command table. */
+export function readmeCommandsTable(): string {
+  const rows = COMMAND_NAMES.map((n) => {
+    const spec = COMMANDS[n] as CommandSpec<CommandName>;
+    return `| \`${cell(usageLine(n))}\` | ${cell(spec.summary)} | ${changesTheStore(spec)} |`;
+  });
+  return ['| command | what it does | changes the store? |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
+/** README's exit-code table. */
+export function readmeExitCodesTable(): string {
+  return exitStatusMarkdown();
+}
+
+/** What scripts/gen-man.ts writes between `<!-- NAME:start -->` and `<!-- NAME:end -->` in README.md. */
+export function readmeBlocks(): [string, string][] {
+  return [
+    ['commands', readmeCommandsTable()],
+    ['exit-codes', readmeExitCodesTable()],
+  ];
+}

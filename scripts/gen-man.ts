@@ -1,18 +1,19 @@
 #!/usr/bin/env -S npx tsx
 /**
  * Generates man/tokcap.1 and man/tokcap-<command>.1 from the option table (commands/options.ts,
- * via the markdown of commands/docs.ts) with marked-man. Output is reproducible: the date is a
- * constant below (bump it when the pages change meaningfully), the version comes from
+ * via the markdown of commands/docs.ts) with marked-man, and README.md's command and exit-code
+ * tables (between `<!-- NAME:start -->` and `<!-- NAME:end -->`). Output is reproducible: the
+ * date is a constant below (bump it when the pages change meaningfully), the version comes from
  * package.json, and nothing depends on the clock, the locale or the machine.
  *
- *   npm run man            # write man/*.1
- *   npm run man -- --check # exit 1 if man/ is not up to date (for CI)
+ *   npm run man            # write man/*.1 and README.md's tables
+ *   npm run man -- --check # exit 1 if either is not up to date (for CI)
  */
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { allManPages } from '../commands/docs.js';
+import { allManPages, readmeBlocks } from '../commands/docs.js';
 
 /** The date printed in every page header (marked-man shows month and year). */
 export const MAN_DATE = '2026-11-30';
@@ -67,9 +68,31 @@ for (const file of readdirSync(manDir)) {
     else rmSync(join(manDir, file));
   }
 }
+
+// README.md: each generated block sits between its two markers; the rest is left as written.
+const readmePath = join(root, 'README.md');
+const readme = readFileSync(readmePath, 'utf8');
+let newReadme = readme;
+for (const [name, block] of readmeBlocks()) {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  const from = newReadme.indexOf(start);
+  const to = newReadme.indexOf(end);
+  if (from === -1 || to < from) {
+    console.error(`gen-man: README.md has no ${start} ... ${end} block`);
+    process.exit(1);
+  }
+  newReadme = `${newReadme.slice(0, from + start.length)}\n${block}\n${newReadme.slice(to)}`;
+}
+if (newReadme !== readme) {
+  stale += 1;
+  if (check) console.error('gen-man: the tables in README.md are out of date');
+  else writeFileSync(readmePath, newReadme);
+}
+
 if (check) {
   if (stale > 0) process.exit(1);
-  console.log(`gen-man: ${wanted.size} pages up to date`);
+  console.log(`gen-man: ${wanted.size} pages and README.md's tables up to date`);
 } else {
-  console.log(`gen-man: ${wanted.size} pages in man/ (${stale} changed)`);
+  console.log(`gen-man: ${wanted.size} pages in man/ and README.md's tables (${stale} changed)`);
 }

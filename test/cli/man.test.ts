@@ -6,7 +6,7 @@ import { COMMAND_NAMES } from '../../commands/options.js';
 import { ROOT } from './helpers.js';
 
 describe('man pages', () => {
-  it('man/ is up to date with the option table (npm run man)', async () => {
+  it("man/ and README.md's command and exit-code tables are up to date with the option table (npm run man)", async () => {
     const r = await execa('npx', ['tsx', 'scripts/gen-man.ts', '--check'], { cwd: ROOT, reject: false });
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
