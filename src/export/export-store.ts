@@ -13,7 +13,8 @@ import { mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rol
 import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirectory } from './atomic-output.js';
 import { exportItem, type ExportedRollout, type ExportItem, type ExportItemOptions } from './export-item.js';
 import type { ExportWorkerShared } from './export-worker.js';
-import type { FieldSelection } from './fields.js';
+import { ALL_FIELDS, type FieldSelection } from './fields.js';
+import { lineWithStatus, selectsStatus } from './line-status.js';
 import { LineSink } from './line-sink.js';
 import { checkStoreTarget } from './store-copy.js';
 import { exportAsStore } from './store-export.js';
@@ -235,13 +236,17 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
           })
         : await jsonlWriter(output.tempPath);
     const active = writer;
+    // jsonl lines end with the rollout's status and conditions, read here, in the main thread.
+    const fields = options.fields ?? ALL_FIELDS;
+    const withStatus = options.format === 'jsonl' && selectsStatus(fields);
     let done = 0;
     // Rollouts are built on every core and arrive here in order, one write at a time.
     const write = async (item: ExportItem) => {
       if (output?.finished) throw abortError(!output);
-      if (item.keep) await active.add(item);
       const r = item.rollout;
-      if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
+      const readError = r.error && toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId });
+      if (item.keep) await active.add(withStatus ? { ...item, line: await lineWithStatus(store, r.rolloutId, item.line!, fields, readError) } : item);
+      if (readError) hooks.onRolloutError?.(readError, r.rolloutId);
       totals.add(r, item.keep);
       done += 1;
       hooks.onRollout?.(done, total, r.rolloutId, r);

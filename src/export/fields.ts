@@ -29,6 +29,8 @@ export const EXPORT_RECORD_KEYS = [
   '_capture_snapshot',
   'preview',
   'mask_causes',
+  'status',
+  'conditions',
 ] as const;
 
 /** The pseudo field of `-tokens`. */

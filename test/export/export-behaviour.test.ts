@@ -119,7 +119,7 @@ describe('--fields', () => {
     lines.forEach((l, i) => {
       const o = rec(l);
       const b = plain(builds[i]) as Record<string, unknown>;
-      expect(Object.keys(o)).toEqual([...Object.keys(b), 'mask_causes']);
+      expect(Object.keys(o)).toEqual([...Object.keys(b), 'mask_causes', 'status', 'conditions']);
       if (b.rebuilt_response === null) {
         expect(o.rebuilt_response).toBeNull();
         return;
@@ -391,6 +391,8 @@ describe('lock timeouts', () => {
         metrics: { n_calls: 0 },
         preview: true,
         mask_causes: [{ code: 'build_error', message: 'the build failed: TimeoutError: timed out after 1s waiting for the lock of rollout demo-3' }],
+        status: 'unavailable',
+        conditions: [],
       });
       expect(JSON.parse(r.stdout)).toMatchObject({ rollouts: 8, failed: 2 });
     } finally {

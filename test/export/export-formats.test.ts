@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { round4 } from '../../src/json/round4.js';
 import { loadCases, materializeStore } from '../support/conformance-corpus.js';
 import { cli } from '../cli/helpers.js';
-import { DEMO_STORE, allIds, copyStore, expectLineMatchesBuild, libraryBuilds, mainChainSteps, readLines, readTinker, scratch, treeSnapshot } from './helpers.js';
+import { DEMO_STORE, allIds, copyStore, expectLineMatchesBuild, libraryBuilds, libraryStatuses, mainChainSteps, readLines, readTinker, scratch, treeSnapshot } from './helpers.js';
 
 const cleanup: string[] = [];
 afterAll(() => {
@@ -41,7 +41,8 @@ async function checkJsonl(storeDir: string): Promise<void> {
   const builds = await libraryBuilds(storeDir, ids);
   const lines = readLines(out);
   expect(lines.length).toBe(ids.length);
-  lines.forEach((line, i) => expectLineMatchesBuild(line, builds[i]));
+  const statuses = await libraryStatuses(storeDir, ids);
+  lines.forEach((line, i) => expectLineMatchesBuild(line, builds[i], statuses[i]));
   expect(lines.map((l) => (JSON.parse(l) as { rollout_id: string }).rollout_id)).toEqual(ids);
 
   const summary = JSON.parse(r.stdout) as Record<string, unknown>;
@@ -115,7 +116,7 @@ async function checkTinker(storeDir: string): Promise<void> {
   expect(JSON.parse(r.stdout)).toMatchObject({ out, format: 'tinker', rollouts: ids.length, masked });
 }
 
-describe('export --format jsonl: every line is the library build result plus mask_causes', () => {
+describe('export --format jsonl: every line is the library build result plus mask_causes, status and conditions', () => {
   for (const s of stores) {
     it(s.name, async () => {
       await checkJsonl(s.dir());

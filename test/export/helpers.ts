@@ -11,6 +11,8 @@ import { orderedJson } from '../../src/json/canonical-json.js';
 import { scanDirectory, sortedRolloutIds } from '../../src/layout/scan-directory.js';
 import { readSnapshotReadOnly } from '../../src/ops/read-snapshot.js';
 import { ROOT } from '../cli/helpers.js';
+import { readRolloutStatus } from '../../src/status/read-status.js';
+import { CONDITIONS, ROLLOUT_STATUSES, type RolloutStatusAnswer } from '../../src/status/rollout-status.js';
 
 export const DEMO_STORE = join(ROOT, 'fixtures', 'demo-store');
 export const READ_TINKER = join(ROOT, 'test', 'export', 'read_tinker.py');
@@ -68,15 +70,22 @@ const CAUSE_CODES: readonly MaskCauseCode[] = [
 
 /**
  * Checks one exported jsonl line against the library's build result: the line is exactly the
- * result as the library's ordered writer prints it, with `mask_causes` added as the last key;
- * the causes are well-formed and agree with the result.
+ * result as the library's ordered writer prints it, with `mask_causes`, `status` and `conditions`
+ * added as the last keys; the causes are well-formed and agree with the result; the status is
+ * the rollout-status model's (`status`, when given: `readRolloutStatus`'s answer).
  */
-export function expectLineMatchesBuild(line: string, result: ConsumerResult): void {
+export function expectLineMatchesBuild(line: string, result: ConsumerResult, status?: RolloutStatusAnswer): void {
   const parsed = JSON.parse(line) as Record<string, unknown>;
   expect(Object.keys(parsed)[0]).toBe('rollout_id');
-  expect(Object.keys(parsed).at(-1)).toBe('mask_causes');
+  expect(Object.keys(parsed).slice(-3)).toEqual(['mask_causes', 'status', 'conditions']);
   const causes = parsed.mask_causes as { code: string; message: string; calls?: string[] }[];
-  expect(line).toBe(`${orderedJson(result).slice(0, -1)},"mask_causes":${JSON.stringify(causes)}}`);
+  const tail = `"status":${JSON.stringify(parsed.status)},"conditions":${JSON.stringify(parsed.conditions)}`;
+  expect(line).toBe(`${orderedJson(result).slice(0, -1)},"mask_causes":${JSON.stringify(causes)},${tail}}`);
+  expect(ROLLOUT_STATUSES).toContain(parsed.status);
+  const conditions = parsed.conditions as string[];
+  expect(conditions).toEqual([...conditions].sort());
+  for (const c of conditions) expect(CONDITIONS).toContain(c);
+  if (status) expect({ status: parsed.status, conditions }).toEqual({ status: status.status, conditions: status.conditions });
   expect(causes.length > 0).toBe(result.mask_sample);
   for (const c of causes) {
     expect(Object.keys(c).slice(0, 2)).toEqual(['code', 'message']);
@@ -90,6 +99,13 @@ export function expectLineMatchesBuild(line: string, result: ConsumerResult): vo
   if ((result.metrics as Record<string, unknown>).capture_incomplete === true) {
     expect(causes.some((c) => c.code === 'dangling_intents' || c.code === 'capture_incomplete')).toBe(true);
   }
+}
+
+/** The rollout-status model's answer for each rollout, in the order given. */
+export async function libraryStatuses(dir: string, ids: readonly string[]): Promise<RolloutStatusAnswer[]> {
+  const out: RolloutStatusAnswer[] = [];
+  for (const id of ids) out.push((await readRolloutStatus({ dir }, id)).status);
+  return out;
 }
 
 /** The main chain of a rollout as (prompt length, generated length, call id), independently of export. */

@@ -1,0 +1,43 @@
+/**
+ * `status` and `conditions` on every jsonl line (docs/cli.md#status): the rollout-status model's
+ * answer (src/status), read in the main thread just before the line is written and added at its
+ * end, after `mask_causes`. The line itself was serialised where it was built (maybe a worker
+ * thread), so the two members are spliced into its bytes rather than the record re-serialised.
+ */
+import { orderedJson } from '../json/canonical-json.js';
+import type { StoreOptions } from '../ops/store.js';
+import { readRolloutStatus } from '../status/read-status.js';
+import { isUnavailableKind, unavailableStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
+import type { ErrorKind } from '../errors.js';
+import { applyFieldSelection, type FieldSelection } from './fields.js';
+
+/** The keys this adds, in line order (also in EXPORT_RECORD_KEYS, for --fields). */
+export const STATUS_KEYS = ['status', 'conditions'] as const;
+
+/** True when the selection keeps at least one of the status keys. */
+export function selectsStatus(fields: FieldSelection): boolean {
+  return STATUS_KEYS.some((k) => !fields.drop.has(k) && (fields.keep === null || fields.keep.has(k)));
+}
+
+const CLOSE = 0x7d; // '}'
+const LF = 0x0a;
+
+/**
+ * `line` (one compact object and its LF) with the rollout's status members added at its end.
+ * `readError`: the build could not read the rollout (a lock timeout); it is then unavailable
+ * without a second wait for its lock.
+ */
+export async function lineWithStatus(
+  store: StoreOptions,
+  rolloutId: string,
+  line: Uint8Array,
+  fields: FieldSelection,
+  readError?: { kind: ErrorKind; message: string },
+): Promise<Uint8Array> {
+  const status: RolloutStatusAnswer = readError && isUnavailableKind(readError.kind) ? unavailableStatus(readError) : (await readRolloutStatus(store, rolloutId)).status;
+  const members = orderedJson(applyFieldSelection({ status: status.status, conditions: status.conditions }, fields)).slice(1, -1);
+  if (members === '') return line;
+  const n = line.length;
+  if (n < 3 || line[n - 1] !== LF || line[n - 2] !== CLOSE) throw new Error('internal: a jsonl line must end with "}\\n"');
+  return Buffer.concat([line.subarray(0, n - 2), Buffer.from(`,${members}}\n`, 'utf8')]);
+}
