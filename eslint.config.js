@@ -68,13 +68,24 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 
-  // The library: no CLI/UI package, nothing from commands/.
+  // The library: no CLI/UI package, nothing from commands/, no environment, no stdio (the
+  // command context passes options down and renders what the library returns).
   {
     files: ['src/**/*.ts'],
     rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['env', 'argv', 'stdin', 'stdout', 'stderr', 'exit', 'exitCode'].map((property) => ({
+          object: 'process',
+          property,
+          message: 'src/ is the library: it reads no environment and writes no stdio (take options from the caller).',
+        })),
+      ],
+      'no-console': 'error',
       'no-restricted-imports': [
         'error',
         {
+          paths: ['process', 'node:process'].map((name) => ({ name, message: 'src/ is the library: it reads no process state (take options from the caller).' })),
           patterns: [
             { group: UI_PACKAGES, message: 'src/ is the library: it imports no CLI or UI package (render in commands/).' },
             { group: ['**/commands', '**/commands/**'], message: 'src/ must not import from commands/ (commands/ builds on src/, not the reverse).' },
