@@ -29,9 +29,10 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     // caller asked otherwise. React reads it from the process's environment (the context's, in a
     // real run) when it is first loaded, just below.
     ctx.env.NODE_ENV ??= 'production';
-    // Row reads run in a worker thread: keys and drawing never wait behind parsing a big rollout.
+    // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
+    // wait behind parsing a big rollout.
     const workers = createWorkerReaders();
-    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: { read: workers.read } });
+    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: { readBatch: workers.readBatch } });
     try {
       const { runLive } = await import('./watch/live.js');
       await runLive({ model: live, styles: ctx.styles });
@@ -43,12 +44,18 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
 
   // The one-shot forms answer a question; the live view may wait for a run to start writing.
   requireCaptureFiles(ctx);
-  const model = new DirectoryModel({ dir: ctx.dir, lockWaitMs });
-
-  await model.rescan();
-  await model.idle();
-  const snapshot = model.snapshot();
-  model.dispose();
+  // The live view's load, without a screen: the same batches on both cores, in listing order.
+  const workers = createWorkerReaders();
+  const model = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: { readBatch: workers.readBatch }, statUnread: false });
+  let snapshot;
+  try {
+    await model.rescan();
+    await model.idle();
+    snapshot = model.snapshot();
+  } finally {
+    model.dispose();
+    await workers.close();
+  }
   if (snapshot.scanError !== undefined) {
     throw new TokcapError('io', `cannot list the directory: ${snapshot.scanError}`, { file: ctx.dir });
   }

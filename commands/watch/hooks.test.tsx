@@ -225,9 +225,9 @@ describe('useDirectoryWatcher', () => {
       const model = new DirectoryModel({
         dir,
         readers: {
-          read: (store, id, files) => {
-            read.push(id);
-            return DEFAULT_READERS.read(store, id, files);
+          readBatch: (store, ids) => {
+            read.push(...ids);
+            return DEFAULT_READERS.readBatch(store, ids);
           },
         },
       });

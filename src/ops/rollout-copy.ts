@@ -10,7 +10,7 @@
  * thread whole (one transfer, no per-file allocation) and is reused once parsed. Only the main
  * thread calls `copyRollout` (it takes the lock); parsing can happen anywhere.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { TokcapError, ioError, toTokcapError } from '../errors.js';
 import { rolloutPaths, type FileKind } from '../layout/file-names.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
@@ -112,6 +112,8 @@ export async function copyRollout(store: StoreOptions, rolloutId: string, arena:
 }
 
 function copyFile(path: string, rolloutId: string, kind: CopiedKind, arena: CopyArena, record: RolloutCopyRecord): void {
+  // Most rollouts have no marker file: a failed open costs an exception, a lookup does not.
+  if (kind === 'incomplete' && !existsSync(path)) return;
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);

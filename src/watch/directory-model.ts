@@ -17,8 +17,9 @@ import { toTokcapError } from '../errors.js';
 import { rolloutPaths, type FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
-import { readRow, type RowRead } from './preview.js';
-import { deriveRow, directoryTotals, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow, type RowError } from './rows.js';
+import { CopyArena, type CopiedKind } from '../ops/rollout-copy.js';
+import { readBatchHere, type FileStamps, type RowReadOutcome } from './row-batch.js';
+import { directoryTotals, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow, type RowError } from './rows.js';
 
 export interface FileStat {
   ino: number;
@@ -31,8 +32,11 @@ export interface WatchReaders {
   scan(dir: string): Promise<DirectoryListing>;
   /** lstat; null when the file does not exist. */
   stat(path: string): Promise<FileStat | null>;
-  /** Facts and preview of one rollout (default: `readRow`, in this thread; see worker-readers.ts). */
-  read(store: StoreOptions, id: string, files: ReadonlySet<FileKind>): Promise<RowRead>;
+  /**
+   * The rows of many rollouts, in order: each copied once under its lock, then read from the
+   * copy (default: in this thread; worker-readers.ts adds the second core).
+   */
+  readBatch(store: StoreOptions, ids: readonly string[]): Promise<RowReadOutcome[]>;
 }
 
 export const DEFAULT_READERS: WatchReaders = {
@@ -49,14 +53,22 @@ export const DEFAULT_READERS: WatchReaders = {
       throw e;
     }
   },
-  read: readRow,
+  // An arena per batch: two batches in flight in one thread must not share one.
+  readBatch: (store, ids) => readBatchHere(store, ids, new CopyArena(64 * 1024)),
 };
 
 export interface DirectoryModelOptions {
   dir: string;
   lockWaitMs?: number;
-  /** Rollout reads in flight at once (default 8). */
+  /** Batches of rollout reads in flight at once (default 3: some parsed while the next is copied). */
   concurrency?: number;
+  /** Rollouts per batch (default 128; the first batch of a load is a screenful). */
+  batchSize?: number;
+  /**
+   * Stat rollouts not read yet before reading them (default true), so that they are read, and
+   * shown, most recently modified first. `watch --once` has no screen to fill first.
+   */
+  statUnread?: boolean;
   /** Stat workers during a rescan (default 4; the default stat is synchronous, see DEFAULT_READERS). */
   statConcurrency?: number;
   /** Clock for `changedAt` (default Date.now). */
@@ -81,6 +93,9 @@ export interface DirectorySnapshot {
   readonly version: number;
 }
 
+/** Rollouts in the first batch of a load (about a screenful). */
+const FIRST_BATCH = 48;
+
 /** Rollouts stat'ed between two yields to the event loop during a rescan. */
 const STAT_BATCH = 256;
 
@@ -103,6 +118,9 @@ export class DirectoryModel {
   private readonly store: StoreOptions;
   private readonly readers: WatchReaders;
   private readonly concurrency: number;
+  private readonly batchSize: number;
+  private batches = 0;
+  private readonly statUnread: boolean;
   private readonly statConcurrency: number;
   private readonly now: () => number;
 
@@ -142,7 +160,9 @@ export class DirectoryModel {
     this.dir = options.dir;
     this.store = { dir: options.dir, lockWaitMs: options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS };
     this.readers = { ...DEFAULT_READERS, ...options.readers };
-    this.concurrency = Math.max(1, options.concurrency ?? 8);
+    this.concurrency = Math.max(1, options.concurrency ?? 3);
+    this.batchSize = Math.max(1, options.batchSize ?? 128);
+    this.statUnread = options.statUnread ?? true;
     this.statConcurrency = Math.max(1, options.statConcurrency ?? 4);
     this.now = options.now ?? Date.now;
   }
@@ -322,8 +342,14 @@ export class DirectoryModel {
         if (next % STAT_BATCH === 0) await yieldToEventLoop();
         // Only the files the listing shows (a file created since is found by the read).
         const listed = listing.rollouts.get(id)!;
-        const kinds = SIGNATURE_KINDS.filter((k) => listed.has(k));
         const settled = this.rows.get(id);
+        if (!settled?.loaded && !this.statUnread) {
+          changed.push({ id, mtimeMs: 0 });
+          continue;
+        }
+        // A rollout never read is read anyway: one stat (J's, or the first file's) gives the
+        // mtime its place in the queue and on screen.
+        const kinds = settled?.loaded ? SIGNATURE_KINDS.filter((k) => listed.has(k)) : SIGNATURE_KINDS.filter((k) => listed.has(k)).slice(0, 1);
         // A frozen or retired rollout no longer takes writes (the writer refuses them): what can
         // still happen to it (retire, drop, delete, sweep) removes files, which the listing
         // shows. Skipping its stat makes the backstop cheap in a long run, where most are.
@@ -377,13 +403,29 @@ export class DirectoryModel {
   }
 
   private pump(): void {
-    while (!this.disposed && this.inflight.size < this.concurrency) {
-      const id = takeFirst(this.urgent) ?? takeFirst(this.backlog);
-      if (id === undefined) break;
-      const force = this.forced.delete(id);
-      this.inflight.add(id);
-      const run = ++this.runCounter;
-      void this.readOne(id, force).finally(() => this.finishRun(id, run));
+    while (!this.disposed && this.batches < this.concurrency) {
+      // The first batch of a load is about a screenful: the first rows show sooner.
+      const size = this.initialDone || this.runCounter > 0 ? this.batchSize : Math.min(this.batchSize, FIRST_BATCH);
+      const ids: string[] = [];
+      while (ids.length < size) {
+        const id = takeFirst(this.urgent) ?? takeFirst(this.backlog);
+        if (id === undefined) break;
+        ids.push(id);
+      }
+      if (ids.length === 0) break;
+      const runs = ids.map((id) => {
+        this.inflight.add(id);
+        return ++this.runCounter;
+      });
+      const forced = ids.map((id) => this.forced.delete(id));
+      this.batches++;
+      void this.readMany(ids, forced).finally(() => {
+        this.batches--;
+        ids.forEach((id, i) => this.finishRun(id, runs[i]));
+        this.pump();
+        // The reads are no longer in flight: listeners' last snapshot must not still count them.
+        if (!this.disposed) this.changed();
+      });
     }
     this.checkIdle();
   }
@@ -398,41 +440,54 @@ export class DirectoryModel {
       else this.waiters.delete(id);
     }
     if (this.again.delete(id) && !this.disposed) this.urgent.add(id);
-    this.pump();
-    // The read is no longer in flight: listeners' last snapshot must not still count it.
-    if (!this.disposed) this.changed();
   }
 
-  private async readOne(id: string, force: boolean): Promise<void> {
-    const prev = this.rows.get(id);
-    const changedAt = () => (this.initialDone ? this.now() : (prev?.changedAt ?? null));
-    const seq = (prev?.seq ?? 0) + 1;
-    let sig: Signature;
-    try {
-      sig = await this.signature(id);
-    } catch (e) {
-      this.put(id, errorRow(prev ?? placeholderRow(id), rowError(e, id), changedAt(), seq), undefined);
-      return;
-    }
-    if (this.disposed) return;
-    if (sig.present.size === 0) {
-      if (this.rows.has(id)) {
-        this.forget(id);
-        this.changed();
+  /**
+   * Reads a batch: one locked copy per rollout (readers.readBatch), its stamps kept as the
+   * rollout's signature. A loaded rollout named again (not forced) is first stat'ed and skipped
+   * when none of its files changed since it was read.
+   */
+  private async readMany(ids: readonly string[], forced: readonly boolean[]): Promise<void> {
+    const todo: string[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      const prev = this.rows.get(id);
+      if (!forced[i] && prev?.loaded && !prev.error && this.signatures.has(id)) {
+        let sig: Signature;
+        try {
+          sig = await this.signature(id);
+        } catch {
+          todo.push(id);
+          continue;
+        }
+        if (this.signatures.get(id) === sig.key) continue;
       }
-      return;
+      todo.push(id);
     }
-    if (!force && prev?.loaded && !prev.error && this.signatures.get(id) === sig.key) return;
-
-    let row: RolloutRow;
+    if (todo.length === 0 || this.disposed) return;
+    let outcomes: RowReadOutcome[];
     try {
-      const { facts, status, preview } = await this.readers.read(this.store, id, sig.present);
-      row = deriveRow({ id, facts, status, preview, changedAt: changedAt(), seq });
+      outcomes = await this.readers.readBatch(this.store, todo);
     } catch (e) {
-      row = errorRow(prev ?? placeholderRow(id, sig.mtimeMs), rowError(e, id), changedAt(), seq);
+      outcomes = todo.map((id) => ({ ok: false, error: rowError(e, id) }));
     }
     if (this.disposed) return;
-    this.put(id, row, sig);
+    todo.forEach((id, i) => this.settleRead(id, outcomes[i] ?? { ok: false, error: { kind: 'other', message: 'internal: no outcome for this rollout' } }));
+  }
+
+  private settleRead(id: string, outcome: RowReadOutcome): void {
+    const prev = this.rows.get(id);
+    const changedAt = this.initialDone ? this.now() : (prev?.changedAt ?? null);
+    const seq = (prev?.seq ?? 0) + 1;
+    if (!outcome.ok) {
+      this.put(id, errorRow(prev ?? placeholderRow(id), outcome.error, changedAt, seq), undefined);
+      return;
+    }
+    if ('gone' in outcome) {
+      if (this.rows.has(id)) this.forget(id);
+      return;
+    }
+    this.put(id, { ...outcome.row, changedAt, seq }, outcome.stamps && stampSignature(outcome.stamps));
   }
 
   private put(id: string, row: RolloutRow, signature: Signature | undefined): void {
@@ -445,8 +500,22 @@ export class DirectoryModel {
       this.kinds.set(id, SIGNATURE_KINDS.filter((k) => signature.present.has(k)).join('+'));
     }
     this.touched.set(id, this.now());
-    this.changed();
   }
+}
+
+/** The signature `signature()` gives, from the stamps of a copy (fstat of what was read). */
+function stampSignature(stamps: FileStamps): Signature {
+  const present = new Set<FileKind>();
+  const parts: string[] = [];
+  let mtimeMs = 0;
+  for (const kind of SIGNATURE_KINDS) {
+    const s = stamps[kind as CopiedKind];
+    if (s === undefined) continue;
+    present.add(kind);
+    parts.push(`${kind}:${s.ino}:${s.size}:${s.mtimeMs}`);
+    mtimeMs = Math.max(mtimeMs, s.mtimeMs);
+  }
+  return { key: parts.join('|'), present, mtimeMs };
 }
 
 function rowError(e: unknown, id: string): RowError {

@@ -12,6 +12,7 @@ import type { ChainBuild } from '../build/chain-builder.js';
 import { buildRolloutDetailed, type SnapshotSource } from '../build/build-rollout.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import { copyReadOnlySnapshot, type ReadOnlyCopySource } from '../ops/read-snapshot.js';
+import { snapshotCopyOf, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import { rolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 import { unavailableVerdict, verdictOf, type VerdictAnswer } from '../status/verdict.js';
@@ -141,14 +142,21 @@ export interface RowRead {
 export interface RowCopySources {
   readJsonl?: FactsOptions['readJsonl'];
   readOnlyCopy?: ReadOnlyCopySource;
+  /**
+   * One copy of the rollout taken under one lock (src/ops/rollout-copy.ts): the facts and the
+   * preview are both computed from it, and nothing is read or locked here (any thread).
+   */
+  copy?: { arena: Uint8Array; record: RolloutCopyRecord };
 }
 
 /**
  * The row read: facts, then the preview build. A rollout whose facts could not be read is not
  * built (its read would wait for the same lock again): status and verdict are `unavailable`.
  */
-export async function readRow(store: StoreOptions, rolloutId: string, files: ReadonlySet<FileKind>, sources: RowCopySources = {}): Promise<RowRead> {
-  const facts = await rolloutFacts(store, rolloutId, { files: new Set(files), readJsonl: sources.readJsonl });
+export async function readRow(store: StoreOptions, rolloutId: string, files: ReadonlySet<FileKind> | undefined, sources: RowCopySources = {}): Promise<RowRead> {
+  const { copy } = sources;
+  const facts = await rolloutFacts(store, rolloutId, { files: files && new Set(files), readJsonl: sources.readJsonl, copy });
+  if (copy) sources = { readOnlyCopy: async () => snapshotCopyOf(copy.arena, copy.record, facts.retired) };
   const status = rolloutStatus(facts);
   if (status.status === 'unavailable') {
     return { facts, status, preview: { kind: 'unreadable', error: status.error!, verdict: unavailableVerdict(status.error!.kind) } };

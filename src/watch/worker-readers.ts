@@ -1,43 +1,32 @@
 /**
- * Row reads in a worker thread (read-worker.ts), for the live view: keys and drawing stay on the
- * main thread, whatever the store makes the reader do. The worker is started on the first read;
- * if it cannot start (no compiled worker next to this module, e.g. when running from sources) or
- * dies, reads fall back to this thread, transparently (the requests in flight are redone here).
- * The worker takes no rollout lock: this thread makes the copies it asks for under the lock, in
- * turn with its own reads (one rollout lock at a time per process, docs/format.md#lock-mechanism).
+ * Batch row reads on both cores, for the live view and `watch --once`: this thread copies each
+ * rollout of a batch under its lock (one at a time, docs/format.md#lock-mechanism) into an arena, moves the
+ * arena to the read worker (read-worker.ts), which computes the rows, and copies the next batch
+ * meanwhile. The worker is started on the first batch; if it cannot start (no compiled worker
+ * next to this module, e.g. when running from sources) or dies, batches are read in this thread
+ * instead, transparently (those in flight are read again here).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { serveSnapshotRequest } from '../build/build-many.js';
-import { TokcapError } from '../errors.js';
-import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
-import { serveJsonlRequest } from '../jsonl/remote-jsonl.js';
-import type { FileKind } from '../layout/file-names.js';
+import { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
-import { replyToWorker, type ThreadGive, type ThreadRequest } from '../threads/thread-requests.js';
-import { readRow, type RowRead } from './preview.js';
-import type { ReadRequest, WatchCopyRequest } from './read-worker.js';
-
-type RowReply = { type: 'row'; seq: number; ok: true; read: RowRead } | { type: 'row'; seq: number; ok: false; error: { kind: string; message: string } };
-type FromWorker = RowReply | ThreadRequest | ThreadGive;
-
-/** This thread: makes the copy a worker asked for, under the rollout's lock. */
-function serveCopy(q: WatchCopyRequest) {
-  return q.kind === 'jsonl' ? serveJsonlRequest(q.request) : serveSnapshotRequest(q.store)(q.request);
-}
+import type { BatchReply, BatchRequest } from './read-worker.js';
+import { copyBatch, readBatchHere, type RowReadOutcome } from './row-batch.js';
 
 interface Pending {
-  request: ReadRequest;
-  resolve: (r: RowRead) => void;
+  store: StoreOptions;
+  ids: readonly string[];
+  arena: CopyArena;
+  resolve: (r: RowReadOutcome[]) => void;
   reject: (e: unknown) => void;
 }
 
 export interface WorkerReaders {
-  read(store: StoreOptions, id: string, files: ReadonlySet<FileKind>): Promise<RowRead>;
-  /** Whether reads currently go to the worker (false before the first read and after a fallback). */
+  readBatch(store: StoreOptions, ids: readonly string[]): Promise<RowReadOutcome[]>;
+  /** Whether batches currently go to the worker (false before the first one and after a fallback). */
   readonly inWorker: boolean;
-  /** Lets the reads in flight finish (at most `timeoutMs`), then stops the worker. */
+  /** Lets the batches in flight finish (at most `timeoutMs`), then stops the worker. */
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -47,6 +36,8 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
   let closed = false;
   let seq = 0;
   const pending = new Map<number, Pending>();
+  /** Arenas back from the worker, for the next batches. */
+  const arenas: CopyArena[] = [];
   let drained: (() => void) | null = null;
 
   const settle = () => {
@@ -58,10 +49,10 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     const w = worker;
     worker = null;
     void w?.terminate();
-    // Redo what was in flight, here.
+    // The copies went with the worker: read those batches again, here.
     for (const [key, p] of [...pending]) {
       pending.delete(key);
-      readRow(p.request.store, p.request.id, new Set(p.request.files)).then(p.resolve, p.reject);
+      readBatchHere(p.store, p.ids, new CopyArena()).then(p.resolve, p.reject);
     }
     settle();
   };
@@ -71,20 +62,13 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     try {
       const w = new Worker(workerUrl);
       w.unref();
-      w.on('message', (reply: FromWorker) => {
-        if (reply.type === 'request') {
-          replyToWorker(w, reply.seq, serveCopy(reply.request as WatchCopyRequest));
-          return;
-        }
-        if (reply.type === 'give') {
-          giveBackCopyBuffer(reply.memory);
-          return;
-        }
+      w.on('message', (reply: BatchReply) => {
         const p = pending.get(reply.seq);
         if (!p) return;
         pending.delete(reply.seq);
-        if (reply.ok) p.resolve(reply.read);
-        else p.reject(new TokcapError(reply.error.kind as TokcapError['kind'], reply.error.message, { rolloutId: p.request.id }));
+        p.arena.bytes = Buffer.from(reply.arena.buffer);
+        arenas.push(p.arena);
+        p.resolve(reply.outcomes);
         settle();
       });
       w.on('error', fallBack);
@@ -102,13 +86,23 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     get inWorker() {
       return worker !== null && !broken;
     },
-    read(store, id, files) {
-      const w = start();
-      if (!w) return readRow(store, id, files);
-      const request: ReadRequest = { type: 'read', seq: ++seq, store: { dir: store.dir, lockWaitMs: store.lockWaitMs }, id, files: [...files] };
-      return new Promise<RowRead>((resolve, reject) => {
-        pending.set(request.seq, { request, resolve, reject });
-        w.postMessage(request);
+    async readBatch(store, ids) {
+      const arena = arenas.pop() ?? new CopyArena();
+      if (!start()) return readBatchHere(store, ids, arena);
+      const records = await copyBatch(store, ids, arena);
+      const w = worker;
+      if (!w) return readBatchHere(store, ids, arena);
+      const request: BatchRequest = {
+        type: 'batch',
+        seq: ++seq,
+        store: { dir: store.dir, lockWaitMs: store.lockWaitMs },
+        // The whole buffer moves (and comes back): no copy of the bytes.
+        arena: new Uint8Array(arena.bytes.buffer, 0, arena.used),
+        records,
+      };
+      return new Promise<RowReadOutcome[]>((resolve, reject) => {
+        pending.set(request.seq, { store, ids, arena, resolve, reject });
+        w.postMessage(request, [arena.bytes.buffer as ArrayBuffer]);
       });
     },
     async close(timeoutMs = 2000) {

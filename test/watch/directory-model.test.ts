@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendEntry, beginCall, markIncomplete } from '../../src/ops/writer.js';
@@ -10,18 +11,43 @@ import { entry } from '../core/support.js';
 
 const tempDir = useTempDirs();
 
+/** Counts the rollouts each batch read asks for (the readers' own reads are real). */
 function countingReaders() {
   const facts: string[] = [];
-  const previews: string[] = [];
   const readers: Partial<WatchReaders> = {
-    read: async (store, id, files) => {
-      facts.push(id);
-      const r = await DEFAULT_READERS.read(store, id, files);
-      if (r.preview) previews.push(id);
-      return r;
+    readBatch: async (store, ids) => {
+      facts.push(...ids);
+      return DEFAULT_READERS.readBatch(store, ids);
     },
   };
-  return { readers, facts, previews };
+  return { readers, facts };
+}
+
+/**
+ * Counts the files opened per path, in this process, through the real `fs` (Node's built-in
+ * module, patched and synced into its ES module bindings): each rollout lock taken opens the
+ * lock file once.
+ */
+function countOpens() {
+  const require = createRequire(import.meta.url);
+  const fsCjs = require('node:fs') as typeof fs;
+  const original = fsCjs.openSync;
+  const opened = new Map<string, number>();
+  fsCjs.openSync = ((p: fs.PathLike, ...rest: unknown[]) => {
+    const key = path.basename(String(p));
+    opened.set(key, (opened.get(key) ?? 0) + 1);
+    return (original as (...a: unknown[]) => number)(p, ...rest);
+  }) as typeof fs.openSync;
+  syncBuiltinESMExports();
+  return {
+    count: (name: string) => opened.get(name) ?? 0,
+    names: () => [...opened.keys()],
+    reset: () => opened.clear(),
+    restore: () => {
+      fsCjs.openSync = original;
+      syncBuiltinESMExports();
+    },
+  };
 }
 
 async function loaded(model: DirectoryModel) {
@@ -73,15 +99,13 @@ describe('DirectoryModel', () => {
   it('re-reads only rollouts whose files changed, and only the ones named', async () => {
     const dir = tempDir();
     await makeStore(dir);
-    const { readers, facts, previews } = countingReaders();
+    const { readers, facts } = countingReaders();
     const model = new DirectoryModel({ dir, readers });
     await loaded(model);
     expect(facts.length).toBe(8);
-    expect(previews.length).toBe(8); // the retired tombstone too: its preview is a failed build
 
     // Nothing changed: a rescan stats, reads nothing.
     facts.length = 0;
-    previews.length = 0;
     await model.rescan();
     await model.idle();
     expect(facts).toEqual([]);
@@ -105,6 +129,39 @@ describe('DirectoryModel', () => {
     expect(facts).toEqual(['r1']);
     expect(model.row('r1')!.incompleteMarkers).toEqual(['']);
     expect(model.row('r1')!.incompleteFlag).toBe(true);
+  });
+
+  it('reads each rollout once: one lock taken and one open of each file, for the facts and the preview together', async () => {
+    const dir = tempDir();
+    const ids = await makeStore(dir, { rollouts: 16, mix: true });
+    // Lock files exist, as next to a running writer: each lock taken opens one.
+    for (const id of ids) fs.writeFileSync(path.join(dir, `${id}.tokens.lock`), '');
+    const opens = countOpens();
+    try {
+      const model = new DirectoryModel({ dir });
+      const snap = await loaded(model);
+      expect(snap.rows.filter((r) => r.loaded)).toHaveLength(16);
+      for (const id of ids) {
+        expect(opens.count(`${id}.tokens.lock`), id).toBe(1);
+        for (const kind of ['jsonl', 'state.json', 'intents']) {
+          if (fs.existsSync(path.join(dir, `${id}.tokens.${kind}`))) expect(opens.count(`${id}.tokens.${kind}`), `${id} ${kind}`).toBe(1);
+        }
+      }
+      // The second shape of the generator has a dangling intent: its verdict came from that copy.
+      expect(snap.rows.find((r) => r.id === ids[1])!.wouldMask).toBe(true);
+
+      // After the load, a change to one rollout costs that rollout's read, once.
+      const r = ids[3];
+      await beginCall({ dir }, r, 'call-new');
+      opens.reset();
+      await model.refresh([r]);
+      expect(opens.names().sort()).toEqual([`${r}.tokens.intents`, `${r}.tokens.jsonl`, `${r}.tokens.lock`, `${r}.tokens.state.json`]);
+      expect(opens.count(`${r}.tokens.lock`)).toBe(1);
+      expect(model.row(r)!.danglingIntents).toContain('call-new');
+      model.dispose();
+    } finally {
+      opens.restore();
+    }
   });
 
   it('tells its listeners when a read finishes, so the last snapshot counts nothing in flight (issue 14, obs 9)', async () => {
@@ -160,10 +217,11 @@ describe('DirectoryModel', () => {
     await makeStore(dir, { rollouts: 3, mix: false });
     const model = new DirectoryModel({
       dir,
+      batchSize: 1,
       readers: {
-        read: async (store, id, files) => {
-          if (id === 'r1') throw new Error('boom');
-          return DEFAULT_READERS.read(store, id, files);
+        readBatch: async (store, ids) => {
+          if (ids.includes('r1')) throw new Error('boom');
+          return DEFAULT_READERS.readBatch(store, ids);
         },
       },
     });
@@ -181,7 +239,7 @@ describe('DirectoryModel', () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 30, calls: 2, mix: false });
     const { readers, facts } = countingReaders();
-    const model = new DirectoryModel({ dir, readers, concurrency: 1 });
+    const model = new DirectoryModel({ dir, readers, concurrency: 1, batchSize: 1 });
     await model.rescan(); // queued, one read at a time
     expect(model.busy).toBe(true);
     await model.refresh(['r29', 'r03'], { force: true });

@@ -1,5 +1,6 @@
 /**
- * Row reads in a worker thread: same results as in-thread, nothing written, and a transparent
+ * Batch row reads with a worker thread: the same rows as in this thread and as the direct
+ * readers (facts and preview each reading the files), nothing written, and a transparent
  * fallback when the worker cannot run. The worker is the compiled one (dist/), as the binary
  * uses it.
  */
@@ -10,12 +11,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { rolloutPaths } from '../../src/layout/file-names.js';
 import { scanDirectory } from '../../src/layout/scan-directory.js';
 import type { withRolloutLock as withRolloutLockFromSources } from '../../src/lock/rollout-lock.js';
+import { DEFAULT_READERS } from '../../src/watch/directory-model.js';
 import { readRow } from '../../src/watch/preview.js';
+import { rowOf, type RowReadOutcome } from '../../src/watch/row-batch.js';
 import { createWorkerReaders as createFromSources } from '../../src/watch/worker-readers.js';
 import { ROOT, ensureBuilt } from '../cli/helpers.js';
 import { listing, makeStore, useTempDirs } from './support.js';
 
 const tempDir = useTempDirs();
+
+function rowIn(outcome: RowReadOutcome) {
+  if (!outcome.ok || 'gone' in outcome) throw new Error(`no row: ${JSON.stringify(outcome)}`);
+  return outcome.row;
+}
 type Factory = typeof createFromSources;
 let createCompiled: Factory;
 // The compiled lock module: the one the compiled readers take their turns with, as in the binary.
@@ -36,12 +44,13 @@ describe('worker readers', () => {
     const listed = await scanDirectory(dir);
     const readers = createCompiled();
     try {
-      for (const id of ids) {
-        const files = listed.rollouts.get(id)!;
-        const inWorker = await readers.read({ dir }, id, files);
-        expect(readers.inWorker).toBe(true);
-        const here = await readRow({ dir }, id, files);
-        expect(inWorker, id).toEqual(here);
+      const inWorker = await readers.readBatch({ dir }, ids);
+      expect(readers.inWorker).toBe(true);
+      expect(inWorker).toEqual(await DEFAULT_READERS.readBatch({ dir }, ids));
+      for (let i = 0; i < ids.length; i++) {
+        // The direct readers: facts and preview each reading the files themselves.
+        const direct = rowOf(ids[i], await readRow({ dir }, ids[i], listed.rollouts.get(ids[i])!));
+        expect(rowIn(inWorker[i]), ids[i]).toEqual(direct);
       }
     } finally {
       await readers.close();
@@ -58,19 +67,27 @@ describe('worker readers', () => {
     const [a, b] = ids;
     const readers = createCompiled();
     try {
-      await readers.read({ dir }, a, listed.rollouts.get(a)!);
+      await readers.readBatch({ dir }, [a]);
       expect(readers.inWorker).toBe(true);
-      let readOfB: Promise<unknown> | undefined;
-      let done = false;
-      await compiledLock(rolloutPaths(dir, a).lock, a, 'shared', { waitMs: 0, readOnly: true }, async () => {
-        readOfB = readers.read({ dir }, b, listed.rollouts.get(b)!).then((r) => {
-          done = true;
-          return r;
-        });
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        expect(done).toBe(false);
+      // The lock of a is held by another flow of this process (as the detail view's read would).
+      let release!: () => void;
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holding = compiledLock(rolloutPaths(dir, a).lock, a, 'shared', { waitMs: 0, readOnly: true }, () => {
+        locked();
+        return new Promise<void>((r) => (release = r));
       });
-      expect(await readOfB).toEqual(await readRow({ dir }, b, listed.rollouts.get(b)!));
+      await isLocked;
+      let done = false;
+      const readOfB = readers.readBatch({ dir }, [b]).then(([r]) => {
+        done = true;
+        return r;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(done).toBe(false);
+      release();
+      await holding;
+      expect(rowIn((await readOfB) as RowReadOutcome)).toEqual(rowOf(b, await readRow({ dir }, b, listed.rollouts.get(b)!)));
     } finally {
       await readers.close();
     }
@@ -81,8 +98,8 @@ describe('worker readers', () => {
     fs.mkdirSync(path.join(dir, 'x.tokens.jsonl'));
     const readers = createCompiled();
     try {
-      const r = await readers.read({ dir, lockWaitMs: 0 }, 'x', new Set(['jsonl']));
-      expect(r.facts.errors[0].message).toMatch(/directory/);
+      const [r] = await readers.readBatch({ dir, lockWaitMs: 0 }, ['x']);
+      expect(rowIn(r).error?.message).toMatch(/directory/);
     } finally {
       await readers.close();
     }
@@ -92,9 +109,9 @@ describe('worker readers', () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 2, mix: false });
     const readers = createFromSources(new URL('file:///nonexistent/read-worker.js'));
-    const r = await readers.read({ dir }, 'r0', new Set(['jsonl', 'state', 'intents']));
+    const [r] = await readers.readBatch({ dir }, ['r0']);
     expect(readers.inWorker).toBe(false);
-    expect(r.preview).toMatchObject({ kind: 'built', wouldMask: false });
+    expect(rowIn(r)).toMatchObject({ loaded: true, wouldMask: false });
     await readers.close();
   });
 });

@@ -1,0 +1,73 @@
+/**
+ * Row reads of many rollouts at a time, for the directory model: each rollout is copied ONCE,
+ * under one short shared lock, by the main thread (src/ops/rollout-copy.ts), and its row (facts,
+ * status, preview build) is computed from that copy, here or in the read worker
+ * (read-worker.ts), which takes no lock at all. The outcome carries the row without its model
+ * bookkeeping (`changedAt`, `seq`) and the stamps of the files read, the rollout's change
+ * signature as of the copy.
+ */
+import { toTokcapError } from '../errors.js';
+import type { FileKind } from '../layout/file-names.js';
+import { COPIED_KINDS, copyRollout, type CopiedKind, type CopyArena, type FileStamp, type RolloutCopyRecord } from '../ops/rollout-copy.js';
+import type { StoreOptions } from '../ops/store.js';
+import { readRow, type RowRead } from './preview.js';
+import { deriveRow, type RolloutRow, type RowError } from './rows.js';
+
+export type FileStamps = Partial<Record<CopiedKind, FileStamp>>;
+
+export type RowReadOutcome =
+  /** `stamps`: the files as read; absent when the copy failed (the lock was not granted). */
+  | { ok: true; row: RolloutRow; stamps?: FileStamps }
+  /** No capture file was there any more. */
+  | { ok: true; gone: true }
+  /** The read failed as a whole (an unexpected error, not a store condition). */
+  | { ok: false; error: RowError };
+
+/** The row of a read, before the model gives it its `changedAt` and `seq`. */
+export function rowOf(id: string, read: RowRead): RolloutRow {
+  return deriveRow({ id, ...read, changedAt: null, seq: 0 });
+}
+
+/** The files a copy found (those it could not read included); undefined when the copy failed. */
+function copiedFiles(record: RolloutCopyRecord): Set<FileKind> | undefined {
+  if (record.failure) return undefined;
+  const files = new Set<FileKind>();
+  for (const kind of COPIED_KINDS) if (record.spans[kind] || record.errors?.[kind]) files.add(kind);
+  return files;
+}
+
+/**
+ * The outcome for one copied rollout (no lock taken: any thread). Only when the copy failed as a
+ * whole (the lock was not granted) do the facts read the files that need no lock, as `inspect`.
+ */
+export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record: RolloutCopyRecord): Promise<RowReadOutcome> {
+  const id = record.rolloutId;
+  const files = copiedFiles(record);
+  if (files?.size === 0) return { ok: true, gone: true };
+  try {
+    const read = await readRow(store, id, files, { copy: { arena, record } });
+    return record.failure ? { ok: true, row: rowOf(id, read) } : { ok: true, row: rowOf(id, read), stamps: record.stamps };
+  } catch (e) {
+    const err = toTokcapError(e, { rolloutId: id });
+    return { ok: false, error: { kind: err.kind, message: err.message } };
+  }
+}
+
+/** Main thread: copies the rollouts into `arena`, one lock at a time, in order. */
+export async function copyBatch(store: StoreOptions, ids: readonly string[], arena: CopyArena): Promise<RolloutCopyRecord[]> {
+  arena.used = 0;
+  const records: RolloutCopyRecord[] = [];
+  for (const id of ids) records.push(await copyRollout(store, id, arena));
+  return records;
+}
+
+/** A batch read entirely in this thread (`arena` is this batch's alone until it resolves). */
+export async function readBatchHere(store: StoreOptions, ids: readonly string[], arena: CopyArena): Promise<RowReadOutcome[]> {
+  const out: RowReadOutcome[] = [];
+  // One rollout at a time through the arena: its memory stays one rollout's.
+  for (const id of ids) {
+    const [record] = await copyBatch(store, [id], arena);
+    out.push(await rowFromCopy(store, arena.bytes, record));
+  }
+  return out;
+}
