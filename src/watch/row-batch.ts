@@ -6,6 +6,7 @@
  * bookkeeping (`changedAt`, `seq`) and the stamps of the files read, the rollout's change
  * signature as of the copy.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { toTokcapError } from '../errors.js';
 import type { FileKind } from '../layout/file-names.js';
 import { COPIED_KINDS, copyRollout, type CopiedKind, type CopyArena, type FileStamp, type RolloutCopyRecord } from '../ops/rollout-copy.js';
@@ -57,9 +58,21 @@ export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record
 export async function copyBatch(store: StoreOptions, ids: readonly string[], arena: CopyArena): Promise<RolloutCopyRecord[]> {
   arena.used = 0;
   const records: RolloutCopyRecord[] = [];
-  for (const id of ids) records.push(await copyRollout(store, id, arena));
+  let since = performance.now();
+  for (const id of ids) {
+    records.push(await copyRollout(store, id, arena));
+    // Uncontended locks resolve in microtasks: without this, keys and frames would wait for the
+    // whole batch.
+    if (performance.now() - since > YIELD_EVERY_MS) {
+      await yieldToEventLoop();
+      since = performance.now();
+    }
+  }
   return records;
 }
+
+/** Longest stretch of copying between two turns of the event loop. */
+const YIELD_EVERY_MS = 8;
 
 /** A batch read entirely in this thread (`arena` is this batch's alone until it resolves). */
 export async function readBatchHere(store: StoreOptions, ids: readonly string[], arena: CopyArena): Promise<RowReadOutcome[]> {

@@ -10,6 +10,8 @@ import type { DirectoryModel, DirectorySnapshot } from '../../../src/watch/direc
 
 /** Minimum spacing of snapshots during the first load. */
 export const LOADING_THROTTLE_MS = 250;
+/** ...and at least one millisecond per this many rows. */
+const ROWS_PER_LOADING_MS = 100;
 
 export interface DirectoryModelHandle {
   snapshot: DirectorySnapshot;
@@ -41,8 +43,10 @@ export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryMo
     };
     const unsubscribe = model.subscribe(() => {
       if (timer !== undefined) return;
-      // While the first load runs, thousands of reads finish: a few snapshots a second suffice.
-      const spacing = model.snapshot().ready ? throttleMs : Math.max(throttleMs, LOADING_THROTTLE_MS);
+      // While the first load runs, thousands of reads finish: a few snapshots a second suffice,
+      // fewer for a huge directory (each one sorts every row; 100,000 rows: one a second).
+      const s = model.snapshot();
+      const spacing = s.ready ? throttleMs : Math.max(throttleMs, LOADING_THROTTLE_MS, s.rows.length / ROWS_PER_LOADING_MS);
       timer = setTimeout(flush, Math.max(0, last + spacing - Date.now()));
     });
     // Whatever changed between the first render and the subscription.
