@@ -60,6 +60,7 @@ export function watchTable(rows) {
     out.push(`| live: first screen of read rows | ${fmt(f.screenMs)} | ${ratio(f.screenMs, inspect?.ms)} | ≤ 1.5 s | | |`);
     out.push(`| live: "up to date" | ${fmt(f.upToDateMs)} | ${ratio(f.upToDateMs, inspect?.ms)} | ≤ 3× inspect | | ${mb(f.rssKb)} |`);
     out.push(`| live: key to frame during the load (tmux round trip) | ${fmt(f.keyToFrameMs)} | | | | |`);
+    out.push(`| live: key to frame while 4 writers append, median (max) | ${fmt(f.writersKeyToFrameMs)} (${fmt(f.writersKeyToFrameMaxMs)}) | | < 50 ms | | |`);
   }
   return out;
 }

@@ -7,10 +7,16 @@
 //   upToDateMs    first pane whose status line says "up to date" (every rollout read)
 //   rssKb         the watch process's peak RSS (VmHWM) when "up to date" showed
 //   keyToFrameMs  median time from a key (j/k) to the pane showing its effect, during the load
+//   writersKeyToFrameMs  the same (median and max), once up to date, while 4 Python writers
+//                 (test/support/py_store.py) append to 8 new rollouts each; those rollouts' files
+//                 are removed afterwards, so DIR is left as it was
+// Key times include tmux's own round trip (send-keys, capture-pane: a few ms).
 // Times include Node's start-up, as a person's wait does. Not a test: nothing is asserted.
-// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS]   (needs tmux and the compiled build)
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers]   (needs tmux, python3
+// and the compiled build)
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -22,7 +28,11 @@ const HEIGHT = 40;
 /** Rows of the list area: the frame is HEIGHT - 1 lines, minus the footer and 5 header lines. */
 const LIST_ROWS = HEIGHT - 1 - 1 - 5;
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' } } });
+const PY_STORE = join(ROOT, 'test', 'support', 'py_store.py');
+/** The writers' rollouts: a prefix no fixture uses, removed before and after. */
+const WRITER_PREFIX = 'zzbenchw';
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false } } });
 const dir = positionals[0];
 if (!dir) {
   console.error('usage: node bench/watch-live.mjs DIR [--timeout SECONDS]');
@@ -39,7 +49,12 @@ const capture = () => tmux('capture-pane', '-p', '-t', 'w');
 const ROW = /^[ ›][ •](\S+) +(live|frozen|retired|incomplete|dangling|torn|…) /;
 const rowsOf = (pane) => pane.split('\n').flatMap((l) => (ROW.test(l) ? [ROW.exec(l)] : []));
 
-const result = { firstRowsMs: null, screenMs: null, upToDateMs: null, rssKb: null, keyToFrameMs: null };
+const removeWriterFiles = () => {
+  for (const n of readdirSync(dir)) if (n.startsWith(WRITER_PREFIX)) rmSync(join(dir, n), { force: true });
+};
+removeWriterFiles();
+
+const result = { firstRowsMs: null, screenMs: null, upToDateMs: null, rssKb: null, keyToFrameMs: null, writersKeyToFrameMs: null, writersKeyToFrameMaxMs: null };
 const t0 = performance.now();
 tmux('new-session', '-d', '-s', 'w', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'NO_COLOR=1', `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`);
 const pid = Number(tmux('list-panes', '-t', 'w', '-F', '#{pane_pid}').trim());
@@ -53,6 +68,43 @@ const peakRssKb = () => {
 
 const keyTimes = [];
 let lastKeyAt = 0;
+
+/** Sends j or k (away from the edge) and waits until another rollout is selected on screen. */
+function pressAndWait() {
+  const selected = (rows) => rows.find((r) => r[0].startsWith('›'));
+  const rows = rowsOf(capture());
+  const before = selected(rows);
+  const s = performance.now();
+  // Rows move while writers write, the selection stays on its rollout: compare ids, not lines.
+  tmux('send-keys', '-t', 'w', !before || rows.indexOf(before) === 0 ? 'j' : 'k');
+  for (;;) {
+    const now = selected(rowsOf(capture()));
+    if (now && now[1] !== before?.[1]) break;
+    if (performance.now() - s > 5000) break;
+  }
+  return performance.now() - s;
+}
+
+/** Key-to-frame once loaded, while 4 writers append (each to 8 rollouts of its own). */
+async function underWriters() {
+  const log = mkdtempSync(join(tmpdir(), 'tokcap-bench-writers-'));
+  const writers = [0, 1, 2, 3].map((w) => {
+    const ids = Array.from({ length: 8 }, (_, i) => `${WRITER_PREFIX}${w}x${i}`).join(',');
+    return spawn('python3', [PY_STORE, resolve(dir), 'writer', '--rollouts', ids, '--seconds', '6', '--seed', String(w + 1), '--log', join(log, `w${w}`)], { stdio: 'ignore' });
+  });
+  const done = Promise.all(writers.map((c) => new Promise((r) => c.once('close', r))));
+  const times = [];
+  await new Promise((r) => setTimeout(r, 500));
+  const until = performance.now() + 4500;
+  while (performance.now() < until) {
+    times.push(pressAndWait());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await done;
+  rmSync(log, { recursive: true, force: true });
+  return times;
+}
+
 try {
   for (let k = 0; ; k++) {
     const pane = capture();
@@ -68,17 +120,15 @@ try {
     if (at > timeoutMs) throw new Error(`no "up to date" after ${timeoutMs} ms; the pane shows:\n${pane}`);
     // During the load, now and then: a key, and the time until the selection moved on screen.
     if (rows.length >= 2 && at - lastKeyAt > 500) {
-      const selectedBefore = rows.findIndex((r) => r[0].startsWith('›'));
-      const s = performance.now();
-      tmux('send-keys', '-t', 'w', selectedBefore <= 0 ? 'j' : 'k');
-      for (;;) {
-        const p = capture();
-        const now = rowsOf(p).findIndex((r) => r[0].startsWith('›'));
-        if (now !== selectedBefore && now !== -1) break;
-        if (performance.now() - s > 5000) break;
-      }
-      keyTimes.push(performance.now() - s);
+      keyTimes.push(pressAndWait());
       lastKeyAt = performance.now() - t0;
+    }
+  }
+  if (!values['no-writers']) {
+    const times = (await underWriters()).sort((a, b) => a - b);
+    if (times.length > 0) {
+      result.writersKeyToFrameMs = times[Math.floor(times.length / 2)];
+      result.writersKeyToFrameMaxMs = times[times.length - 1];
     }
   }
   tmux('send-keys', '-t', 'w', 'q');
@@ -88,6 +138,7 @@ try {
   } catch {
     // the server ended with its session
   }
+  removeWriterFiles();
 }
 if (keyTimes.length > 0) result.keyToFrameMs = [...keyTimes].sort((a, b) => a - b)[Math.floor(keyTimes.length / 2)];
 for (const k of Object.keys(result)) if (typeof result[k] === 'number' && k !== 'rssKb') result[k] = Math.round(result[k]);
