@@ -266,7 +266,7 @@ describe('useDirectoryModel', () => {
         listeners.add(l);
         return () => listeners.delete(l);
       },
-      snapshot: () => ({ version, ready: state.ready }) as DirectorySnapshot,
+      snapshot: () => ({ version, ready: state.ready, rows: [] }) as unknown as DirectorySnapshot,
       rescan: vi.fn(async () => undefined),
       refresh: vi.fn(async () => undefined),
       change: () => {
