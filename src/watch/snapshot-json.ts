@@ -76,15 +76,23 @@ export function rowJson(r: RolloutRow): WatchRolloutJson {
 }
 
 export function watchSnapshotJson(s: DirectorySnapshot): WatchSnapshotJson {
-  const rows = [...s.rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   // Null prototype: `__proto__` is a valid rollout id.
   const rollouts = Object.create(null) as Record<string, WatchRolloutJson>;
-  for (const r of rows) rollouts[r.id] = rowJson(r);
+  for (const r of rowsById(s)) rollouts[r.id] = rowJson(r);
+  return { ...watchSnapshotHead(s), rollouts };
+}
+
+/** The members of the document before `rollouts` (which a writer may stream row by row). */
+export function watchSnapshotHead(s: DirectorySnapshot): Omit<WatchSnapshotJson, 'rollouts'> {
   const t = s.totals;
   return {
     dir: s.dir,
     totals: { ...summaryJson(t.summary), rollouts: t.rollouts, invalid_names: t.invalidNames, temp_state_files: t.tempStateFiles },
     invalid_names: [...s.invalidNames],
-    rollouts,
   };
+}
+
+/** The rows in the document's order: by id, in code-point order. */
+export function rowsById(s: DirectorySnapshot): RolloutRow[] {
+  return [...s.rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
