@@ -41,11 +41,6 @@ export function usageError(message: string): TokcapError {
   return new TokcapError('usage', message);
 }
 
-/** What every stub throws until the lead writes the command body. */
-export function notImplemented(): TokcapError {
-  return new TokcapError('other', 'not implemented yet');
-}
-
 /**
  * Collapses a message onto one line (errors are one line each on stderr) and shows every control
  * character left in it escaped: messages quote store text (call ids, file names).

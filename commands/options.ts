@@ -717,16 +717,6 @@ export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   },
 ];
 
-/** `[DIR] [ID...]` style synopsis of a command's arguments. */
-export function argsSynopsis(args: readonly ArgSpec[]): string {
-  return args
-    .map((a) => {
-      const inner = `${a.name}${a.variadic ? '...' : ''}`;
-      return a.required ? `<${inner}>` : `[${inner}]`;
-    })
-    .join(' ');
-}
-
 /** The value placeholder of an option (`<state>`), or undefined for boolean flags. */
 export function optionValueName(flags: string): string | undefined {
   return /<([^>]+)>/.exec(flags)?.[1];

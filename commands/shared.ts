@@ -1,25 +1,17 @@
 /**
- * Small pieces several command modules share: the store handle from the context, the listing of
- * rollouts a read-only command covers, and human formatting of ages and sizes.
+ * Small pieces several command modules share: the store handle from the context, the checks of
+ * DIR that read-only commands make, and human formatting of ages and sizes.
  */
 import { opendir } from 'node:fs/promises';
 import { ioError, noCaptureFilesError } from '../src/errors.js';
 import { hasCaptureFiles } from '../src/layout/scan-directory.js';
 import { terminalSafe } from '../src/text/terminal-safe.js';
-import { scanDirectory, type DirectoryListing } from '../src/layout/scan-directory.js';
 import type { StoreOptions } from '../src/ops/store.js';
 import type { CommandContext } from './context.js';
 import type { CommandName } from './options.js';
 
 export function storeOf(ctx: CommandContext<CommandName>): StoreOptions {
   return { dir: ctx.dir, lockWaitMs: Math.round(ctx.options.lockWait * 1000) };
-}
-
-/** The rollouts a read-only command covers: the ids given, else every rollout present. */
-export async function targetIds(ctx: CommandContext<CommandName>, listing?: DirectoryListing): Promise<{ ids: string[]; listing: DirectoryListing }> {
-  const l = listing ?? (await scanDirectory(ctx.dir, { shard: ctx.shard }));
-  const ids = ctx.idsGiven ? [...ctx.ids] : [...l.rollouts.keys()].sort();
-  return { ids, listing: l };
 }
 
 /**

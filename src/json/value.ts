@@ -27,14 +27,6 @@ export function isJsonObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonFloat);
 }
 
-/** Numeric value of a JSON number of either kind (bigint converted, possibly inexactly). */
-export function numericValue(v: JsonValue): number | undefined {
-  if (typeof v === 'number') return v;
-  if (v instanceof JsonFloat) return v.value;
-  if (typeof v === 'bigint') return Number(v);
-  return undefined;
-}
-
 /** True for a JSON integer (a boolean is not one here; callers that follow Python decide). */
 export function isJsonInt(v: JsonValue): v is number | bigint {
   return typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v));

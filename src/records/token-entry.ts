@@ -248,7 +248,3 @@ function schemaError(message: string, context: { rolloutId?: string; file?: stri
     file: context.file,
   });
 }
-
-export function isTokenEntryObject(v: JsonValue): v is JsonObject {
-  return isJsonObject(v);
-}
