@@ -3,12 +3,18 @@
  * at least DUR old (docs/format.md#sweep plus tokcap's safety rule: a tombstone whose JSONL still
  * exists is skipped and reported). Quiet when there is nothing to do, for cron.
  */
-import { sweepRetired } from '../src/ops/sweep.js';
+import { sweepRetired, type SweepCandidate } from '../src/ops/sweep.js';
 import type { CommandContext } from './context.js';
 import { formatAge, plural, storeOf } from './shared.js';
 
 export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
-  const result = await sweepRetired(storeOf(ctx), { olderThanSeconds: ctx.options.olderThan, dryRun: ctx.options.dryRun });
+  const threshold = formatAge(ctx.options.olderThan);
+  // A line per rollout as it is removed, not at the end: an interrupted sweep leaves its log.
+  const onRemoved = (r: SweepCandidate) => {
+    const why = ctx.styles.dim(`retired tombstone, state unchanged for ${formatAge(r.ageSeconds)} (>= ${threshold})`);
+    ctx.out(`${ctx.options.dryRun ? 'would remove' : ctx.styles.ok('removed')} ${ctx.styles.id(r.rolloutId)}  ${why}`);
+  };
+  const result = await sweepRetired(storeOf(ctx), { olderThanSeconds: ctx.options.olderThan, dryRun: ctx.options.dryRun, onRemoved });
   const errors = result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId));
   for (const id of result.skippedWithRecords) {
     ctx.warn(`${id}: retired but its records are still there (an interrupted retire); run 'tokcap retire DIR ${id}' to finish it, then sweep again`);
@@ -21,12 +27,6 @@ export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
   if (result.skippedWithRecords.length) doc.skipped_with_records = result.skippedWithRecords;
   if (errors.length) doc.errors = errors;
   ctx.json(doc);
-  if (ctx.options.quiet) return;
-  const threshold = formatAge(ctx.options.olderThan);
-  for (const r of result.removed) {
-    const why = ctx.styles.dim(`retired tombstone, state unchanged for ${formatAge(r.ageSeconds)} (>= ${threshold})`);
-    ctx.out(`${result.dryRun ? 'would remove' : ctx.styles.ok('removed')} ${ctx.styles.id(r.rolloutId)}  ${why}`);
-  }
   if (result.dryRun) ctx.out(ctx.styles.dim(`dry run: ${plural(result.removed.length, 'tombstone')} would be swept; nothing changed`));
   else if (result.removed.length > 0) ctx.out(ctx.styles.dim(`swept ${plural(result.removed.length, 'tombstone')}`));
 }
