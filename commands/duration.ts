@@ -25,12 +25,16 @@ function fail(raw: string, reason: string): never {
   throw new TokcapError('usage', `invalid duration '${raw}': ${reason}`);
 }
 
-/** Parses a duration; returns seconds. Throws TokcapError('usage') with a hint on any error. */
-export function parseDuration(raw: string): number {
-  if (raw.length === 0) fail(raw, `empty; ${DURATION_HINT}`);
-  if (/\s/.test(raw)) fail(raw, `no spaces allowed; ${DURATION_HINT}`);
+/**
+ * Parses a duration; returns seconds. Throws TokcapError('usage') with a hint on any error; `hint`
+ * (default DURATION_HINT) is the example given with it, worded for the option (a lock wait is
+ * seconds, an age days).
+ */
+export function parseDuration(raw: string, hint = DURATION_HINT): number {
+  if (raw.length === 0) fail(raw, `empty; ${hint}`);
+  if (/\s/.test(raw)) fail(raw, `no spaces allowed; ${hint}`);
   if (raw.startsWith('-')) fail(raw, 'negative durations are not allowed');
-  if (/^\d+(\.\d+)?$/.test(raw)) fail(raw, DURATION_HINT);
+  if (/^\d+(\.\d+)?$/.test(raw)) fail(raw, hint);
   if (/[A-Z]/.test(raw)) fail(raw, `units are lowercase (${UNITS_TEXT})`);
 
   let seconds = 0;
@@ -41,8 +45,8 @@ export function parseDuration(raw: string): number {
     const m = PART.exec(raw);
     if (!m) {
       const rest = raw.slice(pos);
-      if (/^\d+(\.\d+)?$/.test(rest)) fail(raw, `'${rest}' has no unit; ${DURATION_HINT}`);
-      fail(raw, `expected <number><unit> at '${rest}'; ${DURATION_HINT}`);
+      if (/^\d+(\.\d+)?$/.test(rest)) fail(raw, `'${rest}' has no unit; ${hint}`);
+      fail(raw, `expected <number><unit> at '${rest}'; ${hint}`);
     }
     const [, num, unit] = m;
     if (!(unit in DURATION_UNITS)) fail(raw, `unknown unit '${unit}' (${UNITS_TEXT})`);

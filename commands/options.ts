@@ -176,6 +176,7 @@ export interface GlobalOptions {
 }
 
 export const DEFAULT_LOCK_WAIT_SECONDS = 10;
+const LOCK_WAIT_HINT = "a lock wait needs a unit, e.g. 10s, 90s or 2m (how long to wait for a busy rollout's lock)";
 
 export const GLOBAL_OPTIONS: OptionTable<GlobalOptions> = {
   json: {
@@ -196,7 +197,7 @@ export const GLOBAL_OPTIONS: OptionTable<GlobalOptions> = {
     description: "how long to wait for a rollout's lock before failing with a lock_timeout error naming the busy rollout",
     default: DEFAULT_LOCK_WAIT_SECONDS,
     defaultLabel: '10s',
-    parse: parseDuration,
+    parse: (raw) => parseDuration(raw, LOCK_WAIT_HINT),
   },
 };
 

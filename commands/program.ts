@@ -156,6 +156,13 @@ export function formatCommanderError(raw: string, commandPath: string, takesIds:
   if (unknown && takesIds && isValidRolloutId(unknown[1]) && !unknown[1].startsWith('--')) {
     msg += ' (rollout ids that start with - go after --)';
   }
+  // Commander suggests by edit distance only: `verify` is too far from `verify-digests`.
+  const unknownCommand = /^unknown command '([^']*)'$/.exec(msg);
+  if (unknownCommand) {
+    const word = unknownCommand[1];
+    const near = COMMAND_NAMES.filter((n) => word.length > 1 && (n.startsWith(word) || n.split('-').includes(word)));
+    if (near.length > 0) msg += ` (Did you mean ${near.join(' or ')}?)`;
+  }
   msg = msg.replace(/\.$/, '').replace(/: Allowed choices are /, ': allowed choices are ');
   return `tokcap: ${msg}; see '${commandPath} --help'`;
 }

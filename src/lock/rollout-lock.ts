@@ -45,7 +45,7 @@
  */
 import * as fs from 'node:fs';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { resolve as resolvePath } from 'node:path';
+import { basename, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ioError, TokcapError } from '../errors.js';
@@ -281,7 +281,8 @@ function lockOpenError(e: unknown, lockPath: string, rolloutId: string): TokcapE
 }
 
 function notRegularLock(lockPath: string, rolloutId: string, what: string): TokcapError {
-  return new TokcapError('io', `refusing to lock through ${what}: lock files must be regular files`, {
+  // The subject of the error line is the rollout: the message names the file itself.
+  return new TokcapError('io', `${basename(lockPath)} is ${what}: refusing to lock through it (lock files must be regular files)`, {
     rolloutId,
     file: lockPath,
     pyClass: 'OSError',
