@@ -593,6 +593,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     description: [
       'A live terminal view of DIR: rollouts with their state, dangling intents, incomplete markers and the causes that would mask them, refreshed as writers work. Read-only.',
       'It needs a terminal: without one (and without `--once`) it exits 2 and suggests `tokcap inspect`. `--once` prints a single snapshot and exits; `--once --json` prints it as one JSON document.',
+      'Each rollout is read once, under one short shared lock: its status and its consumer verdict come from that one copy. The locks are taken one at a time; a worker thread computes the rows (TOKCAP_WORKERS=1: none). The live view reads the most recently modified rollouts first and lists every rollout as soon as the directory is listed; after that, a change re-reads only the rollout it touched. `--once` is the same load without a screen.',
     ].join('\n\n'),
     args: [DIR_ARG],
     options: {
@@ -714,7 +715,7 @@ export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   {
     name: 'TOKCAP_WORKERS',
     description:
-      'cores to use for work across rollouts (inspect, verify-digests, build, export); by default every core, for jobs large enough to pay for a worker thread (about 96 MB of JSONL; for inspect, 20,000 rollouts, or 96 MB of JSONL with --deep); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size',
+      'cores to use for work across rollouts (inspect, verify-digests, build, export, watch); by default every core, for jobs large enough to pay for a worker thread (about 96 MB of JSONL; for inspect, 20,000 rollouts, or 96 MB of JSONL with --deep; for watch, always); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size',
   },
 ];
 

@@ -31,13 +31,13 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     ctx.env.NODE_ENV ??= 'production';
     // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
     // wait behind parsing a big rollout.
-    const workers = createWorkerReaders();
-    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: { readBatch: workers.readBatch } });
+    const workers = rowWorkers(ctx);
+    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers });
     try {
       const { runLive } = await import('./watch/live.js');
       await runLive({ model: live, styles: ctx.styles });
     } finally {
-      await workers.close();
+      await workers?.close();
     }
     return;
   }
@@ -45,8 +45,8 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   // The one-shot forms answer a question; the live view may wait for a run to start writing.
   requireCaptureFiles(ctx);
   // The live view's load, without a screen: the same batches on both cores, in listing order.
-  const workers = createWorkerReaders();
-  const model = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: { readBatch: workers.readBatch }, statUnread: false });
+  const workers = rowWorkers(ctx);
+  const model = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, statUnread: false });
   let snapshot;
   try {
     await model.rescan();
@@ -54,7 +54,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     snapshot = model.snapshot();
   } finally {
     model.dispose();
-    await workers.close();
+    await workers?.close();
   }
   if (snapshot.scanError !== undefined) {
     throw new TokcapError('io', `cannot list the directory: ${snapshot.scanError}`, { file: ctx.dir });
@@ -97,3 +97,10 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   if (rows.length === 0) ctx.out('no rollouts in this directory');
 }
 
+
+/** The read worker, unless TOKCAP_WORKERS=1 keeps everything in this thread. */
+function rowWorkers(ctx: CommandContext<'watch'>) {
+  if (ctx.threads.threads === 1) return undefined;
+  const workers = createWorkerReaders();
+  return { readers: { readBatch: workers.readBatch }, close: () => workers.close() };
+}

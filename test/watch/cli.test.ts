@@ -29,6 +29,17 @@ describe('tokcap watch without a terminal', () => {
     expect(r.stderr).toMatch(/^tokcap: watch: needs a terminal; .*--once.*'tokcap inspect'/);
   });
 
+  it('--once --json gives the same bytes with the read worker and with TOKCAP_WORKERS=1 (one thread)', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 40 });
+    const both = await tokcap(['watch', dir, '--once', '--json']);
+    const one = await tokcap(['watch', dir, '--once', '--json'], { TOKCAP_WORKERS: '1' });
+    expect(both.exitCode).toBe(0);
+    expect(one.exitCode).toBe(0);
+    expect(one.stdout).toBe(both.stdout);
+    expect(Object.keys(JSON.parse(one.stdout).rollouts)).toHaveLength(40);
+  });
+
   it('--once --json prints one snapshot of what the view shows and changes nothing', async () => {
     const dir = tempDir();
     await makeStore(dir);
