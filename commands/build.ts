@@ -7,16 +7,17 @@
  * id is that rollout's failed build, as in the reference. The human output explains each mask.
  */
 import { buildMany } from '../src/build/build-many.js';
-import { isStoreFailure, type BuildOutcome } from '../src/build/build-outcome.js';
+import type { BuildOutcome } from '../src/build/build-outcome.js';
 import { failedBuild, type ConsumerResult } from '../src/build/consumer-result.js';
-import { reviveError } from '../src/jsonl/remote-jsonl.js';
 import { TokcapError } from '../src/errors.js';
 import { scanDirectory } from '../src/layout/scan-directory.js';
-import { isValidRolloutId } from '../src/layout/rollout-id.js';
 import { RawJsonText } from '../src/json/canonical-json.js';
+import { statusMembers } from '../src/status/result-status.js';
+import { countRollout, emptySummary } from '../src/status/summary.js';
 import type { CommandContext } from './context.js';
 import { EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
-import { assertListableDir, plural, requireCaptureFiles, storeOf } from './shared.js';
+import { assertListableDir, requireCaptureFiles, storeOf } from './shared.js';
+import { summaryLines } from './summary-text.js';
 
 export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const store = storeOf(ctx);
@@ -28,49 +29,41 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const bar = ids.length > 20 ? ctx.progress({ title: ctx.options.freeze ? 'freezing and building' : 'building', total: ids.length }) : undefined;
   // Results are written as they come, in id order: the document is never held whole.
   const out = ctx.jsonArray();
-  let masked = 0;
-  let failed = 0;
+  const summary = emptySummary();
   const human: string[] = [];
   await buildMany(store, ids, {
     freeze: ctx.options.freeze,
     threads: ctx.threads,
     model: ctx.options.model,
     serialise: ctx.options.json,
+    status: true,
     onProgress: (done) => bar?.update(done),
     emit: (o, i) => {
       const id = ids[i];
-      if (o.error) {
-        out.push(ctx.fail(reviveError(o.error), id));
-        failed++;
-        return;
-      }
-      const r = o.summary;
       // Without --json the results were not serialised: the summary is all the output needs.
       if (ctx.options.json) out.push(o.json !== undefined ? new RawJsonText(o.json) : unwritableResult(ctx, id, o));
-      if (r.maskSample) masked++;
-      if (isStoreFailure(r)) {
-        failed++;
-        // A tombstone in a directory-wide preview is expected, not a store failure.
-        const tombstone = !ctx.options.freeze && !ctx.idsGiven && r.error !== undefined && r.error.endsWith(' is retired');
-        if (!tombstone) {
-          // The result carries the reference's error string; stderr still gets its one line.
-          // An invalid id is quoted inside the error (Python repr, control characters escaped).
-          const subject = isValidRolloutId(id) ? `${id}: ` : '';
-          ctx.err(`tokcap: ${subject}${r.error ?? 'build failed'}`);
+      countRollout(summary, o.status!, o.verdict);
+      const kind = o.verdict.errorKind;
+      // A tombstone in a directory-wide preview is expected, not a store failure.
+      const tombstone = kind === 'retired' && !ctx.options.freeze && !ctx.idsGiven;
+      if (kind !== undefined && !tombstone) {
+        if (kind === 'invalid_rollout_id') {
+          // The id is quoted inside the error (Python repr, control characters escaped).
+          ctx.err(`tokcap: ${o.summary.error ?? 'build failed'}`);
           ctx.raise(EXIT_FAILURE);
-        }
+        } else ctx.fail(new TokcapError(kind, o.verdict.errorMessage ?? o.summary.error ?? 'build failed', { rolloutId: id }), id);
       }
       if (!ctx.options.json && !ctx.options.quiet) human.push(...explain(ctx, id, o));
     },
   });
   bar?.done();
   out.end();
-  if (ctx.options.failOnMask && masked > 0) ctx.raise(EXIT_NEGATIVE);
+  if (ctx.options.failOnMask && summary.byVerdict.masked > 0) ctx.raise(EXIT_NEGATIVE);
   for (const line of human) ctx.out(line);
   if (!ctx.options.quiet) {
-    const ok = ids.length - masked;
-    const summary = `${plural(ids.length, 'rollout')}: ${ok} trainable, ${masked} masked${failed ? ` (${failed} could not be built)` : ''}${ctx.options.freeze ? '' : ' — preview, nothing frozen'}`;
-    ctx.out(masked ? ctx.styles.warn(summary) : ctx.styles.ok(summary));
+    const lines = summaryLines(summary, ctx.styles, { verdicts: true });
+    if (!ctx.options.freeze) lines[lines.length - 1] += ' — preview, nothing frozen';
+    for (const line of lines) ctx.out(line);
   }
 }
 
@@ -79,18 +72,18 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
  * digest check rejects) must not cost the other rollouts their results: it becomes that
  * rollout's failed build, reported on stderr (exit 3).
  */
-function unwritableResult(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): ConsumerResult {
+function unwritableResult(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): object {
   const err = new TokcapError('corrupt', `the build result cannot be written as JSON: ${o.unwritable}`, { rolloutId: id });
   ctx.fail(err, id);
   const failed: ConsumerResult = failedBuild(id, err.pythonString(), o.summary.nCalls);
   if (o.summary.captureSnapshot) failed._capture_snapshot = o.summary.captureSnapshot;
-  return failed;
+  return o.status ? { ...failed, ...statusMembers(o.status, { ...o.verdict, verdict: 'masked', unbuilt: true, errorKind: 'corrupt' }) } : failed;
 }
 
 function explain(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): string[] {
   const s = ctx.styles;
   const r = o.summary;
-  const lines = [`${s.id(id)}  ${r.maskSample ? s.badge('masked') : s.ok('trainable')}`];
+  const lines = [`${s.id(id)}  ${s.badge(o.verdict.verdict)}${o.status ? `  ${s.badge(o.status.status)}${o.status.conditions.map((c) => ' ' + s.badge(c)).join('')}` : ''}`];
   for (const c of o.causes) lines.push(`  ${s.warn('•')} ${c.message}`);
   if (o.tornTailAt !== undefined) lines.push(`  ${s.warn('•')} the JSONL ends with a torn line (never acknowledged); a freeze truncates it`);
   if (r.built) {

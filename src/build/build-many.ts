@@ -12,6 +12,7 @@ import type { StoreOptions } from '../ops/store.js';
 import { giveBackCopyBuffer, releaseOnce } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { forTransfer, mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
+import { appendMembers, statusAfterBuild, statusMembers } from '../status/result-status.js';
 import { buildOutcome, type BuildOutcome } from './build-outcome.js';
 import type { SnapshotSource } from './build-rollout.js';
 
@@ -22,6 +23,11 @@ export interface BuildManyOptions {
   serialise: boolean;
   /** Receives each outcome in input order. */
   emit: (outcome: BuildOutcome, index: number) => void;
+  /**
+   * Give each outcome its rollout's status (`BuildOutcome.status`, read in this thread after the
+   * build) and append `status`, `conditions`, `verdict` and `error_kind` to its JSON.
+   */
+  status?: boolean;
   onProgress?: (done: number, total: number) => void;
   /** How many threads the job may use (default: decided by its size). */
   threads?: ThreadOptions;
@@ -60,7 +66,13 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
       done += n;
       options.onProgress?.(done, ids.length);
     },
-    emit: options.emit,
+    emit: options.status
+      ? async (o, i) => {
+          o.status = await statusAfterBuild(store, ids[i], o.verdict);
+          if (o.json) o.json = appendMembers(o.json, statusMembers(o.status, o.verdict));
+          options.emit(o, i);
+        }
+      : options.emit,
   });
 }
 

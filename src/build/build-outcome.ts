@@ -6,9 +6,10 @@
 import { outputJsonBytes } from '../json/canonical-json.js';
 import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
-import { serialiseError, type SerialisedError } from '../threads/parallel-rollouts.js';
+import type { RolloutStatusAnswer } from '../status/rollout-status.js';
+import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
 import { buildRolloutDetailed, type BuildRolloutOptions } from './build-rollout.js';
-import { NO_TOKEN_RECORDS, type CaptureSnapshot, type ConsumerResult } from './consumer-result.js';
+import type { CaptureSnapshot, ConsumerResult } from './consumer-result.js';
 import type { MaskCause } from './mask-causes.js';
 
 export interface BuildSummary {
@@ -40,13 +41,10 @@ export interface BuildOutcome {
   causes: MaskCause[];
   /** Byte offset of a torn final line (preview). */
   tornTailAt?: number;
-  /** tokcap could not get at the rollout (a lock timeout): no result. */
-  error?: SerialisedError;
-}
-
-/** A failed build whose cause is the store (freeze/read failure), not the capture's content. */
-export function isStoreFailure(s: BuildSummary): boolean {
-  return !s.built && s.error !== undefined && s.nCalls === 0 && s.error !== NO_TOKEN_RECORDS;
+  /** The consumer verdict (src/status/verdict.ts); its `errorKind` says why a read or freeze failed. */
+  verdict: VerdictAnswer;
+  /** The rollout's status, when `buildMany` was asked for it. */
+  status?: RolloutStatusAnswer;
 }
 
 export function summariseResult(r: ConsumerResult): BuildSummary {
@@ -70,12 +68,8 @@ export function summariseResult(r: ConsumerResult): BuildSummary {
 /** Builds one rollout (`buildRolloutDetailed`) and serialises its result (unless `serialise` is false). */
 export async function buildOutcome(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions & { serialise?: boolean }): Promise<BuildOutcome> {
   const d = await buildRolloutDetailed(store, rolloutId, options);
-  const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes };
+  const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
   if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
-  if (d.error) {
-    out.error = serialiseError(d.error);
-    return out;
-  }
   if (options.serialise === false) return out;
   try {
     out.json = outputJsonBytes(d.result);

@@ -27,18 +27,19 @@ export interface VerdictAnswer {
   causes: MaskCause[];
   /** The kind of the failure that stopped the read or freeze, when one did. */
   errorKind?: ErrorKind;
+  /** Its message (without the Python class the result's `error` string starts with). */
+  errorMessage?: string;
 }
 
 export function verdictOf(build: Pick<DetailedBuild, 'result' | 'causes' | 'readFailure'>): VerdictAnswer {
   const kind = build.readFailure?.kind;
   const unbuilt = build.result.rebuilt_response === null;
-  if (kind !== undefined && isUnavailableKind(kind)) return { verdict: 'unavailable', unbuilt, causes: [], errorKind: kind };
-  const answer: VerdictAnswer = { verdict: build.result.mask_sample ? 'masked' : 'trainable', unbuilt, causes: build.causes };
-  if (kind !== undefined) answer.errorKind = kind;
-  return answer;
+  const failure = build.readFailure && { errorKind: build.readFailure.kind, errorMessage: build.readFailure.message };
+  if (kind !== undefined && isUnavailableKind(kind)) return { verdict: 'unavailable', unbuilt, causes: [], ...failure };
+  return { verdict: build.result.mask_sample ? 'masked' : 'trainable', unbuilt, causes: build.causes, ...failure };
 }
 
 /** The verdict when the rollout's facts could not be read, so no build was attempted. */
-export function unavailableVerdict(kind: ErrorKind): VerdictAnswer {
-  return { verdict: 'unavailable', unbuilt: true, causes: [], errorKind: kind };
+export function unavailableVerdict(kind: ErrorKind, message?: string): VerdictAnswer {
+  return { verdict: 'unavailable', unbuilt: true, causes: [], errorKind: kind, ...(message === undefined ? {} : { errorMessage: message }) };
 }

@@ -140,7 +140,19 @@ describe('--json', () => {
     const d = demo();
     const r = await tokcap(['build', d, 'bad id', 'demo-0', '--json']);
     const doc = JSON.parse(String(r.stdout));
-    expect(doc[0]).toEqual({ rollout_id: 'bad id', builder: 'prefix_merging', rebuilt_response: null, mask_sample: true, error: "ValueError: Invalid rollout id: 'bad id'", metrics: { n_calls: 0 } });
+    // The reference's failed build, then the status fields CLI.md v2 adds (nothing to read: unavailable).
+    expect(doc[0]).toEqual({
+      rollout_id: 'bad id',
+      builder: 'prefix_merging',
+      rebuilt_response: null,
+      mask_sample: true,
+      error: "ValueError: Invalid rollout id: 'bad id'",
+      metrics: { n_calls: 0 },
+      status: 'unavailable',
+      conditions: [],
+      verdict: 'masked',
+      error_kind: 'invalid_rollout_id',
+    });
     expect(doc[1].rollout_id).toBe('demo-0');
     expect(existsSync(join(d, 'bad id.tokens.lock'))).toBe(false);
   });

@@ -1,0 +1,57 @@
+/**
+ * The status fields a rollout-level result carries (CLI.md v2 "One status per rollout"): build
+ * results and export lines are serialised where they are built (often a worker thread), while
+ * the status is read in the thread that holds the locks; this joins the two without parsing or
+ * re-serialising the result.
+ */
+import type { ErrorKind } from '../errors.js';
+import { invalidRolloutIdError, isValidRolloutId } from '../layout/rollout-id.js';
+import { outputJsonBytes } from '../json/canonical-json.js';
+import type { StoreOptions } from '../ops/store.js';
+import { readRolloutStatus } from './read-status.js';
+import { unavailableStatus, type RolloutStatusAnswer } from './rollout-status.js';
+import type { VerdictAnswer } from './verdict.js';
+
+/** The members added, in this order, after a result's own keys. */
+export interface StatusMembers {
+  status: RolloutStatusAnswer['status'];
+  conditions: RolloutStatusAnswer['conditions'];
+  verdict: VerdictAnswer['verdict'];
+  /** The kind of the failure behind a failed build that tokcap met reading or freezing. */
+  error_kind?: ErrorKind;
+}
+
+export function statusMembers(status: RolloutStatusAnswer, verdict: VerdictAnswer): StatusMembers {
+  const m: StatusMembers = { status: status.status, conditions: [...status.conditions], verdict: verdict.verdict };
+  if (verdict.errorKind !== undefined) m.error_kind = verdict.errorKind;
+  return m;
+}
+
+/**
+ * A serialised JSON object (`{...}`, optionally followed by LF) with `members` appended as its
+ * last keys. The result's own bytes are kept as they are.
+ */
+export function appendMembers(json: Uint8Array, members: object): Buffer {
+  const extra = outputJsonBytes(members);
+  if (extra.length <= 2) return Buffer.from(json);
+  let end = json.length;
+  const lf = json[end - 1] === 0x0a;
+  if (lf) end--;
+  if (json[end - 1] !== 0x7d) throw new Error('internal: not a serialised JSON object');
+  const empty = end === 2;
+  const parts = [json.subarray(0, end - 1), Buffer.from(empty ? '' : ','), extra.subarray(1)];
+  if (lf) parts.push(Buffer.from('\n'));
+  return Buffer.concat(parts);
+}
+
+/**
+ * The status of a rollout just built. When the build could not read it (lock timeout, I/O),
+ * the facts are read without waiting for the lock again: the whole read of a rollout never waits
+ * twice the lock wait, and a rollout whose facts need that lock is `unavailable`.
+ */
+export async function statusAfterBuild(store: StoreOptions, rolloutId: string, verdict: VerdictAnswer): Promise<RolloutStatusAnswer> {
+  // `build` takes invalid ids as failed builds (CLI.md): there is no rollout to read.
+  if (!isValidRolloutId(rolloutId)) return unavailableStatus(invalidRolloutIdError(rolloutId));
+  const again = verdict.verdict === 'unavailable' ? { ...store, lockWaitMs: 0 } : store;
+  return (await readRolloutStatus(again, rolloutId)).status;
+}
