@@ -107,9 +107,11 @@ function plural(n: number, one: string, many = `${one}s`): string {
 
 export function summaryLine(s: ExportSummary, trainableOnly: boolean): string {
   const to = s.out === STDOUT_TARGET ? 'standard output' : s.out;
-  const failed = s.failed > 0 ? ` (${plural(s.failed, 'failed build')})` : '';
+  // The verdict words and the "could not be built" / "could not be read" of every summary.
+  const failed = s.failed > 0 ? ` (${s.failed} could not be built)` : '';
+  const unread = s.trainable + s.masked < s.rollouts ? `, ${s.rollouts - s.trainable - s.masked} could not be read (left out)` : '';
   if (trainableOnly) {
-    return `exported ${s.exported} of ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable; ${s.masked} masked left out${failed}`;
+    return `exported ${s.exported} of ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable; ${s.masked} masked left out${failed}${unread}`;
   }
-  return `exported ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable, ${s.masked} masked${failed}`;
+  return `exported ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable, ${s.masked} masked${failed}${unread}`;
 }

@@ -3,6 +3,7 @@ import { buildRolloutDetailed, type SnapshotSource } from '../build/build-rollou
 import type { ConsumerResult } from '../build/consumer-result.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { StoreOptions } from '../ops/store.js';
+import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
 /** One call of the main chain, as a training step: prompt and generated token counts. */
 export interface MainChainStep {
   callId: string;
@@ -21,6 +22,8 @@ export interface ExportBuild {
   steps: MainChainStep[];
   /** Set when the rollout could not be read (a lock timeout) or its result written. */
   error?: TokcapError;
+  /** The consumer verdict (src/status/verdict.ts): `unavailable` ones are left out of the output. */
+  verdict: VerdictAnswer;
 }
 
 export interface BuildForExportOptions {
@@ -45,5 +48,5 @@ export async function buildForExport(store: StoreOptions, rolloutId: string, opt
           generatedTokens: link.generation_token_ids.length,
         }))
       : [];
-  return { result: d.result, causes: d.causes, steps, ...(d.error ? { error: d.error } : {}) };
+  return { result: d.result, causes: d.causes, steps, verdict: verdictOf(d), ...(d.error ? { error: d.error } : {}) };
 }

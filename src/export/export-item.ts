@@ -8,6 +8,7 @@ import { failedBuild } from '../build/consumer-result.js';
 import { maskCauses } from '../build/mask-causes.js';
 import { TokcapError } from '../errors.js';
 import { orderedJsonLine } from '../json/canonical-json.js';
+import type { VerdictAnswer } from '../status/verdict.js';
 import type { StoreOptions } from '../ops/store.js';
 import { serialiseError, type SerialisedError } from '../threads/parallel-rollouts.js';
 import { buildForExport, type ExportBuild } from './build-for-export.js';
@@ -27,6 +28,8 @@ export interface ExportedRollout {
   error?: SerialisedError;
   generatedTokensCaptured: number;
   generatedTokensDelivered: number;
+  /** The consumer verdict; an `unavailable` rollout is left out and named on stderr (CLI.md v2). */
+  verdict: VerdictAnswer;
 }
 
 export interface ExportItem {
@@ -72,6 +75,7 @@ function writable<T>(build: ExportBuild, text: (b: ExportBuild) => T): [ExportBu
       result: 'preview' in build.result ? { ...result, preview: true } : result,
       causes: maskCauses(result),
       steps: [],
+      verdict: { verdict: 'masked', unbuilt: true, causes: maskCauses(result), errorKind: 'corrupt' },
       error: new TokcapError('corrupt', `the build result cannot be written as JSON: ${reason}`, { rolloutId: id, cause: e }),
     };
     return [replaced, text(replaced)];
@@ -89,6 +93,7 @@ export function exportedRollout(build: ExportBuild): ExportedRollout {
     ...(build.error ? { error: serialiseError(build.error) } : {}),
     generatedTokensCaptured: typeof m.generated_tokens_captured === 'number' ? m.generated_tokens_captured : 0,
     generatedTokensDelivered: typeof m.generated_tokens_delivered === 'number' ? m.generated_tokens_delivered : 0,
+    verdict: { ...build.verdict, causes: [...build.verdict.causes] },
   };
 }
 

@@ -5,6 +5,7 @@ import { TokcapError, ioError, toTokcapError } from '../errors.js';
 import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.js';
 import { compareCodePoints, orderedJson } from '../json/canonical-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
+import { appendMembers, statusAfterBuild, statusMembers } from '../status/result-status.js';
 import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
 import { filterShard, type Shard } from '../layout/shard.js';
 import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
@@ -244,9 +245,17 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
     const write = async (item: ExportItem) => {
       if (output?.finished) throw abortError(!output);
       const r = item.rollout;
-      const readError = r.error && toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId });
-      if (item.keep) await active.add(withStatus ? { ...item, line: await lineWithStatus(store, r.rolloutId, item.line!, fields, readError) } : item);
-      if (readError) hooks.onRolloutError?.(readError, r.rolloutId);
+      // A rollout that could not be read is left out and named (CLI.md v2), never a masked line.
+      if (r.verdict.verdict === 'unavailable') {
+        const v = r.verdict;
+        hooks.onRolloutError?.(new TokcapError(v.errorKind ?? 'other', v.errorMessage ?? 'could not be read', { rolloutId: r.rolloutId }), r.rolloutId);
+        totals.addUnavailable();
+        done += 1;
+        hooks.onRollout?.(done, total, r.rolloutId, r);
+        return;
+      }
+      if (item.keep) await active.add(withStatus ? { ...item, line: await lineWithStatus(store, r.rolloutId, item.line!, fields, r.verdict) } : item);
+      if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
       totals.add(r, item.keep);
       done += 1;
       hooks.onRollout?.(done, total, r.rolloutId, r);

@@ -29,8 +29,11 @@ export const EXPORT_RECORD_KEYS = [
   '_capture_snapshot',
   'preview',
   'mask_causes',
+  // The rollout's status fields (CLI.md v2), added last where the locks are taken.
   'status',
   'conditions',
+  'verdict',
+  'error_kind',
 ] as const;
 
 /** The pseudo field of `-tokens`. */

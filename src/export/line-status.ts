@@ -6,13 +6,12 @@
  */
 import { orderedJson } from '../json/canonical-json.js';
 import type { StoreOptions } from '../ops/store.js';
-import { readRolloutStatus } from '../status/read-status.js';
-import { isUnavailableKind, unavailableStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
-import type { ErrorKind } from '../errors.js';
+import { statusAfterBuild, statusMembers } from '../status/result-status.js';
+import type { VerdictAnswer } from '../status/verdict.js';
 import { applyFieldSelection, type FieldSelection } from './fields.js';
 
 /** The keys this adds, in line order (also in EXPORT_RECORD_KEYS, for --fields). */
-export const STATUS_KEYS = ['status', 'conditions'] as const;
+export const STATUS_KEYS = ['status', 'conditions', 'verdict', 'error_kind'] as const;
 
 /** True when the selection keeps at least one of the status keys. */
 export function selectsStatus(fields: FieldSelection): boolean {
@@ -24,18 +23,18 @@ const LF = 0x0a;
 
 /**
  * `line` (one compact object and its LF) with the rollout's status members added at its end.
- * `readError`: the build could not read the rollout (a lock timeout); it is then unavailable
- * without a second wait for its lock.
+ * `verdict`: the build's (src/status/verdict.ts); when the build could not read the rollout,
+ * the status is read without a second wait for its lock (`statusAfterBuild`).
  */
 export async function lineWithStatus(
   store: StoreOptions,
   rolloutId: string,
   line: Uint8Array,
   fields: FieldSelection,
-  readError?: { kind: ErrorKind; message: string },
+  verdict: VerdictAnswer,
 ): Promise<Uint8Array> {
-  const status: RolloutStatusAnswer = readError && isUnavailableKind(readError.kind) ? unavailableStatus(readError) : (await readRolloutStatus(store, rolloutId)).status;
-  const members = orderedJson(applyFieldSelection({ status: status.status, conditions: status.conditions }, fields)).slice(1, -1);
+  const status = await statusAfterBuild(store, rolloutId, verdict);
+  const members = orderedJson(applyFieldSelection({ ...statusMembers(status, verdict) }, fields)).slice(1, -1);
   if (members === '') return line;
   const n = line.length;
   if (n < 3 || line[n - 1] !== LF || line[n - 2] !== CLOSE) throw new Error('internal: a jsonl line must end with "}\\n"');

@@ -77,15 +77,18 @@ const CAUSE_CODES: readonly MaskCauseCode[] = [
 export function expectLineMatchesBuild(line: string, result: ConsumerResult, status?: RolloutStatusAnswer): void {
   const parsed = JSON.parse(line) as Record<string, unknown>;
   expect(Object.keys(parsed)[0]).toBe('rollout_id');
-  expect(Object.keys(parsed).slice(-3)).toEqual(['mask_causes', 'status', 'conditions']);
-  const causes = parsed.mask_causes as { code: string; message: string; calls?: string[] }[];
-  const tail = `"status":${JSON.stringify(parsed.status)},"conditions":${JSON.stringify(parsed.conditions)}`;
-  expect(line).toBe(`${orderedJson(result).slice(0, -1)},"mask_causes":${JSON.stringify(causes)},${tail}}`);
+  // The build result, its mask causes, then the rollout's status fields (CLI.md v2).
+  const tail = ['status', 'conditions', 'verdict', ...('error_kind' in parsed ? ['error_kind'] : [])];
+  expect(Object.keys(parsed).slice(-tail.length - 1)).toEqual(['mask_causes', ...tail]);
   expect(ROLLOUT_STATUSES).toContain(parsed.status);
   const conditions = parsed.conditions as string[];
   expect(conditions).toEqual([...conditions].sort());
   for (const c of conditions) expect(CONDITIONS).toContain(c);
   if (status) expect({ status: parsed.status, conditions }).toEqual({ status: status.status, conditions: status.conditions });
+  expect(parsed.verdict).toBe(result.mask_sample ? 'masked' : 'trainable');
+  const causes = parsed.mask_causes as { code: string; message: string; calls?: string[] }[];
+  const statusJson = JSON.stringify(Object.fromEntries(tail.map((k) => [k, parsed[k]]))).slice(1, -1);
+  expect(line).toBe(`${orderedJson(result).slice(0, -1)},"mask_causes":${JSON.stringify(causes)},${statusJson}}`);
   expect(causes.length > 0).toBe(result.mask_sample);
   for (const c of causes) {
     expect(Object.keys(c).slice(0, 2)).toEqual(['code', 'message']);

@@ -36,7 +36,7 @@ describe('export --out -', () => {
     const r = await cli(['export', DEMO_STORE, '--out', '-']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(readFileSync(file, 'utf8'));
-    expect(r.stderr).toBe('exported 8 rollouts to standard output (jsonl): 2 trainable, 6 masked (1 failed build)\n');
+    expect(r.stderr).toBe('exported 8 rollouts to standard output (jsonl): 2 trainable, 6 masked (1 could not be built)\n');
     expect(treeSnapshot(DEMO_STORE)).toEqual(before);
 
     const j = await cli(['export', DEMO_STORE, '--out', '-', '--json', '--trainable-only']);
