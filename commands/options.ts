@@ -164,11 +164,15 @@ export function parseFieldList(raw: string): string[] {
 // Options
 // ---------------------------------------------------------------------------------------------
 
+/** --color: when output is coloured (commands/styles.ts colorLevel). */
+export const COLOR_WHEN = ['auto', 'always', 'never'] as const;
+export type ColorWhen = (typeof COLOR_WHEN)[number];
+
 export interface GlobalOptions {
   /** --json: one JSON document on stdout, nothing else on stdout. */
   json: boolean;
-  /** --no-color sets this to false (NO_COLOR and a non-TTY stdout also disable colour). */
-  color: boolean;
+  /** --color auto|always|never (--no-color is --color=never; see commands/styles.ts colorLevel). */
+  color: ColorWhen;
   /** -q/--quiet: only errors on stderr. */
   quiet: boolean;
   /** --lock-wait, in seconds. */
@@ -184,9 +188,11 @@ export const GLOBAL_OPTIONS: OptionTable<GlobalOptions> = {
     description: 'print one JSON document on stdout (the machine-readable contract) and nothing else there',
   },
   color: {
-    flags: '--no-color',
-    description: 'no colour (also: NO_COLOR set, or stdout not a terminal)',
-    default: true,
+    flags: '--color <when>',
+    description:
+      'colour: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it, e.g. into less -R), always (also into a pipe or file) or never; --no-color is --color=never',
+    choices: COLOR_WHEN,
+    default: 'auto',
   },
   quiet: {
     flags: '-q, --quiet',
@@ -705,7 +711,8 @@ export const EXIT_CODES_NOTE =
 
 export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   { name: 'TOKCAP_DIR', description: 'the capture directory used when DIR is omitted' },
-  { name: 'NO_COLOR', description: 'when set to a non-empty value, no colour (as --no-color)' },
+  { name: 'NO_COLOR', description: 'when set to a non-empty value, no colour (as --no-color) unless --color=always' },
+  { name: 'FORCE_COLOR', description: 'when set (not 0 or false), colour even when stdout is not a terminal (for less -R), unless NO_COLOR or --color=never; 2 and 3 choose 256 colours and true colour' },
   {
     name: 'TOKCAP_SHARDS',
     description:

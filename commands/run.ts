@@ -33,6 +33,15 @@ function commanderExitCode(e: CommanderError): ExitCode {
 }
 
 /**
+ * `--no-color` is `--color=never` (the option table has one colour option; commander cannot pair
+ * a `--no-` flag with an option that takes a value). Arguments after `--` are ids: left alone.
+ */
+function withNoColorSpelledOut(argv: readonly string[]): string[] {
+  const end = argv.indexOf('--', 2);
+  return argv.map((a, i) => (a === '--no-color' && (end === -1 || i < end) ? '--color=never' : a));
+}
+
+/**
  * Runs the CLI. `argv` is in process.argv form: [node, script, ...args].
  * Returns the exit code; the caller sets process.exitCode.
  */
@@ -53,7 +62,7 @@ export async function run(argv: readonly string[] = process.argv, options: RunOp
   process.exitCode = undefined;
   try {
     const program = buildProgram({ io, exitCode, loaders: options.loaders });
-    await program.parseAsync([...argv], { from: 'node' });
+    await program.parseAsync(withNoColorSpelledOut(argv), { from: 'node' });
     return exitCode.value;
   } catch (e) {
     if (e instanceof CommanderError) {

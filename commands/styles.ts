@@ -12,6 +12,7 @@
 import { createRequire } from 'node:module';
 import type * as ChalkModule from 'chalk';
 import { terminalSafe } from '../src/text/terminal-safe.js';
+import type { ColorWhen } from './options.js';
 
 function loadChalk(): typeof ChalkModule {
   return createRequire(import.meta.url)('chalk') as typeof ChalkModule;
@@ -27,18 +28,36 @@ export const ROLLOUT_STATES = [...new Set<string>([...ROLLOUT_STATUSES, ...CONDI
 export type RolloutState = RolloutStatus | Condition | Verdict;
 
 export interface ColorInputs {
-  /** false when --no-color was given. */
-  color: boolean;
+  /** --color (--no-color is --color=never). */
+  color: ColorWhen;
   env: NodeJS.ProcessEnv;
   stdoutIsTTY: boolean;
   /** Level the terminal supports when colour is on; default: chalk's detection, at least 1. */
   supportedLevel?: ColorLevel;
 }
 
+/** FORCE_COLOR as the usual convention reads it: unset/empty/0/false = not forced; 1-3 = that level. */
+function forcedLevel(env: NodeJS.ProcessEnv): ColorLevel | undefined {
+  const v = env.FORCE_COLOR;
+  if (v === undefined || v === '' || v === '0' || v.toLowerCase() === 'false') return undefined;
+  return v === '2' ? 2 : v === '3' ? 3 : 1;
+}
+
+/**
+ * never: no colour. always: colour even into a pipe (`less -R`). auto: no colour when NO_COLOR is
+ * set (non-empty); colour when FORCE_COLOR is set (non-empty, not 0/false), even into a pipe;
+ * otherwise colour only when stdout is a terminal.
+ */
 export function colorLevel({ color, env, stdoutIsTTY, supportedLevel }: ColorInputs): ColorLevel {
-  if (!color) return 0;
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
-  if (!stdoutIsTTY) return 0;
+  if (color === 'never') return 0;
+  if (color === 'auto') {
+    if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
+    const forced = forcedLevel(env);
+    if (forced !== undefined) return forced;
+    if (!stdoutIsTTY) return 0;
+  } else if (!stdoutIsTTY) {
+    return forcedLevel(env) ?? 1;
+  }
   if (supportedLevel !== undefined) return supportedLevel;
   const { supportsColor } = loadChalk();
   const detected = supportsColor === false ? 0 : supportsColor.level;

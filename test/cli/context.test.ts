@@ -8,7 +8,7 @@ import { fakeIo, type FakeIo } from './helpers.js';
 
 const BASE: GlobalOptions & InspectOptions = {
   json: false,
-  color: true,
+  color: 'auto',
   quiet: false,
   lockWait: 10,
   deep: false,
@@ -148,7 +148,7 @@ describe('CommandContext output', () => {
   it('styles follow the stream and the options', () => {
     expect(ctxWith().ctx.styles.level).toBe(0); // stdout not a TTY
     expect(ctxWith({}, fakeIo({ stdoutTTY: true })).ctx.styles.level).toBeGreaterThan(0);
-    expect(ctxWith({ color: false }, fakeIo({ stdoutTTY: true })).ctx.styles.level).toBe(0);
+    expect(ctxWith({ color: 'never' }, fakeIo({ stdoutTTY: true })).ctx.styles.level).toBe(0);
     expect(ctxWith({}, fakeIo({ stdoutTTY: true, env: { NO_COLOR: '1' } })).ctx.styles.level).toBe(0);
   });
 

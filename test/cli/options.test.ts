@@ -69,7 +69,7 @@ describe('the option table', () => {
 
   it('has the options the contract names', () => {
     const flagsOf = (name: CommandName) => Object.values(COMMANDS[name].options).map((s) => (s as OptionSpec<unknown>).flags);
-    expect(Object.values(GLOBAL_OPTIONS).map((s) => s.flags)).toEqual(['--json', '--no-color', '-q, --quiet', '--lock-wait <duration>']);
+    expect(Object.values(GLOBAL_OPTIONS).map((s) => s.flags)).toEqual(['--json', '--color <when>', '-q, --quiet', '--lock-wait <duration>']);
     expect(GLOBAL_OPTIONS.lockWait.default).toBe(10);
     expect(flagsOf('inspect')).toEqual(['--deep', '--status <state>', '--sort <key>', '--limit <n>', '--ids-from <file>', '--shard <K/N|auto>', '--allow-empty']);
     for (const name of ['inspect', 'verify-digests', 'build', 'export', 'freeze'] as const) expect(flagsOf(name)).toContain('--shard <K/N|auto>');

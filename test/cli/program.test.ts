@@ -21,7 +21,7 @@ describe('dispatch and lazy loading', () => {
     const { code } = await cli(['sweep', DIR, '--older-than', '7d'], fakeIo(), rec.loaders);
     expect(code).toBe(0);
     expect(rec.loaded).toEqual(['sweep']);
-    expect(rec.contexts[0].options).toMatchObject({ olderThan: 604800, dryRun: false, json: false, quiet: false, color: true, lockWait: 10 });
+    expect(rec.contexts[0].options).toMatchObject({ olderThan: 604800, dryRun: false, json: false, quiet: false, color: 'auto', lockWait: 10 });
   });
 
   it('loads nothing on a usage error', async () => {
@@ -153,11 +153,11 @@ describe('global options', () => {
   it('are accepted after and before the command; after wins', async () => {
     const rec = recordingLoaders();
     await cli(['--json', '--lock-wait', '1m', 'inspect', DIR, '-q', '--no-color'], fakeIo(), rec.loaders);
-    expect(rec.contexts[0].options).toMatchObject({ json: true, quiet: true, color: false, lockWait: 60 });
+    expect(rec.contexts[0].options).toMatchObject({ json: true, quiet: true, color: 'never', lockWait: 60 });
     await cli(['--lock-wait', '1m', 'inspect', DIR, '--lock-wait', '2s'], fakeIo(), rec.loaders);
     expect(rec.contexts[1].options.lockWait).toBe(2);
     await cli(['inspect', DIR], fakeIo(), rec.loaders);
-    expect(rec.contexts[2].options).toMatchObject({ json: false, quiet: false, color: true, lockWait: 10 });
+    expect(rec.contexts[2].options).toMatchObject({ json: false, quiet: false, color: 'auto', lockWait: 10 });
   });
 
   it('typed defaults are filled in', async () => {

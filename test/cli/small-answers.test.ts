@@ -1,14 +1,15 @@
 /**
  * Issue 14, the smaller items: `tokcap verify` suggests verify-digests; the hint for a bad
  * --lock-wait speaks of lock waits (not of ages in days); a symlinked lock file is named in the
- * error line, not only the rollout.
+ * error line, not only the rollout; --color=always|never|auto and FORCE_COLOR colour a pipe (for
+ * `less -R`), NO_COLOR still honoured.
  */
 import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendEntry } from '../../src/ops/writer.js';
 import { entry, useTempDirs } from '../core/support.js';
-import { cli } from './helpers.js';
+import { cli, fakeIo } from './helpers.js';
 
 const temp = useTempDirs('tokcap-small-');
 
@@ -38,5 +39,22 @@ describe('smaller answers', () => {
     const { code, stderr } = await cli(['freeze', dir, 'r']);
     expect(code).toBe(3);
     expect(stderr).toBe('tokcap: r: r.tokens.lock is a symbolic link: refusing to lock through it (lock files must be regular files)\n');
+  });
+
+  it('--color and FORCE_COLOR into a pipe; --no-color and NO_COLOR still switch it off', async () => {
+    const dir = temp();
+    await appendEntry({ dir }, entry('c1', { rollout: 'r' }));
+    // eslint-disable-next-line no-control-regex
+    const sgr = /\x1b\[[0-9;]*m/;
+    const run = async (args: string[], env: NodeJS.ProcessEnv = {}) => (await cli(['inspect', dir, ...args], fakeIo({ env }))).stdout;
+    expect(await run([])).not.toMatch(sgr);
+    expect(await run(['--color=always'])).toMatch(sgr);
+    expect(await run(['--color', 'always'], { NO_COLOR: '1' })).toMatch(sgr);
+    expect(await run([], { FORCE_COLOR: '1' })).toMatch(sgr);
+    expect(await run([], { FORCE_COLOR: '1', NO_COLOR: '1' })).not.toMatch(sgr);
+    expect(await run(['--no-color'], { FORCE_COLOR: '1' })).not.toMatch(sgr);
+    expect(await run(['--color=never'], { FORCE_COLOR: '1' })).not.toMatch(sgr);
+    expect(await run(['--color=auto'], { FORCE_COLOR: '0' })).not.toMatch(sgr);
+    expect((await cli(['inspect', dir, '--color=sometimes'])).code).toBe(2);
   });
 });

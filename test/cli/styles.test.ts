@@ -21,7 +21,7 @@ function everyStyle(s: Styles): string[] {
 }
 
 describe('colorLevel', () => {
-  const tty = { color: true, env: {}, stdoutIsTTY: true, supportedLevel: 3 as const };
+  const tty = { color: 'auto' as const, env: {}, stdoutIsTTY: true, supportedLevel: 3 as const };
   it('is on for a TTY without NO_COLOR or --no-color', () => {
     expect(colorLevel(tty)).toBe(3);
   });
@@ -30,14 +30,27 @@ describe('colorLevel', () => {
     expect(colorLevel({ ...tty, env: { NO_COLOR: 'false' } })).toBe(0);
     expect(colorLevel({ ...tty, env: { NO_COLOR: '' } })).toBe(3);
   });
-  it('is 0 with --no-color or when stdout is not a TTY', () => {
-    expect(colorLevel({ ...tty, color: false })).toBe(0);
+  it('is 0 with --color=never (--no-color) or when stdout is not a TTY', () => {
+    expect(colorLevel({ ...tty, color: 'never' })).toBe(0);
+    expect(colorLevel({ ...tty, color: 'never', env: { FORCE_COLOR: '1' } })).toBe(0);
     expect(colorLevel({ ...tty, stdoutIsTTY: false })).toBe(0);
-    // FORCE_COLOR does not override a pipe: chalk's global detection is not consulted then.
-    expect(colorLevel({ ...tty, stdoutIsTTY: false, env: { FORCE_COLOR: '3' } })).toBe(0);
+  });
+  it('FORCE_COLOR colours a pipe (for less -R), unless NO_COLOR; its value picks the level (issue 14)', () => {
+    const pipe = { ...tty, stdoutIsTTY: false };
+    expect(colorLevel({ ...pipe, env: { FORCE_COLOR: '3' } })).toBe(3);
+    expect(colorLevel({ ...pipe, env: { FORCE_COLOR: '1' } })).toBe(1);
+    expect(colorLevel({ ...pipe, env: { FORCE_COLOR: 'true' } })).toBe(1);
+    expect(colorLevel({ ...pipe, env: { FORCE_COLOR: '0' } })).toBe(0);
+    expect(colorLevel({ ...pipe, env: { FORCE_COLOR: 'false' } })).toBe(0);
+    expect(colorLevel({ ...pipe, env: { FORCE_COLOR: '1', NO_COLOR: '1' } })).toBe(0);
+  });
+  it('--color=always colours a pipe, whatever NO_COLOR says', () => {
+    expect(colorLevel({ ...tty, color: 'always', stdoutIsTTY: false })).toBe(1);
+    expect(colorLevel({ ...tty, color: 'always', stdoutIsTTY: false, env: { NO_COLOR: '1', FORCE_COLOR: '2' } })).toBe(2);
+    expect(colorLevel({ ...tty, color: 'always', env: { NO_COLOR: '1' } })).toBe(3);
   });
   it('falls back to at least level 1 on a TTY', () => {
-    expect(colorLevel({ color: true, env: {}, stdoutIsTTY: true })).toBeGreaterThanOrEqual(1);
+    expect(colorLevel({ color: 'auto', env: {}, stdoutIsTTY: true })).toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -50,7 +63,7 @@ describe('styles', () => {
   });
 
   it('produce no escape codes when NO_COLOR is set, even on a TTY', () => {
-    const s = createStyles(colorLevel({ color: true, env: { NO_COLOR: '1' }, stdoutIsTTY: true, supportedLevel: 3 }));
+    const s = createStyles(colorLevel({ color: 'auto', env: { NO_COLOR: '1' }, stdoutIsTTY: true, supportedLevel: 3 }));
     for (const text of everyStyle(s)) expect(text).not.toMatch(ESC);
   });
 
