@@ -46,7 +46,7 @@ const tmux = (...args) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null',
 const capture = () => tmux('capture-pane', '-p', '-t', 'w');
 
 /** A row line: selection mark, change mark, id, then a state word or the not-yet-read "…". */
-const ROW = /^[ ›][ •](\S+) +(live|frozen|retired|incomplete|dangling|torn|…) /;
+const ROW = /^[ ›][ •](\S+) +(live|frozen|retired|unavailable|…) /;
 const rowsOf = (pane) => pane.split('\n').flatMap((l) => (ROW.test(l) ? [ROW.exec(l)] : []));
 
 const removeWriterFiles = () => {

@@ -71,13 +71,13 @@ class In extends EventEmitter {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const workers = createWorkerReaders();
-const model = new DirectoryModel({ dir, readers: { read: workers.read } });
+const model = new DirectoryModel({ dir, readers: { readBatch: workers.readBatch } });
 const out = new Out();
 const input = new In();
 const t0 = performance.now();
 let firstRows = 0;
 out.onWrite = (s) => {
-  if (!firstRows && /^[ ›][ •]\S+ +(live|torn|frozen|dangling|retired) /m.test(s)) firstRows = performance.now() - t0;
+  if (!firstRows && /^[ ›][ •]\S+ +(live|frozen|retired|unavailable) /m.test(s)) firstRows = performance.now() - t0;
 };
 const app = render(React.createElement(WatchApp, { model, styles: createStyles(0) }), { stdout: out, stdin: input, patchConsole: false, exitOnCtrlC: false, maxFps: 60 });
 
