@@ -356,16 +356,16 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     name: 'inspect',
     summary: 'Show the rollouts of a capture directory and their state',
     description: [
-      'Lists every rollout of DIR (or only the given ids) with its state (live, frozen, retired, incomplete, dangling intents, torn tail), its counts and its version, and the names in DIR that carry a capture suffix but an invalid rollout id.',
+      'Lists every rollout of DIR (or only the given ids) with its status (live, frozen, retired, or unavailable: it could not be read, lock timeout or I/O error), its conditions (corrupt, dangling, incomplete, missing_state, refused, retired_with_records, torn_tail, unindexed_tail), its counts and its version, and the names in DIR that carry a capture suffix but an invalid rollout id. Status and conditions are the same in build, watch and export.',
       'Read-only: it takes only short shared locks, creates no lock file, never truncates a torn tail (it reports it) and never writes state. Counts come from the state index by default; `--deep` reads every line.',
-      'With `--json`: `{"dir", "rollouts": {ID: FACTS}, "invalid_names": [...]}`, where FACTS holds the files, state flags, intents, dangling intents, version, snapshot id, entry count and sizes of the rollout.',
+      'With `--json`: `{"dir", "rollouts": {ID: FACTS}, "invalid_names": [...]}`, where FACTS holds the files, state flags, intents, dangling intents, version, snapshot id, entry count and sizes of the rollout, then `status` and `conditions`. A rollout that could not be read is only `{"status": "unavailable", "conditions": [], "error": {"kind", "message"}}`, and the exit code is 3.',
     ].join('\n\n'),
     args: [DIR_ARG, IDS_ARG],
     options: {
       deep: { flags: '--deep', description: 'read every line instead of trusting the state index for counts (slower; "entries_source": "scan")' },
       status: {
         flags: '--status <state>',
-        description: 'show only rollouts in this state',
+        description: 'show only rollouts with this status or condition',
         choices: STATUS_FILTERS,
         default: 'all',
       },
@@ -422,6 +422,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       'Builds the trajectory of each rollout exactly as the reference consumer would (prefix merging), and reports it with its metrics.',
       'Without `--freeze` nothing on disk changes: each result is what the reference would return for a frozen copy of the rollout, without `_capture_snapshot`, plus `"preview": true`; without ids every rollout is built. With `--freeze` each rollout is frozen first and then built, and the result includes `_capture_snapshot`; then ids, `--ids-from` or `--all` are required.',
       "An invalid rollout id is not a usage error here: it is that rollout's failed build (`\"error\": \"ValueError: Invalid rollout id: ...\"`), and the other ids are still built.",
+      'Each result also carries the rollout\'s `status` and `conditions` (as `inspect` gives them), its `verdict` (`trainable`, `masked`, or `unavailable` when the rollout could not be read: then the result is the failed build of that error, and the exit code is 3) and, for a failed read or freeze, `error_kind`. The summary counts statuses, conditions and verdicts; a failed build is masked and "could not be built".',
     ].join('\n\n'),
     args: [DIR_ARG, { ...IDS_ARG, description: 'rollout ids to build (default: every rollout; required with --freeze unless --all or --ids-from)' }],
     options: {
