@@ -7,7 +7,7 @@ import type { CommandName, CommandOptionsMap, GlobalOptions } from './options.js
 import { EXIT_OK, debugEnabled, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
 import { createStyles, colorLevel, safeOutput, type Styles } from './styles.js';
 import { ProgressLine, noProgress, type ProgressFactory } from './progress.js';
-import { orderedJsonMember, outputJsonBytes, outputJsonLine, RawJsonText } from '../src/json/canonical-json.js';
+import { JsonWriter, RawJsonText } from '../src/json/canonical-json.js';
 import { renderTable, type Column } from './table.js';
 import type { Shard } from '../src/layout/shard.js';
 import type { ThreadOptions } from '../src/threads/parallel-rollouts.js';
@@ -161,6 +161,8 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
   const line = new ProgressLine(io.stderr);
   const progressOn = stderrIsTTY && !options.quiet && !options.json;
   let jsonWritten = false;
+  // The writer of the run's --json document (its parts are written one after the other).
+  const writer = new JsonWriter();
 
   // Error and warning lines carry store text (ids, messages) and are never coloured.
   const writeErr = (raw: string) => {
@@ -194,7 +196,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
       // Serialise first: a value that cannot be written (an integer past 2^64 in a record) throws
       // before anything is printed, and the command may still print a repaired document.
-      const bytes = outputJsonLine(value);
+      const bytes = writer.outputLine(value);
       jsonWritten = true;
       io.stdout.write(bytes);
     },
@@ -208,7 +210,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
         push(value) {
           if (ended) throw new Error('internal: jsonArray().push() after end()');
           // Bytes, not text: a build result is hundreds of KB of JSON, already UTF-8.
-          const bytes = value instanceof RawJsonText && typeof value.text !== 'string' ? value.text : outputJsonBytes(value);
+          const bytes = value instanceof RawJsonText && typeof value.text !== 'string' ? value.text : writer.outputBytes(value);
           io.stdout.write(count++ === 0 ? '[' : ',');
           io.stdout.write(bytes);
         },
@@ -223,13 +225,13 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       if (!options.json) return { entry() {}, end() {} };
       if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
       jsonWritten = true;
-      const members = membersOf(outputJsonBytes(head));
+      const members = membersOf(writer.outputBytes(head));
       io.stdout.write('{');
       if (members.length > 0) {
         io.stdout.write(members);
         io.stdout.write(',');
       }
-      io.stdout.write(outputJsonBytes(key));
+      io.stdout.write(writer.outputBytes(key));
       io.stdout.write(':{');
       let count = 0;
       let ended = false;
@@ -237,14 +239,14 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
         entry(k, value) {
           if (ended) throw new Error('internal: jsonMap().entry() after end()');
           // Serialised first: nothing is written if the value cannot be.
-          const bytes = orderedJsonMember(k, value);
+          const bytes = writer.orderedMember(k, value);
           if (count++ > 0) io.stdout.write(',');
           io.stdout.write(bytes);
         },
         end(tail) {
           if (ended) return;
           ended = true;
-          const rest = membersOf(outputJsonBytes(tail));
+          const rest = membersOf(writer.outputBytes(tail));
           io.stdout.write('}');
           if (rest.length > 0) {
             io.stdout.write(',');

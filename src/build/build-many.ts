@@ -6,6 +6,8 @@
  * time per process, docs/format.md#lock-mechanism), copies, and transfers the bytes; parsing, building and
  * serialising happen in the worker.
  */
+import { JsonWriter } from '../json/canonical-json.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { freezeAndCopy, type FrozenCopy } from '../ops/freeze.js';
 import { copyReadOnlySnapshot, type ReadOnlyCopy } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
@@ -49,6 +51,9 @@ export interface BuildWorkerShared {
 
 export async function buildMany(store: StoreOptions, ids: readonly string[], options: BuildManyOptions): Promise<void> {
   let done = 0;
+  // This thread's JSON writer and reader for the job (each worker has its own).
+  const writer = new JsonWriter();
+  const json = new JsonBytesReader();
   const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model, serialise: options.serialise };
   await mapRolloutsParallel<BuildOutcome, SnapshotRequest>(ids, {
     workerUrl: new URL('./build-worker.js', import.meta.url),
@@ -59,7 +64,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
     threads: options.threads,
-    local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise }),
+    local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise, writer, json }),
     serve: serveSnapshotRequest(store),
     recycle: giveBackCopyBuffer,
     onDone: (n) => {

@@ -3,7 +3,7 @@
  * the `--json` writer) and a small summary for counts and explanations. Plain data, so that a
  * worker thread can compute it (src/build/build-many.ts) and only bytes cross back.
  */
-import { outputJsonBytes } from '../json/canonical-json.js';
+import { outputJsonBytes, type JsonWriter } from '../json/canonical-json.js';
 import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RolloutStatusAnswer } from '../status/rollout-status.js';
@@ -65,14 +65,21 @@ export function summariseResult(r: ConsumerResult): BuildSummary {
   return s;
 }
 
-/** Builds one rollout (`buildRolloutDetailed`) and serialises its result (unless `serialise` is false). */
-export async function buildOutcome(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions & { serialise?: boolean }): Promise<BuildOutcome> {
+/**
+ * Builds one rollout (`buildRolloutDetailed`) and serialises its result (unless `serialise` is
+ * false), with `writer` when given: the thread's writer for the whole job.
+ */
+export async function buildOutcome(
+  store: StoreOptions,
+  rolloutId: string,
+  options: BuildRolloutOptions & { serialise?: boolean; writer?: JsonWriter },
+): Promise<BuildOutcome> {
   const d = await buildRolloutDetailed(store, rolloutId, options);
   const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
   if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
   if (options.serialise === false) return out;
   try {
-    out.json = outputJsonBytes(d.result);
+    out.json = options.writer ? options.writer.outputBytes(d.result) : outputJsonBytes(d.result);
   } catch (e) {
     // A token id past 2^64 in a root record, which no digest check rejects.
     out.unwritable = e instanceof Error ? e.message : String(e);

@@ -11,6 +11,7 @@ import { isIncompleteFlag } from '../state/rollout-state.js';
 import type { ChainBuild } from './chain-builder.js';
 import { assembleWithChains, failedBuild, finishConsumerResult, noRecordsResult, type ConsumerResult } from './consumer-result.js';
 import { maskCauses, type MaskCause, type MaskContext } from './mask-causes.js';
+import type { JsonBytesReader } from '../json/parse-json.js';
 
 export interface BuildRolloutOptions {
   /** Model name put in the rebuilt response (the reference's default is ""). */
@@ -32,6 +33,8 @@ export interface BuildRolloutOptions {
    * them already (the facts); otherwise they are read after the snapshot.
    */
   incompleteContext?: Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'>;
+  /** Reads the records' JSON: the calling thread's reader for its job (default: one per rollout). */
+  json?: JsonBytesReader;
 }
 
 /** The locked part of a build: a freeze's copy, or a read-only copy. */
@@ -85,10 +88,10 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
   try {
     const source = options.source ?? localSnapshotSource(store);
     // The copy is taken under the lock; parsing happens here, with the lock released.
-    if (options.freeze) snapshot = parseFrozenCopy(store, await source.frozen(rolloutId));
+    if (options.freeze) snapshot = parseFrozenCopy(store, await source.frozen(rolloutId), options.json);
     else {
       const copy = await source.readOnly(rolloutId);
-      snapshot = parseReadOnlyCopy(store, copy);
+      snapshot = parseReadOnlyCopy(store, copy, options.json);
       // The entries hold no view of the copy's bytes: their memory serves the next copy.
       copy.release?.();
     }

@@ -3,18 +3,23 @@
  * claims; the locked copy of each comes from the main thread on request.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { JsonWriter } from '../json/canonical-json.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import { workerSnapshotSource, type BuildWorkerShared } from './build-many.js';
 import { buildOutcome } from './build-outcome.js';
 
 if (parentPort) {
+  // This thread's JSON writer and reader for the rollouts it builds.
+  const writer = new JsonWriter();
+  const json = new JsonBytesReader();
   serveRolloutWorker(
     parentPort,
     workerData,
     async (id, _index, sharedData, request, giveBack) => {
       const { store, freeze, model, serialise } = sharedData as BuildWorkerShared;
-      return buildOutcome(store, id, { freeze, model, serialise, source: workerSnapshotSource(request, giveBack) });
+      return buildOutcome(store, id, { freeze, model, serialise, source: workerSnapshotSource(request, giveBack), writer, json });
     },
     reviveError,
     // The serialised result is moved, not copied, to the main thread.

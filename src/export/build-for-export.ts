@@ -3,7 +3,9 @@ import { buildRolloutDetailed, type SnapshotSource } from '../build/build-rollou
 import type { ConsumerResult } from '../build/consumer-result.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { StoreOptions } from '../ops/store.js';
+import type { JsonBytesReader } from '../json/parse-json.js';
 import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
+
 /** One call of the main chain, as a training step: prompt and generated token counts. */
 export interface MainChainStep {
   callId: string;
@@ -31,6 +33,8 @@ export interface BuildForExportOptions {
   model?: string;
   /** Where the locked copies come from (see `BuildRolloutOptions.source`). */
   source?: SnapshotSource;
+  /** See `BuildRolloutOptions.json`. */
+  json?: JsonBytesReader;
 }
 
 /**

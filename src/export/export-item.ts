@@ -7,7 +7,8 @@ import type { SnapshotSource } from '../build/build-rollout.js';
 import { failedBuild } from '../build/consumer-result.js';
 import { maskCauses } from '../build/mask-causes.js';
 import { TokcapError } from '../errors.js';
-import { orderedJsonLine } from '../json/canonical-json.js';
+import { orderedJsonLine, type JsonWriter } from '../json/canonical-json.js';
+import type { JsonBytesReader } from '../json/parse-json.js';
 import type { VerdictAnswer } from '../status/verdict.js';
 import type { StoreOptions } from '../ops/store.js';
 import { serialiseError, type SerialisedError } from '../threads/parallel-rollouts.js';
@@ -97,15 +98,27 @@ export function exportedRollout(build: ExportBuild): ExportedRollout {
   };
 }
 
-/** Builds one rollout for an export and serialises what is to be written. */
-export async function exportItem(store: StoreOptions, rolloutId: string, options: ExportItemOptions, source?: SnapshotSource): Promise<ExportItem> {
-  let build = await buildForExport(store, rolloutId, { freeze: options.freeze, model: options.model, source });
+/**
+ * Builds one rollout for an export and serialises what is to be written, with the calling
+ * thread's JSON reader and writer for the whole export when given.
+ */
+export async function exportItem(
+  store: StoreOptions,
+  rolloutId: string,
+  options: ExportItemOptions,
+  source?: SnapshotSource,
+  { writer, json }: { writer?: JsonWriter; json?: JsonBytesReader } = {},
+): Promise<ExportItem> {
+  let build = await buildForExport(store, rolloutId, { freeze: options.freeze, model: options.model, source, json });
   const keep = !(options.trainableOnly && build.result.mask_sample);
   const item: ExportItem = { rollout: exportedRollout(build), keep };
   if (keep) {
     if (options.format === 'jsonl') {
       let line: Uint8Array;
-      [build, line] = writable(build, (b) => orderedJsonLine(jsonlRecord(b, options.fields ?? ALL_FIELDS)));
+      [build, line] = writable(build, (b) => {
+        const record = jsonlRecord(b, options.fields ?? ALL_FIELDS);
+        return writer ? writer.orderedLine(record) : orderedJsonLine(record);
+      });
       item.line = line;
     } else {
       let text: string;

@@ -3,7 +3,8 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { TokcapError, ioError, toTokcapError } from '../errors.js';
 import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.js';
-import { compareCodePoints, orderedJson } from '../json/canonical-json.js';
+import { compareCodePoints, JsonWriter, orderedJson } from '../json/canonical-json.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { appendMembers, statusAfterBuild, statusMembers } from '../status/result-status.js';
 import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
@@ -272,6 +273,8 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
       trainableOnly: options.trainableOnly,
     };
     const shared: ExportWorkerShared = { store, item: itemOptions };
+    // This thread's JSON reader and writer for the export (each worker has its own).
+    const own = { writer: new JsonWriter(), json: new JsonBytesReader() };
     try {
       await mapRolloutsParallel<ExportItem, SnapshotRequest>(ids, {
         workerUrl: new URL('./export-worker.js', import.meta.url),
@@ -282,7 +285,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
         // In this thread (no workers): one rollout at a time, memory bounded by the largest.
         concurrency: 1,
         threads: options.threads,
-        local: (id) => exportItem(store, id, itemOptions),
+        local: (id) => exportItem(store, id, itemOptions, undefined, own),
         serve: serveSnapshotRequest(store),
         recycle: giveBackCopyBuffer,
         signal: stop.signal,

@@ -4,6 +4,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { workerSnapshotSource } from '../build/build-many.js';
+import { JsonWriter } from '../json/canonical-json.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import type { StoreOptions } from '../ops/store.js';
 import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
@@ -16,12 +18,14 @@ export interface ExportWorkerShared {
 }
 
 if (parentPort) {
+  // This thread's JSON reader and writer for the rollouts it exports.
+  const own = { writer: new JsonWriter(), json: new JsonBytesReader() };
   serveRolloutWorker(
     parentPort,
     workerData,
     async (id, _index, sharedData, request, giveBack) => {
       const { store, item } = sharedData as ExportWorkerShared;
-      return exportItem(store, id, item, workerSnapshotSource(request, giveBack));
+      return exportItem(store, id, item, workerSnapshotSource(request, giveBack), own);
     },
     reviveError,
     (item) => exportItemTransfer(item as ExportItem),

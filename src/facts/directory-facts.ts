@@ -6,6 +6,7 @@ import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.j
 import type { StoreOptions } from '../ops/store.js';
 import { mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
 import { rolloutFacts, type RolloutFacts } from './rollout-facts.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 
 export interface DirectoryFacts {
   rollouts: Map<string, RolloutFacts>;
@@ -74,6 +75,8 @@ export async function forEachRolloutFacts(
   const listing = options.listing ?? (await scanDirectory(store.dir));
   const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
   let done = 0;
+  // This thread's JSON reader for the job (each worker has its own).
+  const json = new JsonBytesReader();
   const files = Uint8Array.from(ids, (id) => maskOf(listing.rollouts.get(id)));
   const shared: FactsShared = { store: { ...store }, deep: options.deep, files };
   await mapRolloutsParallel<RolloutFacts, JsonlRequest>(ids, {
@@ -87,7 +90,7 @@ export async function forEachRolloutFacts(
     minItems: options.deep ? 8 : SUMMARY_WORKER_MIN_ROLLOUTS,
     estimatedBytes: options.deep ? estimateJsonlBytes(store.dir, ids) : undefined,
     threads: options.threads,
-    local: (id) => rolloutFacts(store, id, { deep: options.deep, files: listing.rollouts.get(id) }),
+    local: (id) => rolloutFacts(store, id, { deep: options.deep, files: listing.rollouts.get(id), json }),
     serve: serveJsonlRequest,
     recycle: giveBackCopyBuffer,
     onDone: (n) => {

@@ -7,14 +7,17 @@ import { jsonlViaMain, reviveError } from '../jsonl/remote-jsonl.js';
 import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import { kindsOf, type FactsShared } from './directory-facts.js';
 import { rolloutFacts } from './rollout-facts.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 
 if (parentPort) {
+  // This thread's JSON reader for the rollouts it reads.
+  const json = new JsonBytesReader();
   serveRolloutWorker(
     parentPort,
     workerData,
     (id, index, shared, request, giveBack) => {
       const s = shared as FactsShared;
-      return rolloutFacts(s.store, id, { deep: s.deep, files: kindsOf(s.files[index]), readJsonl: jsonlViaMain(request, giveBack) });
+      return rolloutFacts(s.store, id, { deep: s.deep, files: kindsOf(s.files[index]), readJsonl: jsonlViaMain(request, giveBack), json });
     },
     reviveError,
   );

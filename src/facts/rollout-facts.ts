@@ -1,5 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { toTokcapError, type ErrorKind, type TokcapError } from '../errors.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { readJsonlBytes, type JsonlBytes } from '../jsonl/read-jsonl-bytes.js';
@@ -74,6 +75,8 @@ export interface FactsOptions {
    * which do, fail with the copy's error.
    */
   copy?: { arena: Uint8Array; record: RolloutCopyRecord };
+  /** Reads the records' JSON (`deep`): the calling thread's reader for its job (default: one for this rollout). */
+  json?: JsonBytesReader;
 }
 
 /** Where the facts' bytes come from: the files, or a copy of them. */
@@ -230,6 +233,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
             j.entries = j.callIds.size;
           }
           let pendingBad = false;
+          const json = options.json ?? new JsonBytesReader();
           scanBufferLines(
             read.bytes,
             (line) => {
@@ -238,7 +242,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
                 j.badLines++;
                 pendingBad = false;
               }
-              const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl });
+              const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, json);
               if (v.kind === 'entry') {
                 j.entries++;
                 j.callIds.add(v.entry.model_call_id);

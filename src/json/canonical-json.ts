@@ -60,14 +60,22 @@ function sortedKeys(o: object): string[] {
   return keys.sort();
 }
 
+/**
+ * A writer for one document, whose buffer is handed over as it is (no copy). Callers that write
+ * many documents in a row keep a `JsonWriter` instead: its buffer and id text carry over.
+ */
+function once(): JsonWriter {
+  return new JsonWriter(256, false);
+}
+
 /** orjson.dumps(v, option=OPT_SORT_KEYS). */
 export function canonicalJson(v: JsonValue, opts?: CanonicalJsonOptions): string {
-  return serialise(v, opts?.plusExponent ?? true, true, false, asString);
+  return once().canonical(v, opts);
 }
 
 /** The UTF-8 bytes of `canonicalJson(v, opts)`, in memory of their own. */
 export function canonicalJsonBytes(v: JsonValue, opts?: CanonicalJsonOptions): Buffer {
-  return serialise(v, opts?.plusExponent ?? true, true, false, asBytes);
+  return once().canonicalBytes(v, opts);
 }
 
 /**
@@ -76,7 +84,7 @@ export function canonicalJsonBytes(v: JsonValue, opts?: CanonicalJsonOptions): B
  * JSON values; `undefined`, functions, symbols and other objects are refused.
  */
 export function orderedJson(v: JsonValue | unknown, opts?: CanonicalJsonOptions): string {
-  return serialise(v, opts?.plusExponent ?? true, false, false, asString);
+  return once().ordered(v, opts);
 }
 
 /**
@@ -84,7 +92,7 @@ export function orderedJson(v: JsonValue | unknown, opts?: CanonicalJsonOptions)
  * JSONL line, ready to write or to transfer to another thread).
  */
 export function orderedJsonLine(v: JsonValue | unknown, opts?: CanonicalJsonOptions): Buffer {
-  return serialise(v, opts?.plusExponent ?? true, false, false, asLine);
+  return once().orderedLine(v, opts);
 }
 
 /**
@@ -93,7 +101,7 @@ export function orderedJsonLine(v: JsonValue | unknown, opts?: CanonicalJsonOpti
  * written as null.
  */
 export function outputJson(v: unknown, opts?: CanonicalJsonOptions): string {
-  return serialise(v, opts?.plusExponent ?? true, false, true, asString);
+  return once().output(v, opts);
 }
 
 /**
@@ -102,7 +110,7 @@ export function outputJson(v: unknown, opts?: CanonicalJsonOptions): string {
  * a string per member.
  */
 export function orderedJsonMembers(members: Iterable<readonly [string, unknown]>, opts?: CanonicalJsonOptions): Buffer {
-  return serialise(new Members(members), opts?.plusExponent ?? true, false, false, asBytes);
+  return once().orderedMembers(members, opts);
 }
 
 /**
@@ -110,7 +118,7 @@ export function orderedJsonMembers(members: Iterable<readonly [string, unknown]>
  * written member by member as its values come (a comma between members is the caller's).
  */
 export function orderedJsonMember(key: string, value: unknown, opts?: CanonicalJsonOptions): Buffer {
-  return serialise(new Member(key, value), opts?.plusExponent ?? true, false, false, asBytes);
+  return once().orderedMember(key, value, opts);
 }
 
 class Member {
@@ -126,12 +134,12 @@ class Members {
 
 /** The UTF-8 bytes of `outputJson(v, opts)`, in memory of their own. */
 export function outputJsonBytes(v: unknown, opts?: CanonicalJsonOptions): Buffer {
-  return serialise(v, opts?.plusExponent ?? true, false, true, asBytes);
+  return once().outputBytes(v, opts);
 }
 
 /** `outputJsonBytes(v, opts)` followed by an LF (a whole `--json` document). */
 export function outputJsonLine(v: unknown, opts?: CanonicalJsonOptions): Buffer {
-  return serialise(v, opts?.plusExponent ?? true, false, true, asLine);
+  return once().outputLine(v, opts);
 }
 
 /**
@@ -142,14 +150,6 @@ export class RawJsonText {
   constructor(readonly text: string | Uint8Array) {}
 }
 
-/**
- * The writer's output: bytes in a reused buffer (`out[0, at)`). Writing bytes, not strings, spares
- * the ropes that `+=` builds and their flattening and UTF-8 encoding when the text is written
- * out, which cost about as much as producing it.
- */
-let out = Buffer.allocUnsafeSlow(1 << 16);
-let at = 0;
-let busy = false;
 /** A buffer grown beyond this by a large document is not kept for the next one. */
 const KEEP_BYTES = 8 << 20;
 
@@ -175,88 +175,6 @@ const asLine: Take<Buffer> = (b, n, spare) => {
   copy[n] = 0x0a;
   return copy;
 };
-
-function serialise<T>(v: unknown, plus: boolean, sort: boolean, loose: boolean, take: Take<T>): T {
-  // Reentrant (a getter could serialise too): a nested call writes into a buffer of its own.
-  const nested = busy;
-  const outerOut = out;
-  const outerAt = at;
-  if (nested) out = Buffer.allocUnsafeSlow(1 << 12);
-  busy = true;
-  at = 0;
-  try {
-    writeValue(v, plus, sort, loose);
-    // A nested call's buffer and an outgrown one are not kept: the taker may have them.
-    const spare = nested || out.length > KEEP_BYTES;
-    return take(out, at, spare);
-  } finally {
-    if (nested) {
-      out = outerOut;
-      at = outerAt;
-    } else {
-      busy = false;
-      // Also after an error half way through a large document.
-      if (out.length > KEEP_BYTES) out = Buffer.allocUnsafeSlow(1 << 16);
-    }
-  }
-}
-
-function reserve(n: number): void {
-  if (at + n <= out.length) return;
-  // Some room beyond: the next few bytes (a closing bracket, a line feed) need no copy.
-  const bigger = Buffer.allocUnsafeSlow(Math.max(out.length * 2, at + n + 4096));
-  out.copy(bigger, 0, 0, at);
-  out = bigger;
-}
-
-/** Appends an ASCII string. */
-function putAscii(s: string): void {
-  const n = s.length;
-  reserve(n);
-  if (n < 32) {
-    for (let i = 0; i < n; i++) out[at + i] = s.charCodeAt(i);
-    at += n;
-  } else {
-    at += out.write(s, at, n, 'latin1');
-  }
-}
-
-/** Appends any well-formed string as UTF-8. */
-function putUtf8(s: string): void {
-  // At most 3 bytes per UTF-16 unit; a long string is measured instead (no triple-size buffer).
-  reserve(s.length <= 4096 ? s.length * 3 : Buffer.byteLength(s, 'utf8'));
-  at += out.write(s, at, 'utf8');
-}
-
-function putByte(c: number): void {
-  reserve(1);
-  out[at++] = c;
-}
-
-/**
- * Appends `a` when it is an array of plain numbers whose JS text (JSON.stringify) is exactly
- * what `writeValue` would produce; false (nothing written) otherwise. True for token ids and
- * log probs: every element a safe integer or a non-integral double whose JS text equals orjson's
- * layout. JS and orjson both write fixed notation for 1e-5 <= |x| < 1e16 (non-integral doubles
- * are below 2^53 anyway) and both write `d.ddde-k` below 1e-6; only 1e-6 <= |x| < 1e-5 differ
- * (JS fixed, orjson scientific).
- */
-function putNumberArray(a: unknown[]): boolean {
-  if (putTokenIds(a)) return true;
-  const n = a.length;
-  for (let i = 0; i < n; i++) {
-    const x = a[i];
-    if (typeof x !== 'number') return false;
-    if (Number.isInteger(x)) {
-      if (x > 9007199254740991 || x < -9007199254740991) return false;
-    } else {
-      const m = x < 0 ? -x : x;
-      if (!(m >= 1e-5 || m < 1e-6)) return false; // NaN fails here too
-    }
-  }
-  putAscii(JSON.stringify(a));
-  return true;
-}
 
 /** "00" to "99" as ASCII pairs. */
 const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 48 + (i % 2 === 0 ? Math.floor(i / 20) : (i >> 1) % 10));
@@ -301,154 +219,6 @@ class IdText {
 const prefixText = new IdText();
 const scratchText = new IdText();
 
-/**
- * Appends the text of an array of integers in [0, 2^32) (token ids); false (nothing appended) as
- * soon as an element is anything else. Digits are written two at a time into a reused buffer: twice as fast as
- * JSON.stringify on the arrays the parser creates at their final length ("holey" in V8, which
- * JSON.stringify takes a slow path for), and as fast on the others; ids shared with the start of
- * the previous long array are not written again (IdText).
- */
-function putTokenIds(a: unknown[]): boolean {
-  const n = a.length;
-  const t = n >= PREFIX_MIN ? prefixText : scratchText;
-  t.reserve(n);
-  const { values, ends } = t;
-  // The ids this array shares with the text already in the buffer.
-  const known = Math.min(n, t.length);
-  let i = 0;
-  while (i < known && a[i] === values[i]) i++;
-  t.length = i;
-  const b = t.bytes;
-  let p = i > 0 ? ends[i - 1] : 1;
-  b[0] = 91;
-  for (; i < n; i++) {
-    if (i > 0) b[p++] = 44;
-    const v = a[i];
-    if (typeof v !== 'number' || !(v >= 0 && v <= 4294967295) || v !== Math.floor(v)) return false;
-    let x = v;
-    if (x < 10) {
-      b[p++] = 48 + x;
-    } else {
-      const d = x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
-      // Two digits per division, from the end (`>>> 0` is exact below 2^32).
-      let e = p + d;
-      while (x >= 100) {
-        const q = (x / 100) >>> 0;
-        const r = (x - q * 100) * 2;
-        b[--e] = DIGIT_PAIRS[r + 1];
-        b[--e] = DIGIT_PAIRS[r];
-        x = q;
-      }
-      // The leading one or two digits: e is p + 2 or p + 1 here.
-      if (x >= 10) {
-        b[e - 1] = DIGIT_PAIRS[2 * x + 1];
-        b[e - 2] = DIGIT_PAIRS[2 * x];
-      } else {
-        b[e - 1] = 48 + x;
-      }
-      p += d;
-    }
-    values[i] = v;
-    ends[i] = p;
-    t.length = i + 1;
-  }
-  b[p++] = 93;
-  reserve(p);
-  b.copy(out, at, 0, p);
-  at += p;
-  return true;
-}
-
-function writeValue(v: unknown, plus: boolean, sort: boolean, loose: boolean): void {
-  switch (typeof v) {
-    case 'number':
-      putAscii(Number.isInteger(v) ? writeIntNumber(v as number) : layoutFloat(v as number, plus));
-      return;
-    case 'string':
-      putString(v as string);
-      return;
-    case 'boolean':
-      putAscii(v ? 'true' : 'false');
-      return;
-    case 'bigint':
-      if ((v as bigint) < MIN_I64 || (v as bigint) > MAX_U64) throw intRangeError();
-      putAscii((v as bigint).toString());
-      return;
-    case 'object': {
-      if (v === null) {
-        putAscii('null');
-        return;
-      }
-      if (Array.isArray(v)) {
-        const n = v.length;
-        if (n > 0 && typeof v[0] === 'number' && putNumberArray(v)) return;
-        putByte(91);
-        for (let i = 0; i < n; i++) {
-          const x: unknown = v[i];
-          if (i > 0) putByte(44);
-          if (loose && x === undefined) putAscii('null');
-          else writeValue(x, plus, sort, loose);
-        }
-        putByte(93);
-        return;
-      }
-      if (v instanceof JsonFloat) {
-        putAscii(layoutFloat(v.value, plus));
-        return;
-      }
-      if (v instanceof RawJsonText && !sort) {
-        const text = v.text;
-        if (typeof text === 'string') putUtf8(text);
-        else {
-          reserve(text.length);
-          out.set(text, at);
-          at += text.length;
-        }
-        return;
-      }
-      if (v instanceof Member) {
-        putMember(true, v.key, v.value, plus, sort, loose);
-        return;
-      }
-      if (v instanceof Members) {
-        putByte(123);
-        let first = true;
-        for (const [k, x] of v.members) {
-          putMember(first, k, x, plus, sort, loose);
-          first = false;
-        }
-        putByte(125);
-        return;
-      }
-      const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null) throw unsupported(v);
-      const o = v as Record<string, unknown>;
-      const keys = sort ? sortedKeys(o) : Object.keys(o);
-      putByte(123);
-      let first = true;
-      for (let i = 0; i < keys.length; i++) {
-        const k = keys[i];
-        const x = o[k];
-        if (loose && x === undefined) continue;
-        putMember(first, k, x, plus, sort, loose);
-        first = false;
-      }
-      putByte(125);
-      return;
-    }
-    default:
-      throw unsupported(v);
-  }
-}
-
-/** `"k":x`, after a comma unless it is the first member. */
-function putMember(first: boolean, k: string, x: unknown, plus: boolean, sort: boolean, loose: boolean): void {
-  if (!first) putByte(44);
-  putString(k);
-  putByte(58);
-  writeValue(x, plus, sort, loose);
-}
-
 function writeIntNumber(v: number): string {
   if (v < MIN_I64_NUM || v >= TWO_64_NUM) throw intRangeError();
   // Beyond 2^53 String() pads the shortest digits with zeros; BigInt gives the exact value.
@@ -458,18 +228,314 @@ function writeIntNumber(v: number): string {
 /** Printable ASCII without `"` and `\`: written between quotes as it is. */
 const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-function putString(s: string): void {
-  // Most strings (keys, ids, digests) need no escaping and cannot hold a lone surrogate.
-  if (s.length < 256 && PLAIN_ASCII.test(s)) {
-    putByte(34);
-    putAscii(s);
-    putByte(34);
-    return;
+
+/**
+ * Writes JSON as bytes into a buffer it reuses from one document to the next. Writing bytes, not
+ * strings, spares the ropes that `+=` builds and their flattening and UTF-8 encoding when the
+ * text is written out, which cost about as much as producing it. It also remembers the text of
+ * the last long token-id array it wrote (`IdText`), so a result whose prompts extend one another
+ * writes most digits once. A writer belongs to one thread and one job (a build, an export, a
+ * command's output); the module functions below each use a writer of their own.
+ */
+export class JsonWriter {
+  private out: Buffer;
+  private at = 0;
+  private busy = false;
+  private prefixText: IdText | undefined;
+  private scratchText: IdText | undefined;
+
+  /**
+   * `keeps`: the buffer is reused by the next document, so what is taken from it is copied
+   * (false for a writer used once, whose buffer is handed over as it is).
+   */
+  constructor(
+    initialBytes = 1 << 16,
+    private readonly keeps = true,
+  ) {
+    this.out = Buffer.allocUnsafeSlow(initialBytes);
   }
-  if (!isWellFormed(s)) {
-    throw new TokcapError('other', 'str is not valid UTF-8: surrogates not allowed', { pyClass: 'ValueError' });
+
+  /** `canonicalJson(v, opts)`. */
+  canonical(v: JsonValue, opts?: CanonicalJsonOptions): string {
+    return this.serialise(v, opts?.plusExponent ?? true, true, false, asString);
   }
-  putUtf8(JSON.stringify(s));
+
+  /** `canonicalJsonBytes(v, opts)`. */
+  canonicalBytes(v: JsonValue, opts?: CanonicalJsonOptions): Buffer {
+    return this.serialise(v, opts?.plusExponent ?? true, true, false, asBytes);
+  }
+
+  /** `orderedJson(v, opts)`. */
+  ordered(v: JsonValue | unknown, opts?: CanonicalJsonOptions): string {
+    return this.serialise(v, opts?.plusExponent ?? true, false, false, asString);
+  }
+
+  /** `orderedJsonLine(v, opts)`. */
+  orderedLine(v: JsonValue | unknown, opts?: CanonicalJsonOptions): Buffer {
+    return this.serialise(v, opts?.plusExponent ?? true, false, false, asLine);
+  }
+
+  /** `orderedJsonMembers(members, opts)`. */
+  orderedMembers(members: Iterable<readonly [string, unknown]>, opts?: CanonicalJsonOptions): Buffer {
+    return this.serialise(new Members(members), opts?.plusExponent ?? true, false, false, asBytes);
+  }
+
+  /** `orderedJsonMember(key, value, opts)`. */
+  orderedMember(key: string, value: unknown, opts?: CanonicalJsonOptions): Buffer {
+    return this.serialise(new Member(key, value), opts?.plusExponent ?? true, false, false, asBytes);
+  }
+
+  /** `outputJson(v, opts)`. */
+  output(v: unknown, opts?: CanonicalJsonOptions): string {
+    return this.serialise(v, opts?.plusExponent ?? true, false, true, asString);
+  }
+
+  /** `outputJsonBytes(v, opts)`. */
+  outputBytes(v: unknown, opts?: CanonicalJsonOptions): Buffer {
+    return this.serialise(v, opts?.plusExponent ?? true, false, true, asBytes);
+  }
+
+  /** `outputJsonLine(v, opts)`. */
+  outputLine(v: unknown, opts?: CanonicalJsonOptions): Buffer {
+    return this.serialise(v, opts?.plusExponent ?? true, false, true, asLine);
+  }
+
+  /** Serialises `v` into this writer's buffer and hands the bytes to `take`. */
+  private serialise<T>(v: unknown, plus: boolean, sort: boolean, loose: boolean, take: Take<T>): T {
+    // Reentrant (a getter could serialise too): a nested call writes with a writer of its own.
+    if (this.busy) return new JsonWriter(1 << 12, false).serialise(v, plus, sort, loose, take);
+    this.busy = true;
+    this.at = 0;
+    try {
+      this.writeValue(v, plus, sort, loose);
+      // A buffer this writer will not reuse is handed over as it is: the taker may keep it.
+      const spare = !this.keeps || this.out.length > KEEP_BYTES;
+      return take(this.out, this.at, spare);
+    } finally {
+      this.busy = false;
+      // Also after an error half way through a large document.
+      if (this.out.length > KEEP_BYTES) this.out = Buffer.allocUnsafeSlow(1 << 16);
+    }
+  }
+
+  private reserve(n: number): void {
+    if (this.at + n <= this.out.length) return;
+    // Some room beyond: the next few bytes (a closing bracket, a line feed) need no copy.
+    const bigger = Buffer.allocUnsafeSlow(Math.max(this.out.length * 2, this.at + n + 4096));
+    this.out.copy(bigger, 0, 0, this.at);
+    this.out = bigger;
+  }
+
+  /** Appends an ASCII string. */
+  private putAscii(s: string): void {
+    const n = s.length;
+    this.reserve(n);
+    if (n < 32) {
+      for (let i = 0; i < n; i++) this.out[this.at + i] = s.charCodeAt(i);
+      this.at += n;
+    } else {
+      this.at += this.out.write(s, this.at, n, 'latin1');
+    }
+  }
+
+  /** Appends any well-formed string as UTF-8. */
+  private putUtf8(s: string): void {
+    // At most 3 bytes per UTF-16 unit; a long string is measured instead (no triple-size buffer).
+    this.reserve(s.length <= 4096 ? s.length * 3 : Buffer.byteLength(s, 'utf8'));
+    this.at += this.out.write(s, this.at, 'utf8');
+  }
+
+  private putByte(c: number): void {
+    this.reserve(1);
+    this.out[this.at++] = c;
+  }
+
+  /**
+   * Appends `a` when it is an array of plain numbers whose JS text (JSON.stringify) is exactly
+   * what `writeValue` would produce; false (nothing written) otherwise. True for token ids and
+   * log probs: every element a safe integer or a non-integral double whose JS text equals orjson's
+   * layout. JS and orjson both write fixed notation for 1e-5 <= |x| < 1e16 (non-integral doubles
+   * are below 2^53 anyway) and both write `d.ddde-k` below 1e-6; only 1e-6 <= |x| < 1e-5 differ
+   * (JS fixed, orjson scientific).
+   */
+  private putNumberArray(a: unknown[]): boolean {
+    if (this.putTokenIds(a)) return true;
+    const n = a.length;
+    for (let i = 0; i < n; i++) {
+      const x = a[i];
+      if (typeof x !== 'number') return false;
+      if (Number.isInteger(x)) {
+        if (x > 9007199254740991 || x < -9007199254740991) return false;
+      } else {
+        const m = x < 0 ? -x : x;
+        if (!(m >= 1e-5 || m < 1e-6)) return false; // NaN fails here too
+      }
+    }
+    this.putAscii(JSON.stringify(a));
+    return true;
+  }
+
+  /**
+   * Appends the text of an array of integers in [0, 2^32) (token ids); false (nothing appended) as
+   * soon as an element is anything else. Digits are written two at a time into a reused buffer: twice as fast as
+   * JSON.stringify on the arrays the parser creates at their final length ("holey" in V8, which
+   * JSON.stringify takes a slow path for), and as fast on the others; ids shared with the start of
+   * the previous long array are not written again (IdText).
+   */
+  private putTokenIds(a: unknown[]): boolean {
+    const n = a.length;
+    const t = n >= PREFIX_MIN ? (this.prefixText ??= new IdText()) : (this.scratchText ??= new IdText());
+    t.reserve(n);
+    const { values, ends } = t;
+    // The ids this array shares with the text already in the buffer.
+    const known = Math.min(n, t.length);
+    let i = 0;
+    while (i < known && a[i] === values[i]) i++;
+    t.length = i;
+    const b = t.bytes;
+    let p = i > 0 ? ends[i - 1] : 1;
+    b[0] = 91;
+    for (; i < n; i++) {
+      if (i > 0) b[p++] = 44;
+      const v = a[i];
+      if (typeof v !== 'number' || !(v >= 0 && v <= 4294967295) || v !== Math.floor(v)) return false;
+      let x = v;
+      if (x < 10) {
+        b[p++] = 48 + x;
+      } else {
+        const d = x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
+        // Two digits per division, from the end (`>>> 0` is exact below 2^32).
+        let e = p + d;
+        while (x >= 100) {
+          const q = (x / 100) >>> 0;
+          const r = (x - q * 100) * 2;
+          b[--e] = DIGIT_PAIRS[r + 1];
+          b[--e] = DIGIT_PAIRS[r];
+          x = q;
+        }
+        // The leading one or two digits: e is p + 2 or p + 1 here.
+        if (x >= 10) {
+          b[e - 1] = DIGIT_PAIRS[2 * x + 1];
+          b[e - 2] = DIGIT_PAIRS[2 * x];
+        } else {
+          b[e - 1] = 48 + x;
+        }
+        p += d;
+      }
+      values[i] = v;
+      ends[i] = p;
+      t.length = i + 1;
+    }
+    b[p++] = 93;
+    this.reserve(p);
+    b.copy(this.out, this.at, 0, p);
+    this.at += p;
+    return true;
+  }
+
+  private writeValue(v: unknown, plus: boolean, sort: boolean, loose: boolean): void {
+    switch (typeof v) {
+      case 'number':
+        this.putAscii(Number.isInteger(v) ? writeIntNumber(v as number) : layoutFloat(v as number, plus));
+        return;
+      case 'string':
+        this.putString(v as string);
+        return;
+      case 'boolean':
+        this.putAscii(v ? 'true' : 'false');
+        return;
+      case 'bigint':
+        if ((v as bigint) < MIN_I64 || (v as bigint) > MAX_U64) throw intRangeError();
+        this.putAscii((v as bigint).toString());
+        return;
+      case 'object': {
+        if (v === null) {
+          this.putAscii('null');
+          return;
+        }
+        if (Array.isArray(v)) {
+          const n = v.length;
+          if (n > 0 && typeof v[0] === 'number' && this.putNumberArray(v)) return;
+          this.putByte(91);
+          for (let i = 0; i < n; i++) {
+            const x: unknown = v[i];
+            if (i > 0) this.putByte(44);
+            if (loose && x === undefined) this.putAscii('null');
+            else this.writeValue(x, plus, sort, loose);
+          }
+          this.putByte(93);
+          return;
+        }
+        if (v instanceof JsonFloat) {
+          this.putAscii(layoutFloat(v.value, plus));
+          return;
+        }
+        if (v instanceof RawJsonText && !sort) {
+          const text = v.text;
+          if (typeof text === 'string') this.putUtf8(text);
+          else {
+            this.reserve(text.length);
+            this.out.set(text, this.at);
+            this.at += text.length;
+          }
+          return;
+        }
+        if (v instanceof Member) {
+          this.putMember(true, v.key, v.value, plus, sort, loose);
+          return;
+        }
+        if (v instanceof Members) {
+          this.putByte(123);
+          let first = true;
+          for (const [k, x] of v.members) {
+            this.putMember(first, k, x, plus, sort, loose);
+            first = false;
+          }
+          this.putByte(125);
+          return;
+        }
+        const proto = Object.getPrototypeOf(v);
+        if (proto !== Object.prototype && proto !== null) throw unsupported(v);
+        const o = v as Record<string, unknown>;
+        const keys = sort ? sortedKeys(o) : Object.keys(o);
+        this.putByte(123);
+        let first = true;
+        for (let i = 0; i < keys.length; i++) {
+          const k = keys[i];
+          const x = o[k];
+          if (loose && x === undefined) continue;
+          this.putMember(first, k, x, plus, sort, loose);
+          first = false;
+        }
+        this.putByte(125);
+        return;
+      }
+      default:
+        throw unsupported(v);
+    }
+  }
+
+  /** `"k":x`, after a comma unless it is the first member. */
+  private putMember(first: boolean, k: string, x: unknown, plus: boolean, sort: boolean, loose: boolean): void {
+    if (!first) this.putByte(44);
+    this.putString(k);
+    this.putByte(58);
+    this.writeValue(x, plus, sort, loose);
+  }
+
+  private putString(s: string): void {
+    // Most strings (keys, ids, digests) need no escaping and cannot hold a lone surrogate.
+    if (s.length < 256 && PLAIN_ASCII.test(s)) {
+      this.putByte(34);
+      this.putAscii(s);
+      this.putByte(34);
+      return;
+    }
+    if (!isWellFormed(s)) {
+      throw new TokcapError('other', 'str is not valid UTF-8: surrogates not allowed', { pyClass: 'ValueError' });
+    }
+    this.putUtf8(JSON.stringify(s));
+  }
 }
 
 function intRangeError(): TokcapError {

@@ -11,6 +11,11 @@
  * a decoded string, and collecting an integer array in a reused Float64Array before creating
  * the JS array at its final length (instead of growing it by push), takes about a third of the
  * time of JSON.parse on such arrays.
+ *
+ * Its state (the cursor, the remembered id runs, the key cache) belongs to one `FastJsonParser`,
+ * which its owner keeps for the lines of one file: a prompt repeats the previous line's prompt
+ * and generation, which the remembered runs take without parsing them again. One parser is
+ * used by one thread, for one document at a time.
  */
 import { isUtf8 } from 'node:buffer';
 import { ACC_LIMIT, fastDecimal } from './decimal.js';
@@ -25,13 +30,6 @@ export const NOT_FAST: unique symbol = Symbol('not-fast');
 class Bail {}
 const BAIL = new Bail();
 
-let buf: Buffer = Buffer.alloc(0);
-let len = 0;
-let pos = 0;
-let depth = 0;
-/** undefined: not checked yet for this document. */
-let validUtf8: boolean | undefined;
-
 /**
  * Runs of token ids from this many elements on are remembered (below): prompts, and long
  * generations; short runs would only push a prompt out.
@@ -40,21 +38,25 @@ const MEMO_MIN = 256;
 /** Longer runs are not remembered: their text copy would stay allocated after them. */
 const MEMO_MAX = 1 << 20;
 
+const EMPTY = Buffer.alloc(0);
+
 /**
  * A run of integer elements as parsed: `values[i]` and the offset, from the run's first byte, of
  * the comma after element i (`ends[i]`), with a copy of the run's text up to its last comma
  * when remembered (`count` elements).
  */
 class RunSlot {
-  values = new Float64Array(4096);
-  ends = new Uint32Array(4096);
-  text: Buffer = Buffer.alloc(0);
+  // Allocated on the first run (a parser is made for each file, many of them small).
+  values = new Float64Array(0);
+  ends = new Uint32Array(0);
+  text: Buffer = EMPTY;
   count = 0;
 
   grow(): void {
-    const values = new Float64Array(this.values.length * 2);
+    const size = Math.max(1024, this.values.length * 2);
+    const values = new Float64Array(size);
     values.set(this.values);
-    const ends = new Uint32Array(this.ends.length * 2);
+    const ends = new Uint32Array(size);
     ends.set(this.ends);
     this.values = values;
     this.ends = ends;
@@ -72,13 +74,9 @@ class RunSlot {
 
   forget(): void {
     this.count = 0;
-    this.text = Buffer.alloc(0);
+    this.text = EMPTY;
   }
 }
-
-/** Two remembered runs, most recently used first (a prompt and a generation), and a work slot. */
-const memo: RunSlot[] = [new RunSlot(), new RunSlot()];
-let work = new RunSlot();
 
 /**
  * How many of `slot`'s remembered elements, with the comma after each, `b` repeats from `at`.
@@ -108,386 +106,397 @@ function sharedElements(slot: RunSlot, b: Buffer, at: number): number {
   return lo;
 }
 
-export function parseJsonBytesFast(bytes: Uint8Array): JsonValue | typeof NOT_FAST {
-  buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  len = buf.length;
-  pos = 0;
-  depth = 0;
-  validUtf8 = undefined;
-  try {
-    let c = skipWs();
-    if (pos >= len) return NOT_FAST;
-    const value = parseValue(c);
-    c = skipWs();
-    if (pos < len) return NOT_FAST;
-    return value;
-  } catch (e) {
-    if (e === BAIL) return NOT_FAST;
-    throw e;
-  } finally {
-    buf = EMPTY;
-  }
-}
-
-const EMPTY = Buffer.alloc(0);
-
-function bail(): never {
-  throw BAIL;
-}
-
-function skipWs(): number {
-  let c = buf[pos];
-  while (c === 32 || c === 10 || c === 13 || c === 9) c = buf[++pos];
-  return c;
-}
-
-function parseValue(c: number): JsonValue {
-  if ((c >= 48 && c <= 57) || c === 45) return parseNumber(c);
-  switch (c) {
-    case 34:
-      return parseString();
-    case 123:
-      return parseObject();
-    case 91:
-      return parseArray();
-    case 116:
-      return literal(0x74, 0x72, 0x75, 0x65) ? true : bail();
-    case 102:
-      if (buf[pos + 1] === 0x61 && buf[pos + 2] === 0x6c && buf[pos + 3] === 0x73 && buf[pos + 4] === 0x65) {
-        pos += 5;
-        return false;
-      }
-      return bail();
-    case 110:
-      return literal(0x6e, 0x75, 0x6c, 0x6c) ? null : bail();
-    default:
-      return bail();
-  }
-}
-
-function literal(a: number, b: number, c: number, d: number): boolean {
-  if (buf[pos] === a && buf[pos + 1] === b && buf[pos + 2] === c && buf[pos + 3] === d) {
-    pos += 4;
-    return true;
-  }
-  return false;
-}
-
-function parseArray(): JsonValue[] {
-  pos++;
-  if (++depth > MAX_JSON_DEPTH) bail();
-  let c = skipWs();
-  if (c === 93) {
-    pos++;
-    depth--;
-    return [];
-  }
-  // Token ids: short non-negative integers separated by bare commas, collected in a run slot.
-  let n = 0;
-  // Where the run stopped: at the start of an element (after a comma, or one the run could
-  // not take), or after a complete element.
-  let atElement = true;
-  let afterComma = false;
-  // Locals, not the module's cursor: this loop is where the time goes.
-  const b = buf;
-  let p = pos;
-  const runStart = p;
-  let slot = work;
-  if (c >= 48 && c <= 57) {
-    // Ids this run shares, byte for byte and up to a comma, with a remembered run are taken
-    // from it: a prompt repeats the previous call's prompt and generation.
-    for (let s = 0; s < memo.length; s++) {
-      const k = sharedElements(memo[s], b, p);
-      if (k > 0) {
-        slot = memo[s];
-        n = k;
-        p += slot.ends[k - 1] + 1;
-        c = b[p];
-        afterComma = true;
-        break;
-      }
-    }
-  }
-  let out = slot.values;
-  let ends = slot.ends;
-  while (c >= 48 && c <= 57) {
-    const start = p;
-    let m = c - 48;
-    c = b[++p];
-    if (m !== 0) {
-      while (c >= 48 && c <= 57) {
-        m = m * 10 + (c - 48);
-        c = b[++p];
-      }
-    }
-    if (p - start > 15 || c === 46 || c === 101 || c === 69 || (c >= 48 && c <= 57)) {
-      p = start;
-      c = b[p];
-      break;
-    }
-    if (n === out.length) {
-      slot.grow();
-      out = slot.values;
-      ends = slot.ends;
-    }
-    out[n++] = m;
-    if (c === 44) {
-      ends[n - 1] = p - runStart;
-      c = b[++p];
-      afterComma = true;
-      continue;
-    }
-    afterComma = false;
-    atElement = false;
-    break;
-  }
-  // Elements followed by a comma are remembered with their text (all but a last complete one).
-  const commas = atElement ? n : n - 1;
-  if (slot === work) {
-    if (commas >= MEMO_MIN && commas <= MEMO_MAX) {
-      // The run becomes the newest memo; the one matched least recently becomes the work slot.
-      slot.remember(b, runStart, commas);
-      work = memo[memo.length - 1];
-      memo.pop();
-      memo.unshift(slot);
-    }
-  } else {
-    if (commas <= MEMO_MAX) slot.remember(b, runStart, commas);
-    else slot.forget();
-    if (memo[0] !== slot) {
-      memo.splice(memo.indexOf(slot), 1);
-      memo.unshift(slot);
-    }
-  }
-  pos = p;
-  if (n === 0) {
-    // Anything but ids (log probs, items, strings): an array literal of its own. Allocation
-    // feedback is per site: had these shared the id arrays' site, an array of objects pushed
-    // onto it would make V8 create every later id array with generic elements, and the run
-    // would stay up to 1.7x slower, depending on when the optimizing compiler looked.
-    const any: JsonValue[] = [];
-    for (;;) {
-      any.push(parseValue(c));
-      c = afterMember(93);
-      if (c < 0) return any;
-    }
-  }
-  const arr = new Array<JsonValue>(n);
-  for (let i = 0; i < n; i++) arr[i] = out[i];
-  if (!atElement) {
-    if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
-    if (c === 93) {
-      pos++;
-      depth--;
-      return arr;
-    }
-    if (c !== 44) bail();
-    c = buf[++pos];
-    afterComma = true;
-  }
-  if (afterComma) {
-    if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
-    if (c === 93) bail();
-  }
-  for (;;) {
-    arr.push(parseValue(c));
-    c = afterMember(93);
-    if (c < 0) return arr;
-  }
-}
-
-/**
- * After an array element or object member: the first byte of the next one (past a comma), or -1
- * once the closing bracket `close` is consumed. Anything else, or a comma right before `close`,
- * is for the strict parser.
- */
-function afterMember(close: number): number {
-  let c = buf[pos];
-  if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
-  if (c === 44) {
-    c = buf[++pos];
-    if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
-    if (c === close) bail();
-    return c;
-  }
-  if (c === close) {
-    pos++;
-    depth--;
-    return -1;
-  }
-  return bail();
-}
-
-function parseObject(): JsonObject {
-  pos++;
-  if (++depth > MAX_JSON_DEPTH) bail();
-  const obj: JsonObject = {};
-  let c = skipWs();
-  if (c === 125) {
-    pos++;
-    depth--;
-    return obj;
-  }
-  for (;;) {
-    if (c !== 34) bail();
-    const key = parseKey();
-    c = buf[pos];
-    if (c !== 58) {
-      c = skipWs();
-      if (c !== 58) bail();
-    }
-    c = buf[++pos];
-    if (c === 32 || c === 10 || c === 13 || c === 9) c = skipWs();
-    const value = parseValue(c);
-    if (key === '__proto__') {
-      Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
-    } else {
-      obj[key] = value;
-    }
-    c = afterMember(125);
-    if (c < 0) return obj;
-  }
-}
-
 /**
  * Recent object keys by a hash of their bytes: records repeat the same two dozen keys, and a
  * key met before is returned as the same string (no new string, and one V8 has already
  * internalized as a property name).
  */
 const KEY_SLOTS = 256;
-const keyCache: (string | undefined)[] = new Array<string | undefined>(KEY_SLOTS).fill(undefined);
 
-/** An object key: plain ASCII keys through the cache, anything else as `parseString`. */
-function parseKey(): string {
-  const b = buf;
-  const start = pos + 1;
-  let p = start;
-  let h = 0;
-  for (;;) {
-    const c = b[p];
-    if (c === 34) break;
-    // Escapes, control bytes, non-ASCII and the end of the input: the general path decides.
-    if (!(c >= 32 && c < 128) || c === 92) return parseString();
-    h = (h * 31 + c) | 0;
-    p++;
-  }
-  const n = p - start;
-  const slot = (h ^ n) & (KEY_SLOTS - 1);
-  const cached = keyCache[slot];
-  pos = p + 1;
-  if (cached !== undefined && cached.length === n) {
-    let i = 0;
-    while (i < n && cached.charCodeAt(i) === b[start + i]) i++;
-    if (i === n) return cached;
-  }
-  const key = b.toString('latin1', start, p);
-  keyCache[slot] = key;
-  return key;
-}
+export class FastJsonParser {
+  private buf: Buffer = EMPTY;
+  private len = 0;
+  private pos = 0;
+  private depth = 0;
+  /** undefined: not checked yet for this document. */
+  private validUtf8: boolean | undefined;
+  /** Two remembered runs, most recently used first (a prompt and a generation), and a work slot. */
+  private readonly memo: RunSlot[] = [new RunSlot(), new RunSlot()];
+  private work = new RunSlot();
+  private readonly keyCache: (string | undefined)[] = new Array<string | undefined>(KEY_SLOTS).fill(undefined);
 
-function parseString(): string {
-  const start = ++pos;
-  let ascii = true;
-  for (;;) {
-    if (pos >= len) bail();
-    const c = buf[pos];
-    if (c === 34) break;
-    if (c < 32) bail();
-    if (c === 92) return parseEscapedString(start);
-    if (c >= 0x80) ascii = false;
-    pos++;
+  /** The document's value, or NOT_FAST when the strict parser has to decide. */
+  parse(bytes: Uint8Array): JsonValue | typeof NOT_FAST {
+    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.len = this.buf.length;
+    this.pos = 0;
+    this.depth = 0;
+    this.validUtf8 = undefined;
+    try {
+      let c = this.skipWs();
+      if (this.pos >= this.len) return NOT_FAST;
+      const value = this.parseValue(c);
+      c = this.skipWs();
+      if (this.pos < this.len) return NOT_FAST;
+      return value;
+    } catch (e) {
+      if (e === BAIL) return NOT_FAST;
+      throw e;
+    } finally {
+      this.buf = EMPTY;
+    }
   }
-  const end = pos++;
-  if (ascii) return buf.toString('latin1', start, end);
-  if (validUtf8 === undefined) validUtf8 = isUtf8(buf);
-  if (!validUtf8) bail();
-  return buf.toString('utf8', start, end);
-}
 
-/**
- * A string with a backslash: its literal is handed to JSON.parse, whose string grammar is the
- * same as orjson's except that it accepts escaped lone surrogates, which orjson refuses.
- */
-function parseEscapedString(start: number): string {
-  for (;;) {
-    if (pos >= len) bail();
-    const c = buf[pos];
-    if (c === 34) break;
-    if (c < 32) bail();
-    pos += c === 92 ? 2 : 1;
+  private skipWs(): number {
+    let c = this.buf[this.pos];
+    while (c === 32 || c === 10 || c === 13 || c === 9) c = this.buf[++this.pos];
+    return c;
   }
-  const end = pos++;
-  if (validUtf8 === undefined) validUtf8 = isUtf8(buf);
-  if (!validUtf8) bail();
-  let s: string;
-  try {
-    s = JSON.parse(buf.toString('utf8', start - 1, end + 1)) as string;
-  } catch {
-    return bail();
-  }
-  if (!isWellFormed(s)) bail();
-  return s;
-}
 
-/** Mirrors the strict parser's number rules; hands anything beyond 15 integer digits back. */
-function parseNumber(c: number): number | JsonFloat {
-  const start = pos;
-  let neg = false;
-  if (c === 45) {
-    neg = true;
-    c = buf[++pos];
-    if (!(c >= 48 && c <= 57)) bail();
+  private parseValue(c: number): JsonValue {
+    if ((c >= 48 && c <= 57) || c === 45) return this.parseNumber(c);
+    switch (c) {
+      case 34:
+        return this.parseString();
+      case 123:
+        return this.parseObject();
+      case 91:
+        return this.parseArray();
+      case 116:
+        return this.literal(0x74, 0x72, 0x75, 0x65) ? true : bail();
+      case 102:
+        if (this.buf[this.pos + 1] === 0x61 && this.buf[this.pos + 2] === 0x6c && this.buf[this.pos + 3] === 0x73 && this.buf[this.pos + 4] === 0x65) {
+          this.pos += 5;
+          return false;
+        }
+        return bail();
+      case 110:
+        return this.literal(0x6e, 0x75, 0x6c, 0x6c) ? null : bail();
+      default:
+        return bail();
+    }
   }
-  const intStart = pos;
-  let m = 0;
-  if (c === 48) {
-    c = buf[++pos];
-    if (c >= 48 && c <= 57) bail();
-  } else {
-    do {
-      m = m * 10 + (c - 48);
-      c = buf[++pos];
-    } while (c >= 48 && c <= 57);
+
+  private literal(a: number, b: number, c: number, d: number): boolean {
+    if (this.buf[this.pos] === a && this.buf[this.pos + 1] === b && this.buf[this.pos + 2] === c && this.buf[this.pos + 3] === d) {
+      this.pos += 4;
+      return true;
+    }
+    return false;
   }
-  const intDigits = pos - intStart;
-  if (intDigits > 15) bail();
-  if (c !== 46 && c !== 101 && c !== 69) return neg ? (m === 0 ? 0 : -m) : m;
-  let exact = true;
-  let fracDigits = 0;
-  if (c === 46) {
-    c = buf[++pos];
-    if (!(c >= 48 && c <= 57)) bail();
-    do {
-      if (exact) {
-        if (m < ACC_LIMIT) {
-          m = m * 10 + (c - 48);
-          fracDigits++;
-        } else {
-          exact = false;
+
+  private parseArray(): JsonValue[] {
+    this.pos++;
+    if (++this.depth > MAX_JSON_DEPTH) bail();
+    let c = this.skipWs();
+    if (c === 93) {
+      this.pos++;
+      this.depth--;
+      return [];
+    }
+    // Token ids: short non-negative integers separated by bare commas, collected in a run slot.
+    let n = 0;
+    // Where the run stopped: at the start of an element (after a comma, or one the run could
+    // not take), or after a complete element.
+    let atElement = true;
+    let afterComma = false;
+    // Locals, not the parser's fields: this loop is where the time goes.
+    const b = this.buf;
+    let p = this.pos;
+    const runStart = p;
+    let slot = this.work;
+    if (c >= 48 && c <= 57) {
+      // Ids this run shares, byte for byte and up to a comma, with a remembered run are taken
+      // from it: a prompt repeats the previous call's prompt and generation.
+      for (let s = 0; s < this.memo.length; s++) {
+        const k = sharedElements(this.memo[s], b, p);
+        if (k > 0) {
+          slot = this.memo[s];
+          n = k;
+          p += slot.ends[k - 1] + 1;
+          c = b[p];
+          afterComma = true;
+          break;
         }
       }
-      c = buf[++pos];
-    } while (c >= 48 && c <= 57);
-  }
-  let exp = 0;
-  if (c === 101 || c === 69) {
-    c = buf[++pos];
-    let expNeg = false;
-    if (c === 43 || c === 45) {
-      expNeg = c === 45;
-      c = buf[++pos];
     }
-    if (!(c >= 48 && c <= 57)) bail();
-    do {
-      if (exp < 100000) exp = exp * 10 + (c - 48);
-      c = buf[++pos];
-    } while (c >= 48 && c <= 57);
-    if (expNeg) exp = -exp;
+    let out = slot.values;
+    let ends = slot.ends;
+    while (c >= 48 && c <= 57) {
+      const start = p;
+      let m = c - 48;
+      c = b[++p];
+      if (m !== 0) {
+        while (c >= 48 && c <= 57) {
+          m = m * 10 + (c - 48);
+          c = b[++p];
+        }
+      }
+      if (p - start > 15 || c === 46 || c === 101 || c === 69 || (c >= 48 && c <= 57)) {
+        p = start;
+        c = b[p];
+        break;
+      }
+      if (n === out.length) {
+        slot.grow();
+        out = slot.values;
+        ends = slot.ends;
+      }
+      out[n++] = m;
+      if (c === 44) {
+        ends[n - 1] = p - runStart;
+        c = b[++p];
+        afterComma = true;
+        continue;
+      }
+      afterComma = false;
+      atElement = false;
+      break;
+    }
+    // Elements followed by a comma are remembered with their text (all but a last complete one).
+    const commas = atElement ? n : n - 1;
+    if (slot === this.work) {
+      if (commas >= MEMO_MIN && commas <= MEMO_MAX) {
+        // The run becomes the newest memo; the one matched least recently becomes the work slot.
+        slot.remember(b, runStart, commas);
+        this.work = this.memo[this.memo.length - 1];
+        this.memo.pop();
+        this.memo.unshift(slot);
+      }
+    } else {
+      if (commas <= MEMO_MAX) slot.remember(b, runStart, commas);
+      else slot.forget();
+      if (this.memo[0] !== slot) {
+        this.memo.splice(this.memo.indexOf(slot), 1);
+        this.memo.unshift(slot);
+      }
+    }
+    this.pos = p;
+    if (n === 0) {
+      // Anything but ids (log probs, items, strings): an array literal of its own. Allocation
+      // feedback is per site: had these shared the id arrays' site, an array of objects pushed
+      // onto it would make V8 create every later id array with generic elements, and the run
+      // would stay up to 1.7x slower, depending on when the optimizing compiler looked.
+      const any: JsonValue[] = [];
+      for (;;) {
+        any.push(this.parseValue(c));
+        c = this.afterMember(93);
+        if (c < 0) return any;
+      }
+    }
+    const arr = new Array<JsonValue>(n);
+    for (let i = 0; i < n; i++) arr[i] = out[i];
+    if (!atElement) {
+      if (c === 32 || c === 10 || c === 13 || c === 9) c = this.skipWs();
+      if (c === 93) {
+        this.pos++;
+        this.depth--;
+        return arr;
+      }
+      if (c !== 44) bail();
+      c = this.buf[++this.pos];
+      afterComma = true;
+    }
+    if (afterComma) {
+      if (c === 32 || c === 10 || c === 13 || c === 9) c = this.skipWs();
+      if (c === 93) bail();
+    }
+    for (;;) {
+      arr.push(this.parseValue(c));
+      c = this.afterMember(93);
+      if (c < 0) return arr;
+    }
   }
-  let x = exact ? fastDecimal(m, exp - fracDigits, neg) : undefined;
-  if (x === undefined) {
-    x = Number(buf.toString('latin1', start, pos));
-    if (x === Infinity || x === -Infinity) bail();
+
+  /**
+   * After an array element or object member: the first byte of the next one (past a comma), or -1
+   * once the closing bracket `close` is consumed. Anything else, or a comma right before `close`,
+   * is for the strict parser.
+   */
+  private afterMember(close: number): number {
+    let c = this.buf[this.pos];
+    if (c === 32 || c === 10 || c === 13 || c === 9) c = this.skipWs();
+    if (c === 44) {
+      c = this.buf[++this.pos];
+      if (c === 32 || c === 10 || c === 13 || c === 9) c = this.skipWs();
+      if (c === close) bail();
+      return c;
+    }
+    if (c === close) {
+      this.pos++;
+      this.depth--;
+      return -1;
+    }
+    return bail();
   }
-  return Number.isInteger(x) ? new JsonFloat(x) : x;
+
+  private parseObject(): JsonObject {
+    this.pos++;
+    if (++this.depth > MAX_JSON_DEPTH) bail();
+    const obj: JsonObject = {};
+    let c = this.skipWs();
+    if (c === 125) {
+      this.pos++;
+      this.depth--;
+      return obj;
+    }
+    for (;;) {
+      if (c !== 34) bail();
+      const key = this.parseKey();
+      c = this.buf[this.pos];
+      if (c !== 58) {
+        c = this.skipWs();
+        if (c !== 58) bail();
+      }
+      c = this.buf[++this.pos];
+      if (c === 32 || c === 10 || c === 13 || c === 9) c = this.skipWs();
+      const value = this.parseValue(c);
+      if (key === '__proto__') {
+        Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+      } else {
+        obj[key] = value;
+      }
+      c = this.afterMember(125);
+      if (c < 0) return obj;
+    }
+  }
+
+  /** An object key: plain ASCII keys through the cache, anything else as `parseString`. */
+  private parseKey(): string {
+    const b = this.buf;
+    const start = this.pos + 1;
+    let p = start;
+    let h = 0;
+    for (;;) {
+      const c = b[p];
+      if (c === 34) break;
+      // Escapes, control bytes, non-ASCII and the end of the input: the general path decides.
+      if (!(c >= 32 && c < 128) || c === 92) return this.parseString();
+      h = (h * 31 + c) | 0;
+      p++;
+    }
+    const n = p - start;
+    const slot = (h ^ n) & (KEY_SLOTS - 1);
+    const cached = this.keyCache[slot];
+    this.pos = p + 1;
+    if (cached !== undefined && cached.length === n) {
+      let i = 0;
+      while (i < n && cached.charCodeAt(i) === b[start + i]) i++;
+      if (i === n) return cached;
+    }
+    const key = b.toString('latin1', start, p);
+    this.keyCache[slot] = key;
+    return key;
+  }
+
+  private parseString(): string {
+    const start = ++this.pos;
+    let ascii = true;
+    for (;;) {
+      if (this.pos >= this.len) bail();
+      const c = this.buf[this.pos];
+      if (c === 34) break;
+      if (c < 32) bail();
+      if (c === 92) return this.parseEscapedString(start);
+      if (c >= 0x80) ascii = false;
+      this.pos++;
+    }
+    const end = this.pos++;
+    if (ascii) return this.buf.toString('latin1', start, end);
+    if (this.validUtf8 === undefined) this.validUtf8 = isUtf8(this.buf);
+    if (!this.validUtf8) bail();
+    return this.buf.toString('utf8', start, end);
+  }
+
+  /**
+   * A string with a backslash: its literal is handed to JSON.parse, whose string grammar is the
+   * same as orjson's except that it accepts escaped lone surrogates, which orjson refuses.
+   */
+  private parseEscapedString(start: number): string {
+    for (;;) {
+      if (this.pos >= this.len) bail();
+      const c = this.buf[this.pos];
+      if (c === 34) break;
+      if (c < 32) bail();
+      this.pos += c === 92 ? 2 : 1;
+    }
+    const end = this.pos++;
+    if (this.validUtf8 === undefined) this.validUtf8 = isUtf8(this.buf);
+    if (!this.validUtf8) bail();
+    let s: string;
+    try {
+      s = JSON.parse(this.buf.toString('utf8', start - 1, end + 1)) as string;
+    } catch {
+      return bail();
+    }
+    if (!isWellFormed(s)) bail();
+    return s;
+  }
+
+  /** Mirrors the strict parser's number rules; hands anything beyond 15 integer digits back. */
+  private parseNumber(c: number): number | JsonFloat {
+    const start = this.pos;
+    let neg = false;
+    if (c === 45) {
+      neg = true;
+      c = this.buf[++this.pos];
+      if (!(c >= 48 && c <= 57)) bail();
+    }
+    const intStart = this.pos;
+    let m = 0;
+    if (c === 48) {
+      c = this.buf[++this.pos];
+      if (c >= 48 && c <= 57) bail();
+    } else {
+      do {
+        m = m * 10 + (c - 48);
+        c = this.buf[++this.pos];
+      } while (c >= 48 && c <= 57);
+    }
+    const intDigits = this.pos - intStart;
+    if (intDigits > 15) bail();
+    if (c !== 46 && c !== 101 && c !== 69) return neg ? (m === 0 ? 0 : -m) : m;
+    let exact = true;
+    let fracDigits = 0;
+    if (c === 46) {
+      c = this.buf[++this.pos];
+      if (!(c >= 48 && c <= 57)) bail();
+      do {
+        if (exact) {
+          if (m < ACC_LIMIT) {
+            m = m * 10 + (c - 48);
+            fracDigits++;
+          } else {
+            exact = false;
+          }
+        }
+        c = this.buf[++this.pos];
+      } while (c >= 48 && c <= 57);
+    }
+    let exp = 0;
+    if (c === 101 || c === 69) {
+      c = this.buf[++this.pos];
+      let expNeg = false;
+      if (c === 43 || c === 45) {
+        expNeg = c === 45;
+        c = this.buf[++this.pos];
+      }
+      if (!(c >= 48 && c <= 57)) bail();
+      do {
+        if (exp < 100000) exp = exp * 10 + (c - 48);
+        c = this.buf[++this.pos];
+      } while (c >= 48 && c <= 57);
+      if (expNeg) exp = -exp;
+    }
+    let x = exact ? fastDecimal(m, exp - fracDigits, neg) : undefined;
+    if (x === undefined) {
+      x = Number(this.buf.toString('latin1', start, this.pos));
+      if (x === Infinity || x === -Infinity) bail();
+    }
+    return Number.isInteger(x) ? new JsonFloat(x) : x;
+  }
+}
+
+function bail(): never {
+  throw BAIL;
 }

@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { TokcapError } from '../errors.js';
 import type { TokenEntry } from '../records/token-entry.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from './classify-line.js';
 import { scanBufferLines, scanLines, type ScannedLine } from './line-scanner.js';
 
@@ -15,6 +16,8 @@ export interface ReadEntriesOptions {
   tornTail: 'fail' | 'ignore';
   /** Read only up to this byte offset (a size observed under the lock). */
   limit?: number;
+  /** Reads the lines' JSON: the calling thread's reader for its job (default: one for this file). */
+  json?: JsonBytesReader;
 }
 
 export interface EntriesRead {
@@ -43,6 +46,7 @@ export function entriesFromBytes(bytes: Uint8Array, options: ReadEntriesOptions)
 function entryCollector(options: ReadEntriesOptions) {
   const entries: TokenEntry[] = [];
   const context = { rolloutId: options.rolloutId, file: options.file };
+  const json = options.json ?? new JsonBytesReader();
   let pending: { error: TokcapError; start: number } | undefined;
   let failure: TokcapError | undefined;
   const onLine = (line: ScannedLine): false | void => {
@@ -52,7 +56,7 @@ function entryCollector(options: ReadEntriesOptions) {
       failure = pending.error;
       return false;
     }
-    const verdict = classifyLine(line.stripped, context);
+    const verdict = classifyLine(line.stripped, context, json);
     if (verdict.kind === 'entry') {
       entries.push(verdict.entry);
       return;

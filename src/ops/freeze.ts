@@ -11,6 +11,7 @@ import { isFrozen, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stat
 import { writeState } from '../state/write-state.js';
 import { reconcileIndex } from './reconcile.js';
 import { rolloutTarget, type StoreOptions } from './store.js';
+import type { JsonBytesReader } from '../json/parse-json.js';
 
 export interface Snapshot {
   rolloutId: string;
@@ -78,11 +79,11 @@ export async function freezeAndCopy(store: StoreOptions, rolloutId: string): Pro
 }
 
 /** The snapshot of a freeze's copy (the reference's read of docs/format.md#read-entries: any bad line fails). */
-export function parseFrozenCopy(store: StoreOptions, copy: FrozenCopy): Snapshot {
+export function parseFrozenCopy(store: StoreOptions, copy: FrozenCopy, json?: JsonBytesReader): Snapshot {
   const { rolloutId } = copy;
   const { paths } = rolloutTarget(store, rolloutId);
   const state = parseStateBytes(Buffer.from(copy.stateText, 'utf8'), paths.state, rolloutId);
-  const entries = copy.bytes ? entriesFromBytes(copy.bytes, { rolloutId, file: paths.jsonl, tornTail: 'fail' }).entries : [];
+  const entries = copy.bytes ? entriesFromBytes(copy.bytes, { rolloutId, file: paths.jsonl, tornTail: 'fail', json }).entries : [];
   const intents = copy.intentBytes ? parseIntents(copy.intentBytes, rolloutId, paths.intents) : [];
   const dangling = danglingIntents(
     intents,

@@ -1,5 +1,6 @@
 import { TokcapError, ioError } from '../errors.js';
 import { sha256Hex } from '../digest/token-digest.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { pyRepr } from '../layout/py-repr.js';
@@ -103,7 +104,7 @@ function readIntoCopyBuffer(path: string, rolloutId: string): { bytes: Buffer; r
 }
 
 /** The read-only snapshot of a copy: parsing and validation, with no lock held. */
-export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy): ReadOnlySnapshot {
+export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy, json = new JsonBytesReader()): ReadOnlySnapshot {
   const { rolloutId } = copy;
   const { paths } = rolloutTarget(store, rolloutId);
   const state: RolloutState = copy.stateBytes === undefined ? { exists: false, data: defaultStateData() } : parseStateBytes(copy.stateBytes, paths.state, rolloutId);
@@ -133,7 +134,7 @@ export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy): Read
         failure = pending.error;
         return false;
       }
-      const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl });
+      const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, json);
       if (v.kind === 'bad_json') {
         // Only a line a freeze would reconcile can be a torn tail; inside the indexed
         // prefix it is corruption (freeze would freeze, then fail reading it).

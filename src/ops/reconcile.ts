@@ -1,6 +1,7 @@
 import { truncate } from 'node:fs/promises';
 import { TokcapError, ioError } from '../errors.js';
 import { sha256Hex } from '../digest/token-digest.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanLines } from '../jsonl/line-scanner.js';
 import { openRegularForRead, withRegularFdSync } from '../layout/safe-open.js';
@@ -59,6 +60,7 @@ export async function reconcileIndex(target: ReconcileTarget, state: RolloutStat
     let pendingBad: { error: TokcapError; start: number } | undefined;
     let conflict: string | undefined;
     if (fh) {
+      const json = new JsonBytesReader();
       await scanLines(
         fh,
         (line) => {
@@ -67,7 +69,7 @@ export async function reconcileIndex(target: ReconcileTarget, state: RolloutStat
             failure = pendingBad.error;
             return false;
           }
-          const verdict = classifyLine(line.stripped, { rolloutId, file: jsonlPath });
+          const verdict = classifyLine(line.stripped, { rolloutId, file: jsonlPath }, json);
           if (verdict.kind === 'bad_json') {
             pendingBad = { error: verdict.error, start: line.start };
             return;

@@ -14,6 +14,7 @@ export interface WorkerFailure {
 }
 import { compareFindings, type Finding } from './findings.js';
 import { verifyRollout } from './verify-rollout.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 
 export interface VerifyResult {
   /** No error finding and every rollout checked: a rollout that could not be read is not ok. */
@@ -42,6 +43,8 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
   const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
   const failures: (VerifyResult['failed'][number] | undefined)[] = [];
   let done = 0;
+  // This thread's JSON reader for the job (each worker has its own).
+  const json = new JsonBytesReader();
   // Rollouts are verified on every core (src/threads/parallel-rollouts.ts); results in id order.
   const perRollout = await mapRolloutsParallel<Finding[] | WorkerFailure, JsonlRequest>(ids, {
     workerUrl: new URL('./verify-worker.js', import.meta.url),
@@ -53,7 +56,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
     threads: options.threads,
     local: async (id, i) => {
       try {
-        return await verifyRollout(store, id);
+        return await verifyRollout(store, id, { json });
       } catch (e) {
         failures[i] = { rolloutId: id, error: toTokcapError(e, { rolloutId: id }) };
         return [];

@@ -1,5 +1,6 @@
 import { computeTokenDigest, sha256Hex, TokenSequence, type TokenId } from '../digest/token-digest.js';
 import { toTokcapError } from '../errors.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { readJsonlBytes, type JsonlBytes } from '../jsonl/read-jsonl-bytes.js';
@@ -25,7 +26,11 @@ interface LineRecord {
 export async function verifyRollout(
   store: StoreOptions,
   rolloutId: string,
-  options: { readJsonl?: (paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }) => Promise<JsonlBytes | undefined> } = {},
+  options: {
+    readJsonl?: (paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }) => Promise<JsonlBytes | undefined>;
+    /** Reads the records' JSON: the calling thread's reader for its job (default: one for this rollout). */
+    json?: JsonBytesReader;
+  } = {},
 ): Promise<Finding[]> {
   const paths = rolloutPaths(store.dir, rolloutId);
   const out: Finding[] = [];
@@ -53,6 +58,7 @@ export async function verifyRollout(
   if (read) {
     size = read.size;
     let pendingBad: number | undefined;
+    const json = options.json ?? new JsonBytesReader();
     scanBufferLines(
       read.bytes,
       (line) => {
@@ -61,7 +67,7 @@ export async function verifyRollout(
           add(finding(rolloutId, 'malformed_line', 'line is not valid JSON and more content follows it', { line: pendingBad }));
           pendingBad = undefined;
         }
-        const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl });
+        const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, json);
         if (v.kind === 'bad_json') {
           pendingBad = line.lineNo;
           return;
