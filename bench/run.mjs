@@ -27,7 +27,9 @@ const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 /** name, fixture arguments, which commands run on it. */
 const STORES = [
   { name: 'mix-2k', args: ['--rollouts', '2000', '--calls', '6', '--prompt', '300', '--gen', '60', '--turn', '80', '--mix', '--seed', '7'], what: 'all' },
-  { name: 'full-200x12', args: ['--rollouts', '200', '--calls', '12'], what: 'all', note: 'first prompt 1,000 tokens, +200 generated, +300 per turn (the build target store)' },
+  { name: 'full-200x12', args: ['--rollouts', '200', '--calls', '12'], what: 'all', sideBySide: true, note: 'first prompt 1,000 tokens, +200 generated, +300 per turn (the build target store)' },
+  // Many small rollouts (issue 15): each command's ratio to `cat DIR/* | sha256sum`.
+  { name: 'small-5k', args: ['--rollouts', '5000', '--calls', '2', '--prompt', '300', '--gen', '60', '--turn', '80'], what: 'small', note: 'many small rollouts' },
   { name: 'delta-200x12', args: ['--rollouts', '200', '--calls', '12', '--delta'], what: 'all' },
   { name: 'full-800x12', args: ['--rollouts', '800', '--calls', '12', '--seed', '3'], what: 'rss' },
   ...(process.env.BENCH_BIG ? [{ name: 'full-6000x12', args: ['--rollouts', '6000', '--calls', '12', '--seed', '4'], what: 'rss' }] : []),
@@ -118,7 +120,7 @@ function measureAll(jobs, dir) {
   const runs = jobs.map(() => []);
   for (let i = 0; i < REPS; i++) {
     jobs.forEach((job, j) => {
-      const argv = job.setup ? job.setup(i) : job.argv;
+      const argv = job.setup ? (job.workers ? withWorkers(job.setup(i)) : job.setup(i)) : job.argv;
       const r = timeOnce(argv, { shell: job.shell, figures: job.figures });
       if (!(job.okStatus ?? [0, 1]).includes(r.status)) {
         process.stderr.write(`${job.label}: exit ${r.status}\n${r.stderr}\n`);
@@ -146,6 +148,8 @@ function medianFigures(list) {
 }
 
 const tokcap = (...args) => [process.execPath, BIN, ...args];
+/** `argv` run with a worker thread whatever the job's size. */
+const withWorkers = (argv) => ['env', 'TOKCAP_WORKERS=2', ...argv];
 
 function hasCommand(name) {
   return sh(process.execPath, [BIN, name, '--help']).status === 0;
@@ -192,6 +196,8 @@ for (const store of STORES) {
   const floors = store.what !== 'inspect' && store.what !== 'watch';
   if (floors) {
     jobs.push({ label: 'floor: cat \\| sha256sum', argv: `xargs -0 cat < '${listFile}' | sha256sum`, shell: true });
+    // Every file of the store, side files and lock files included (issue 15's floor for many small rollouts).
+    if (store.what === 'small') jobs.push({ label: 'floor: cat DIR/* \\| sha256sum', argv: `cat '${dir}'/* | sha256sum`, shell: true });
     jobs.push({ label: 'floor: node scan+parse+hash', argv: `xargs -0 ${process.execPath} ${FLOOR} < '${listFile}'`, shell: true });
     // Not a target's floor: the node floor plus the token digests verify cannot skip.
     jobs.push({ label: '(floor + token digests)', argv: `xargs -0 ${process.execPath} ${FLOOR_DIGESTS} < '${listFile}'`, shell: true });
@@ -205,21 +211,39 @@ for (const store of STORES) {
     jobs.push(...watchJobs(dir, tokcap));
   } else if (store.what === 'inspect') {
     add('inspect (summary)', tokcap('inspect', dir, '--json'));
+  } else if (store.what === 'small') {
+    add('verify-digests', tokcap('verify-digests', dir, '--json'));
+    add('inspect (summary)', tokcap('inspect', dir, '--json'));
+    add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
+    add('build (preview, all)', tokcap('build', dir, '--json'));
+    add('watch --once --json', tokcap('watch', dir, '--once', '--json'));
+    // Whether a worker pays at this size (by default none starts below ~96 MB of JSONL).
+    add('verify-digests, TOKCAP_WORKERS=2', withWorkers(tokcap('verify-digests', dir, '--json')));
+    add('build (preview, all), TOKCAP_WORKERS=2', withWorkers(tokcap('build', dir, '--json')));
   } else {
     add('verify-digests', tokcap('verify-digests', dir, '--json'));
     add('inspect (summary)', tokcap('inspect', dir, '--json'));
     if (store.what === 'all') {
       add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
       add('build (preview, all)', tokcap('build', dir, '--json'));
-      add('build --all --freeze (copy)', null, {
+      // --mix stores hold retired rollouts: their builds fail as in the reference (exit 3).
+      const freezeCopy = (...flags) => ({
         setup: () => {
           rmSync(copy, { recursive: true, force: true });
           cpSync(dir, copy, { recursive: true });
-          return tokcap('build', copy, '--all', '--freeze', '--json');
+          return tokcap('build', copy, '--all', '--freeze', ...flags);
         },
-        // --mix stores hold retired rollouts: their builds fail as in the reference (exit 3).
         okStatus: [0, 1, 3],
       });
+      add('build --all --freeze (copy)', null, freezeCopy('--json'));
+      // The reference consumer's job with a text summary instead of the results (issue 15).
+      if (store.sideBySide) {
+        add('build --all --freeze, text (copy)', null, freezeCopy());
+        // Whether a worker pays at this size (by default none starts below ~96 MB of JSONL).
+        add('verify-digests, TOKCAP_WORKERS=2', withWorkers(tokcap('verify-digests', dir, '--json')));
+        add('build (preview, all), TOKCAP_WORKERS=2', withWorkers(tokcap('build', dir, '--json')));
+        add('build --all --freeze (copy), TOKCAP_WORKERS=2', null, { ...freezeCopy('--json'), workers: true });
+      }
       add('sweep --dry-run', tokcap('sweep', dir, '--older-than', '0s', '--dry-run', '--json'));
     } else {
       // Large stores: the deep scan's memory, and the build's ratio where workers pay.
@@ -232,8 +256,68 @@ for (const store of STORES) {
   rmSync(copy, { recursive: true, force: true });
   rmSync(out, { force: true });
   const sha = floors ? rows[0] : undefined;
-  const node = floors ? rows[1] : undefined;
-  sections.push({ store, st, rows, node, sha });
+  const node = floors ? rows.find((r) => r.label === 'floor: node scan+parse+hash') : undefined;
+  const catAll = rows.find((r) => r.label.startsWith('floor: cat DIR/*'));
+  sections.push({ store, st, rows, node, sha, catAll });
+}
+
+/**
+ * Issue 15's side-by-side table (full-200x12) and its targets, from this run's figures. The
+ * reference consumer (Python, freeze + build of every rollout, results kept in memory) is not
+ * run here: its time is taken as REFERENCE_X times this run's node floor, the ratio issue 15
+ * measured side by side on one machine (3.69 s against a 0.61 s floor).
+ */
+const REFERENCE_X = 6.0;
+
+function issue15Tables(sections) {
+  const full = sections.find((s) => s.store.sideBySide);
+  const small = sections.find((s) => s.store.what === 'small');
+  const lines = [];
+  if (!full && !small) return lines;
+  const row = (sec, label) => sec?.rows.find((r) => r.label === label);
+  const x = (a, b) => (a && b ? a.ms / b.ms : undefined);
+  const fx = (v) => (v === undefined ? '–' : `${v.toFixed(2)}×`);
+  const verdict = (v, limit) => (v === undefined ? '–' : v <= limit ? `met (${fx(v)})` : `**missed** (${fx(v)})`);
+  lines.push('## Issue 15: side by side, and the targets');
+  lines.push('');
+  if (full) {
+    const { node, sha } = full;
+    const ref = node ? node.ms * REFERENCE_X : undefined;
+    const json = row(full, 'build --all --freeze (copy)');
+    const text = row(full, 'build --all --freeze, text (copy)');
+    const preview = row(full, 'build (preview, all)');
+    const verify = row(full, 'verify-digests');
+    const digests = row(full, '(floor + token digests)');
+    lines.push(`${full.store.name}, medians of this run. "vs the reference": the reference consumer's time is not measured here; it is`);
+    lines.push(`taken as ${REFERENCE_X}× this run's node floor, the ratio issue 15 measured side by side on one machine (3.69 s / 0.61 s).`);
+    lines.push('');
+    lines.push('| whole process | time | vs the reference | vs node floor |');
+    lines.push('|---|---:|---:|---:|');
+    const line = (label, r, note = '') => lines.push(`| ${label} | ${r ? fmtMs(r.ms) : '–'} | ${r && ref ? (r.ms / ref).toFixed(2) : '–'} | ${r && node ? `${(r.ms / node.ms).toFixed(2)}×` : '–'}${note} |`);
+    lines.push(`| reference: freeze + build every rollout (derived: ${REFERENCE_X}× node floor) | ${ref ? fmtMs(ref) : '–'} | 1 | ${REFERENCE_X.toFixed(1)}× |`);
+    line('`tokcap build DIR --all --freeze --json > /dev/null`', json);
+    line('`tokcap build DIR --all --freeze` (text summary)', text);
+    line('`tokcap build DIR --json` (preview of every rollout)', preview);
+    line('`tokcap verify-digests DIR`', verify, verify && sha ? ` (${(verify.ms / sha.ms).toFixed(2)}× \`cat \\| sha256sum\`)` : '');
+    line('node floor (bench/floor-scan.mjs)', node);
+    line('node floor + token digests (bench/floor-digests.mjs)', digests);
+    lines.push('');
+    lines.push('| target (issue 15) | this run |');
+    lines.push('|---|---|');
+    lines.push(`| \`build --all --freeze --json\` ≤ 1.5× node floor | ${verdict(x(json, node), 1.5)} |`);
+    lines.push(`| \`build --all --freeze\`, text summary ≤ 1.2× node floor | ${verdict(x(text, node), 1.2)} |`);
+    lines.push(`| build preview of every rollout ≤ 1.3× node floor | ${verdict(x(preview, node), 1.3)} |`);
+    lines.push(`| verify-digests ≤ 1.6× \`cat \\| sha256sum\` | ${verdict(x(verify, sha), 1.6)} |`);
+    lines.push(`| verify-digests ≤ 1.0× node floor + token digests | ${verdict(x(verify, digests), 1.0)} |`);
+  }
+  if (small) {
+    if (!full) lines.push('| target (issue 15) | this run |', '|---|---|');
+    for (const label of ['verify-digests', 'inspect --deep', 'build (preview, all)', 'watch --once --json']) {
+      lines.push(`| ${small.store.name}: ${label} ≤ 3× \`cat DIR/* \\| sha256sum\` | ${verdict(x(row(small, label), small.catAll), 3)} |`);
+    }
+  }
+  lines.push('');
+  return lines;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,7 +346,7 @@ out(`- node ${info.node}; ${info.sha256sum}`);
 out(`- peak RSS from ${TIME ? '`/usr/bin/time -f %M`' : 'unavailable'}`);
 out(`- export: ${exportAvailable ? 'benchmarked' : 'not present at the time of the run'}`);
 out();
-for (const { store, st, rows, node, sha } of sections) {
+for (const { store, st, rows, node, sha, catAll } of sections) {
   out(`## ${store.name}: \`tokcap fixture DIR ${store.args.join(' ')}\``);
   out();
   out(`${fmtSize(st.bytes)} on disk, ${fmtSize(st.jsonl)} of JSONL in ${st.files.length} files${store.note ? `; ${store.note}` : ''}.`);
@@ -272,15 +356,17 @@ for (const { store, st, rows, node, sha } of sections) {
     out();
     continue;
   }
-  out('| command | median | × node floor | × sha256sum | CPU (user+sys) | peak RSS |');
-  out('|---|---:|---:|---:|---:|---:|');
+  out(`| command | median | × node floor | × sha256sum |${catAll ? ' × cat DIR/\\* |' : ''} CPU (user+sys) | peak RSS |`);
+  out(`|---|---:|---:|---:|${catAll ? '---:|' : ''}---:|---:|`);
   for (const r of rows) {
     const xn = node ? (r.ms / node.ms).toFixed(2) : '–';
     const xs = sha ? (r.ms / sha.ms).toFixed(2) : '–';
-    out(`| ${r.label} | ${fmtMs(r.ms)} | ${xn} | ${xs} | ${r.cpuMs === undefined ? '–' : fmtMs(r.cpuMs)} | ${fmtMb(r.rssKb)} |`);
+    const xc = catAll ? ` ${(r.ms / catAll.ms).toFixed(2)} |` : '';
+    out(`| ${r.label} | ${fmtMs(r.ms)} | ${xn} | ${xs} |${xc} ${r.cpuMs === undefined ? '–' : fmtMs(r.cpuMs)} | ${fmtMb(r.rssKb)} |`);
   }
   out();
 }
+for (const l of issue15Tables(sections)) out(l);
 const text = lines.join('\n');
 process.stdout.write(text + '\n');
 if (!process.env.BENCH_NO_WRITE) {
