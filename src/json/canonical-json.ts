@@ -216,9 +216,6 @@ class IdText {
   }
 }
 
-const prefixText = new IdText();
-const scratchText = new IdText();
-
 function writeIntNumber(v: number): string {
   if (v < MIN_I64_NUM || v >= TWO_64_NUM) throw intRangeError();
   // Beyond 2^53 String() pads the shortest digits with zeros; BigInt gives the exact value.

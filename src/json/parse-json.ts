@@ -86,10 +86,10 @@ class StrictJsonParser {
     const text = this.src;
     if (text.length === 0) throw decodeError('input length is 0', text, 0);
     if (text.charCodeAt(0) === 0xfeff) throw decodeError('byte order mark (BOM) is not supported', text, 0);
-    let c = this.skipWs();
+    const c = this.skipWs();
     if (this.pos >= this.len) throw decodeError('input data is empty', text, 0);
     const value = this.parseValue(c);
-    c = this.skipWs();
+    this.skipWs();
     if (this.pos < this.len) this.fail('unexpected content after document', this.pos);
     return value;
   }
