@@ -29,7 +29,7 @@ export interface ExportedRollout {
   error?: SerialisedError;
   generatedTokensCaptured: number;
   generatedTokensDelivered: number;
-  /** The consumer verdict; an `unavailable` rollout is left out and named on stderr (CLI.md v2). */
+  /** The consumer verdict; an `unavailable` rollout is left out and named on stderr (docs/cli.md#unavailable). */
   verdict: VerdictAnswer;
 }
 

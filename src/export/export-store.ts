@@ -246,7 +246,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
     const write = async (item: ExportItem) => {
       if (output?.finished) throw abortError(!output);
       const r = item.rollout;
-      // A rollout that could not be read is left out and named (CLI.md v2), never a masked line.
+      // A rollout that could not be read is left out and named (docs/cli.md#unavailable), never a masked line.
       if (r.verdict.verdict === 'unavailable') {
         const v = r.verdict;
         hooks.onRolloutError?.(new TokcapError(v.errorKind ?? 'other', v.errorMessage ?? 'could not be read', { rolloutId: r.rolloutId }), r.rolloutId);

@@ -29,7 +29,7 @@ export const EXPORT_RECORD_KEYS = [
   '_capture_snapshot',
   'preview',
   'mask_causes',
-  // The rollout's status fields (CLI.md v2), added last where the locks are taken.
+  // The rollout's status fields (docs/cli.md#status), added last where the locks are taken.
   'status',
   'conditions',
   'verdict',

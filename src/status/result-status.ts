@@ -1,5 +1,5 @@
 /**
- * The status fields a rollout-level result carries (CLI.md v2 "One status per rollout"): build
+ * The status fields a rollout-level result carries (docs/cli.md#status): build
  * results and export lines are serialised where they are built (often a worker thread), while
  * the status is read in the thread that holds the locks; this joins the two without parsing or
  * re-serialising the result.
@@ -50,7 +50,7 @@ export function appendMembers(json: Uint8Array, members: object): Buffer {
  * twice the lock wait, and a rollout whose facts need that lock is `unavailable`.
  */
 export async function statusAfterBuild(store: StoreOptions, rolloutId: string, verdict: VerdictAnswer): Promise<RolloutStatusAnswer> {
-  // `build` takes invalid ids as failed builds (CLI.md): there is no rollout to read.
+  // `build` takes invalid ids as failed builds (docs/cli.md#invocation): there is no rollout to read.
   if (!isValidRolloutId(rolloutId)) return unavailableStatus(invalidRolloutIdError(rolloutId));
   const again = verdict.verdict === 'unavailable' ? { ...store, lockWaitMs: 0 } : store;
   return (await readRolloutStatus(again, rolloutId)).status;

@@ -140,7 +140,7 @@ describe('--json', () => {
     const d = demo();
     const r = await tokcap(['build', d, 'bad id', 'demo-0', '--json']);
     const doc = JSON.parse(String(r.stdout));
-    // The reference's failed build, then the status fields CLI.md v2 adds (nothing to read: unavailable).
+    // The reference's failed build, then the status fields of docs/cli.md#status (nothing to read: unavailable).
     expect(doc[0]).toEqual({
       rollout_id: 'bad id',
       builder: 'prefix_merging',

@@ -363,7 +363,7 @@ describe('--freeze', () => {
 });
 
 describe('lock timeouts', () => {
-  it('a rollout whose lock cannot be had is left out, named on stderr, exit 3 (CLI.md v2)', async () => {
+  it('a rollout whose lock cannot be had is left out, named on stderr, exit 3 (docs/cli.md#unavailable)', async () => {
     const dir = demo('lock');
     const lock = rolloutPaths(dir, 'demo-3').lock;
     const holder: ResultPromise = execa(

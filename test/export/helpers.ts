@@ -77,7 +77,7 @@ const CAUSE_CODES: readonly MaskCauseCode[] = [
 export function expectLineMatchesBuild(line: string, result: ConsumerResult, status?: RolloutStatusAnswer): void {
   const parsed = JSON.parse(line) as Record<string, unknown>;
   expect(Object.keys(parsed)[0]).toBe('rollout_id');
-  // The build result, its mask causes, then the rollout's status fields (CLI.md v2).
+  // The build result, its mask causes, then the rollout's status fields (docs/cli.md#status).
   const tail = ['status', 'conditions', 'verdict', ...('error_kind' in parsed ? ['error_kind'] : [])];
   expect(Object.keys(parsed).slice(-tail.length - 1)).toEqual(['mask_causes', ...tail]);
   expect(ROLLOUT_STATUSES).toContain(parsed.status);
