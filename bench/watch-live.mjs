@@ -10,7 +10,8 @@
 //   writersKeyToFrameMs  the same (median and max), once up to date, while 4 Python writers
 //                 (test/support/py_store.py) append to 8 new rollouts each; those rollouts' files
 //                 are removed afterwards, so DIR is left as it was
-// Key times include tmux's own round trip (send-keys, capture-pane: a few ms).
+// Key times include tmux's own round trip (send-keys, capture-pane: a few ms) and the 20 ms
+// between two captures (so the poller leaves the cores to the view).
 // Times include Node's start-up, as a person's wait does. Not a test: nothing is asserted.
 // Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers]   (needs tmux, python3
 // and the compiled build)
@@ -43,7 +44,13 @@ const socket = `tokcap-bench-watch-${process.pid}`;
 const env = { ...process.env, LANG: 'C.UTF-8' };
 delete env.TMUX;
 const tmux = (...args) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env });
-const capture = () => tmux('capture-pane', '-p', '-t', 'w');
+/** Between two captures: the poller must not take a core from the view it measures (2 cores). */
+const POLL_MS = 20;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+const capture = () => {
+  Atomics.wait(pause, 0, 0, POLL_MS);
+  return tmux('capture-pane', '-p', '-t', 'w');
+};
 
 /** A row line: selection mark, change mark, id, then a state word or the not-yet-read "…". */
 const ROW = /^[ ›][ •](\S+) +(live|frozen|retired|unavailable|…) /;
