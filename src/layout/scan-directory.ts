@@ -64,35 +64,14 @@ export async function scanDirectory(dir: string, options: ScanOptions = {}): Pro
   const locks: string[] = [];
   const invalidNames: string[] = [];
   const tempStateFiles: string[] = [];
-  // Synchronous reads of a large batch: the async iterator costs a thread-pool round trip per
-  // batch and a promise per entry (400,000 names for 100,000 rollouts).
-  let handle: Dir;
-  try {
-    handle = opendirSync(dir, { bufferSize: 1024 });
-  } catch (e) {
-    throw ioError(e, dir);
-  }
-  try {
-    for (let ent = handle.readSync(); ent !== null; ent = handle.readSync()) {
-      const c = classifyName(ent.name);
-      if (c.kind === 'capture') {
-        if (c.file === 'lock') {
-          locks.push(c.rolloutId);
-          continue;
-        }
-        masks.set(c.rolloutId, (masks.get(c.rolloutId) ?? 0) | MASK_BIT[c.file]);
-      } else if (c.kind === 'invalid_name') invalidNames.push(c.name);
-      else if (c.kind === 'temp_state') tempStateFiles.push(c.name);
-    }
-  } catch (e) {
-    throw ioError(e, dir);
-  } finally {
-    try {
-      handle.closeSync();
-    } catch {
-      /* already closed */
-    }
-  }
+  forEachName(dir, 1024, (name) => {
+    const c = classifyName(name);
+    if (c.kind === 'capture') {
+      if (c.file === 'lock') locks.push(c.rolloutId);
+      else masks.set(c.rolloutId, (masks.get(c.rolloutId) ?? 0) | MASK_BIT[c.file]);
+    } else if (c.kind === 'invalid_name') invalidNames.push(c.name);
+    else if (c.kind === 'temp_state') tempStateFiles.push(c.name);
+  });
   const rollouts = new Map<string, ReadonlySet<FileKind>>();
   for (const [id, mask] of masks) rollouts.set(id, filesOfMask(mask));
   const lockOnly = [...new Set(locks.filter((id) => !rollouts.has(id)))].sort(compareCodePoints);
@@ -137,17 +116,26 @@ export { CAPTURE_SUFFIXES };
  * Fails with an `io` error naming DIR when it cannot be listed.
  */
 export function hasCaptureFiles(dir: string): boolean {
+  return forEachName(dir, 256, (name) => {
+    const c = classifyName(name);
+    return c.kind === 'capture' && c.file !== 'lock';
+  });
+}
+
+/**
+ * Visits every name of DIR (dot-files included) until `visit` returns true; returns whether it
+ * did. Synchronous reads of a batch: the async iterator costs a thread-pool round trip per batch
+ * and a promise per entry (400,000 names for 100,000 rollouts). Errors are `io` errors naming DIR.
+ */
+function forEachName(dir: string, bufferSize: number, visit: (name: string) => boolean | void): boolean {
   let handle: Dir;
   try {
-    handle = opendirSync(dir, { bufferSize: 256 });
+    handle = opendirSync(dir, { bufferSize });
   } catch (e) {
     throw ioError(e, dir);
   }
   try {
-    for (let ent = handle.readSync(); ent !== null; ent = handle.readSync()) {
-      const c = classifyName(ent.name);
-      if (c.kind === 'capture' && c.file !== 'lock') return true;
-    }
+    for (let ent = handle.readSync(); ent !== null; ent = handle.readSync()) if (visit(ent.name) === true) return true;
     return false;
   } catch (e) {
     throw ioError(e, dir);
