@@ -28,7 +28,10 @@ import os
 import re
 import sys
 
-ITERATION_RE = re.compile(r"iteration_(\d+)")
+# The helpers of the TrainingRunStore-style reader beside this file; no __pycache__ in the tree.
+sys.dont_write_bytecode = True
+from read_tinker import ITERATION_RE, Bad, is_int, is_number, need
+
 SUMMARIES_RE = re.compile(r"(.+)_rollout_summaries\.jsonl")
 
 WRITER_KEYS = [
@@ -36,23 +39,6 @@ WRITER_KEYS = [
     "total_reward", "final_reward", "trajectory_metrics", "steps", "final_ob_len",
 ]
 STEP_KEYS = ["step_idx", "ob_len", "ac_len", "reward", "episode_done", "metrics", "logs"]
-
-
-class Bad(Exception):
-    pass
-
-
-def need(cond, msg):
-    if not cond:
-        raise Bad(msg)
-
-
-def is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def is_number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def read_jsonl(path):
