@@ -16,12 +16,15 @@
  * - A rollout whose lock cannot be had in time, or one of whose files cannot be read, is left
  *   out (never half copied) and reported.
  */
-import { rmSync } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, utimes } from 'node:fs/promises';
+import { closeSync, fsync, openSync, renameSync, rmSync, utimesSync, writeSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { TokcapError, ioError } from '../errors.js';
 import { rolloutPaths } from '../layout/file-names.js';
 import { spanBytes, type CopiedKind, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import { checkOutputTarget, fsyncDirectory, tempPathFor } from './atomic-output.js';
+
+const fsyncAsync = promisify(fsync);
 
 /** Write order within a rollout: the records and side files, then the state that indexes them. */
 const WRITE_ORDER: readonly CopiedKind[] = ['jsonl', 'intents', 'incomplete', 'state'];
@@ -56,9 +59,6 @@ export async function checkStoreTarget(target: string, source: string, force: bo
 
 /** Writes rollout copies into a capture directory, one file at a time, atomically. */
 export class StoreCopyWriter {
-  /** The temporary file being written, for `discardSync`. */
-  private temp: string | undefined;
-
   private constructor(readonly dir: string) {}
 
   /** Creates the directory if it does not exist (see `checkStoreTarget`). */
@@ -71,6 +71,9 @@ export class StoreCopyWriter {
     return new StoreCopyWriter(dir);
   }
 
+  /** The temporary file being written, for `discardSync`. */
+  private temp: string | undefined;
+
   /**
    * Writes one rollout's copied files. A kind the source did not have is removed from the target
    * (only there when `--force` copies into a store that had the rollout), so the copy of the
@@ -81,32 +84,39 @@ export class StoreCopyWriter {
     for (const kind of WRITE_ORDER) {
       const bytes = spanBytes(arena, record.spans[kind]);
       if (bytes === undefined) {
-        await rm(paths[kind], { force: true }).catch((e: unknown) => {
+        try {
+          rmSync(paths[kind], { force: true });
+        } catch (e) {
           throw ioError(e, paths[kind], record.rolloutId);
-        });
+        }
       } else {
         await this.writeFile(paths[kind], bytes, MODES[kind], record.stamps[kind]?.mtimeMs, record.rolloutId);
       }
     }
   }
 
+  /**
+   * A temporary name beside `path`, written, fsynced, given the mtime, renamed into place. The
+   * temporary file is created and renamed synchronously, so whenever a signal handler can run
+   * (only during the fsync) `this.temp` names exactly the file that exists.
+   */
   private async writeFile(path: string, bytes: Uint8Array, mode: number, mtimeMs: number | undefined, rolloutId: string): Promise<void> {
     const temp = tempPathFor(path);
-    this.temp = temp;
+    let fd: number | undefined;
     try {
-      const fh = await open(temp, 'wx', mode);
-      try {
-        let off = 0;
-        while (off < bytes.length) off += (await fh.write(bytes, off, bytes.length - off)).bytesWritten;
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      if (mtimeMs !== undefined) await utimes(temp, new Date(), new Date(mtimeMs));
-      await rename(temp, path);
+      fd = openSync(temp, 'wx', mode);
+      this.temp = temp;
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      await fsyncAsync(fd);
+      closeSync(fd);
+      fd = undefined;
+      if (mtimeMs !== undefined) utimesSync(temp, new Date(), new Date(mtimeMs));
+      renameSync(temp, path);
       this.temp = undefined;
     } catch (e) {
-      await rm(temp, { force: true }).catch(() => undefined);
+      if (fd !== undefined) closeSync(fd);
+      rmSync(temp, { force: true });
       this.temp = undefined;
       throw ioError(e, path, rolloutId);
     }

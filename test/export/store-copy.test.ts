@@ -9,7 +9,7 @@ import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateStore } from '../../src/fixture/generate-store.js';
 import { rolloutPaths } from '../../src/layout/file-names.js';
-import { cli, ROOT } from '../cli/helpers.js';
+import { BIN, cleanEnv, cli, ROOT } from '../cli/helpers.js';
 import { DEMO_STORE, copyStore, scratch, treeSnapshot } from './helpers.js';
 
 const PY_STORE = join(ROOT, 'test', 'support', 'py_store.py');
@@ -194,6 +194,28 @@ describe('export --format store', () => {
     expect(self.code).toBe(2);
     expect(self.stderr).toContain('refusing to write over the capture directory');
   });
+
+  it('SIGTERM half-way: tokcap dies of it, leaves no temporary file, and every file it placed is whole', async () => {
+    const d = scratch('store-term');
+    cleanup.push(d);
+    const src = join(d, 'src');
+    await generateStore({ dir: src }, { rollouts: 150, calls: 6, mix: true, seed: 8 });
+    const out = join(d, 'copy');
+    const child = execa('node', [BIN, 'export', src, '--format', 'store', '--out', out], { env: cleanEnv(), extendEnv: false, reject: false, stdin: 'ignore' });
+    const deadline = Date.now() + 60_000;
+    while (!(existsSync(out) && readdirSync(out).filter((n) => CAPTURE_FILE.test(n)).length >= 6)) {
+      if (child.exitCode !== null) throw new Error('the copy finished before it could be interrupted');
+      if (Date.now() > deadline) throw new Error('the copy did not start');
+      await new Promise((res) => setTimeout(res, 5));
+    }
+    child.kill('SIGTERM');
+    const r = await child;
+    expect(r.signal).toBe('SIGTERM');
+    const names = readdirSync(out);
+    expect(names.filter((n) => n.includes('.tokcap-tmp-'))).toEqual([]);
+    expect(names.length).toBeLessThan(readdirSync(src).filter((n) => CAPTURE_FILE.test(n)).length);
+    for (const name of names) expect(readFileSync(join(out, name)).equals(readFileSync(join(src, name))), name).toBe(true);
+  }, 240_000);
 
   it('--freeze does not apply (usage error, before anything is read)', async () => {
     const r = await cli(['export', DEMO_STORE, '--all', '--freeze', '--format', 'store', '--out', target('freeze')]);
