@@ -4,13 +4,10 @@
  * an invalid id nothing is frozen (the batch is validated first); --json still prints the array,
  * marking invalid ids `invalid_rollout_id` and the others as not attempted, and exits 2.
  */
-import { freezeRollout, snapshotSummary } from '../src/ops/freeze.js';
+import { freezableRollouts, freezeRollout, snapshotSummary } from '../src/ops/freeze.js';
 import { invalidRolloutIdError, isValidRolloutId } from '../src/layout/rollout-id.js';
 import { TokcapError } from '../src/errors.js';
 import { scanDirectory } from '../src/layout/scan-directory.js';
-import { rolloutPaths } from '../src/layout/file-names.js';
-import { readState } from '../src/state/read-state.js';
-import { isRetired } from '../src/state/rollout-state.js';
 import type { CommandContext } from './context.js';
 import { errorJson, EXIT_USAGE } from './errors.js';
 import { plural, showId, storeOf } from './shared.js';
@@ -20,12 +17,9 @@ export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
   let ids = [...ctx.ids];
   if (ctx.options.all) {
     // --all means every rollout that can still be frozen: retired tombstones are left out.
-    ids = [];
-    for (const id of [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort()) {
-      const tombstone = await readState(rolloutPaths(ctx.dir, id).state, id).then(isRetired, () => false);
-      if (tombstone) skippedTombstones++;
-      else ids.push(id);
-    }
+    const all = await freezableRollouts(ctx.dir, [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort());
+    ids = all.freezable;
+    skippedTombstones = all.tombstones.length;
   }
   const invalid = ids.filter((id) => !isValidRolloutId(id));
   if (invalid.length > 0) {

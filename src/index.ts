@@ -49,10 +49,10 @@ export { withRolloutLock, type RolloutLockOptions, type HeldLock, type LockMode 
 // Operations
 export { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './ops/store.js';
 export { reconcileIndex, type ReconcileResult } from './ops/reconcile.js';
-export { freezeRollout, newSnapshotId, snapshotSummary, type Snapshot } from './ops/freeze.js';
+export { freezeRollout, freezableRollouts, newSnapshotId, snapshotSummary, type Snapshot } from './ops/freeze.js';
 export { tokcapVersion } from './version.js';
 export { readSnapshotReadOnly, type ReadOnlySnapshot } from './ops/read-snapshot.js';
-export { dropRollout } from './ops/drop.js';
+export { dropRollout, dropRolloutOutcome, type DropOutcome, type DropRefusal } from './ops/drop.js';
 export { retireRollouts, type RemovalResult } from './ops/retire.js';
 export { deleteRollouts } from './ops/delete.js';
 export { sweepRetired, type SweepResult, type SweepOptions, type SweepCandidate } from './ops/sweep.js';

@@ -3,6 +3,7 @@ import { TokcapError } from '../errors.js';
 import { orderedJson } from '../json/canonical-json.js';
 import { entriesFromBytes } from '../jsonl/read-entries.js';
 import { readRegularFileSync } from '../layout/safe-open.js';
+import { rolloutPaths } from '../layout/file-names.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
@@ -123,4 +124,18 @@ export function snapshotSummary(s: Snapshot): {
     version: s.version,
     dangling_intents: s.danglingIntents,
   };
+}
+
+/**
+ * `freeze --all`: the rollouts that can still be frozen, and the retired tombstones left out
+ * (a tombstone refuses every write; a state that cannot be read is tried, and fails there).
+ */
+export async function freezableRollouts(dir: string, ids: readonly string[]): Promise<{ freezable: string[]; tombstones: string[] }> {
+  const freezable: string[] = [];
+  const tombstones: string[] = [];
+  for (const id of ids) {
+    const retired = await readState(rolloutPaths(dir, id).state, id).then(isRetired, () => false);
+    (retired ? tombstones : freezable).push(id);
+  }
+  return { freezable, tombstones };
 }
