@@ -124,7 +124,7 @@ export type StatusFilter = (typeof STATUS_FILTERS)[number];
 export const SORT_KEYS = ['id', 'state', 'calls', 'version', 'size', 'age'] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
-export const EXPORT_FORMATS = ['jsonl', 'tinker', 'store'] as const;
+export const EXPORT_FORMATS = ['jsonl', 'tinker', 'store', 'parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;

@@ -1,6 +1,7 @@
 import type { TokcapError } from '../errors.js';
 import { buildRolloutDetailed, type SnapshotSource } from '../build/build-rollout.js';
 import type { ConsumerResult } from '../build/consumer-result.js';
+import type { ChainBuild } from '../build/chain-builder.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { JsonBytesReader } from '../json/parse-json.js';
@@ -26,6 +27,10 @@ export interface ExportBuild {
   error?: TokcapError;
   /** The consumer verdict (src/status/verdict.ts): `unavailable` ones are left out of the output. */
   verdict: VerdictAnswer;
+  /** The chain view the result was built from (null for a failed build); see DetailedBuild. */
+  chains?: ChainBuild | null;
+  /** Why the result is a failed build before any assembly (see DetailedBuild.readFailure). */
+  readFailure?: TokcapError;
 }
 
 export interface BuildForExportOptions {
@@ -35,6 +40,8 @@ export interface BuildForExportOptions {
   source?: SnapshotSource;
   /** See `BuildRolloutOptions.json`. */
   json?: JsonBytesReader;
+  /** Keep the chain view in the result (the Parquet export's calls table needs it). */
+  keepChains?: boolean;
 }
 
 /**
@@ -52,5 +59,13 @@ export async function buildForExport(store: StoreOptions, rolloutId: string, opt
           generatedTokens: link.generation_token_ids.length,
         }))
       : [];
-  return { result: d.result, causes: d.causes, steps, verdict: verdictOf(d), ...(d.error ? { error: d.error } : {}) };
+  return {
+    result: d.result,
+    causes: d.causes,
+    steps,
+    verdict: verdictOf(d),
+    ...(d.error ? { error: d.error } : {}),
+    ...(options.keepChains ? { chains: d.chains } : {}),
+    ...(d.readFailure ? { readFailure: d.readFailure } : {}),
+  };
 }

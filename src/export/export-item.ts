@@ -16,6 +16,7 @@ import { buildForExport, type ExportBuild } from './build-for-export.js';
 import { ALL_FIELDS, applyFieldSelection, type FieldSelection } from './fields.js';
 import { tinkerSummaryTail } from './tinker.js';
 import { exportedCauses } from './exported-causes.js';
+import { parquetRows, type ParquetRows } from './parquet/rows.js';
 
 export { exportedCauses } from './exported-causes.js';
 
@@ -44,12 +45,14 @@ export interface ExportItem {
    */
   line?: Uint8Array;
   tail?: string;
+  /** parquet: the rollout's rows (src/export/parquet/rows.ts). */
+  parquet?: ParquetRows;
 }
 
 export interface ExportItemOptions {
   freeze: boolean;
   model?: string;
-  format: 'jsonl' | 'tinker';
+  format: 'jsonl' | 'tinker' | 'parquet';
   fields?: FieldSelection;
   trainableOnly: boolean;
 }
@@ -109,7 +112,13 @@ export async function exportItem(
   source?: SnapshotSource,
   { writer, json }: { writer?: JsonWriter; json?: JsonBytesReader } = {},
 ): Promise<ExportItem> {
-  let build = await buildForExport(store, rolloutId, { freeze: options.freeze, model: options.model, source, json });
+  let build = await buildForExport(store, rolloutId, { freeze: options.freeze, model: options.model, source, json, keepChains: options.format === 'parquet' });
+  if (options.format === 'parquet') {
+    const rows = parquetRows(build);
+    // The result's token arrays are the rows' now: drop the chain view before the item travels.
+    delete build.chains;
+    return { rollout: exportedRollout(build), keep: !(options.trainableOnly && build.result.mask_sample), parquet: rows };
+  }
   const keep = !(options.trainableOnly && build.result.mask_sample);
   const item: ExportItem = { rollout: exportedRollout(build), keep };
   if (keep) {

@@ -34,7 +34,7 @@ import {
   tinkerSummaryLine,
 } from './tinker.js';
 
-export const EXPORT_FORMATS = ['jsonl', 'tinker', 'store'] as const;
+export const EXPORT_FORMATS = ['jsonl', 'tinker', 'store', 'parquet'] as const;
 export type ExportFormatName = (typeof EXPORT_FORMATS)[number];
 
 export interface ExportOptions {
@@ -174,13 +174,60 @@ async function tinkerWriter(root: string, info: Omit<Parameters<typeof tinkerCon
   };
 }
 
-function abortError(streaming: boolean): TokcapError {
+export function abortError(streaming: boolean): TokcapError {
   return new TokcapError('other', streaming ? 'export interrupted; the stream is partial' : 'export interrupted; nothing was written at the target');
 }
 
 /** `--out -` with a format that is a directory. */
 function streamRefused(format: string): TokcapError {
   return new TokcapError('usage', `--out - (standard output) takes --format jsonl only: --format ${format} writes a directory; name it with --out DIR`);
+}
+
+/** The rollouts an export covers, in code-point order: the ids given, else the listing's; both narrowed to the shard. */
+export async function exportIds(options: Pick<ExportOptions, 'dir' | 'ids' | 'shard'>): Promise<string[]> {
+  // Listed even when ids are given: a DIR that cannot be listed is an error (exit 3) either way.
+  const listing = await scanDirectory(options.dir, { shard: options.shard });
+  return options.ids === undefined ? sortedRolloutIds(listing) : filterShard([...new Set(options.ids)], options.shard).sort(compareCodePoints);
+}
+
+/**
+ * Builds each rollout's export item (on every core, see mapRolloutsParallel) and hands them to
+ * `emit` in the order of `ids`, one at a time. `options.signal` aborts between rollouts.
+ */
+export async function forEachExportItem(
+  options: ExportOptions,
+  ids: readonly string[],
+  itemOptions: ExportItemOptions,
+  emit: (item: ExportItem) => Promise<void>,
+  streaming = false,
+): Promise<void> {
+  const store = { dir: options.dir, lockWaitMs: options.lockWaitMs };
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(abortError(streaming));
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  const shared: ExportWorkerShared = { store, item: itemOptions };
+  // This thread's JSON reader and writer for the export (each worker has its own).
+  const own = { writer: new JsonWriter(), json: new JsonBytesReader() };
+  try {
+    await mapRolloutsParallel<ExportItem, SnapshotRequest>([...ids], {
+      workerUrl: new URL('./export-worker.js', import.meta.url),
+      shared,
+      minItems: 8,
+      estimatedBytes: estimateJsonlBytes(options.dir, ids),
+      chunkSize: 4,
+      // In this thread (no workers): one rollout at a time, memory bounded by the largest.
+      concurrency: 1,
+      threads: options.threads,
+      local: (id) => exportItem(store, id, itemOptions, undefined, own),
+      serve: serveSnapshotRequest(store),
+      recycle: giveBackCopyBuffer,
+      signal: stop.signal,
+      emit,
+    });
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
 }
 
 /**
@@ -191,6 +238,9 @@ function streamRefused(format: string): TokcapError {
  * the store, and `io` errors when the store cannot be listed.
  */
 export async function exportStore(options: ExportOptions, hooks: ExportHooks = {}): Promise<ExportSummary> {
+  if (options.stream && options.format === 'parquet') throw streamRefused(options.format);
+  // Arrow and the Parquet writer load only for this format.
+  if (options.format === 'parquet') return (await import('./parquet/export-parquet.js')).exportParquet(options, hooks);
   const kind = options.format === 'tinker' ? 'directory' : 'file';
   if (options.fields && options.format !== 'jsonl') throw new TokcapError('usage', '--fields applies to --format jsonl only');
   if (options.stream && options.format !== 'jsonl') throw streamRefused(options.format);
@@ -207,8 +257,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
   if (options.format === 'store') await checkStoreTarget(options.out, options.dir, options.force);
   else if (!options.stream) await checkOutputTarget(options.out, targetOptions);
 
-  const listing = await scanDirectory(options.dir, { shard: options.shard });
-  const sorted = options.ids === undefined ? sortedRolloutIds(listing) : filterShard([...new Set(options.ids)], options.shard).sort(compareCodePoints);
+  const sorted = await exportIds(options);
   const ids = options.format === 'tinker' ? tinkerRolloutOrder(sorted) : sorted;
   const total = ids.length;
   hooks.onStart?.(total);
@@ -261,10 +310,6 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
       done += 1;
       hooks.onRollout?.(done, total, r.rolloutId, r);
     };
-    const stop = new AbortController();
-    const onAbort = () => stop.abort(abortError(!output));
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (options.signal?.aborted) onAbort();
     const itemOptions: ExportItemOptions = {
       freeze: options.freeze,
       model: options.model,
@@ -272,28 +317,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
       fields: options.fields,
       trainableOnly: options.trainableOnly,
     };
-    const shared: ExportWorkerShared = { store, item: itemOptions };
-    // This thread's JSON reader and writer for the export (each worker has its own).
-    const own = { writer: new JsonWriter(), json: new JsonBytesReader() };
-    try {
-      await mapRolloutsParallel<ExportItem, SnapshotRequest>(ids, {
-        workerUrl: new URL('./export-worker.js', import.meta.url),
-        shared,
-        minItems: 8,
-        estimatedBytes: estimateJsonlBytes(options.dir, ids),
-        chunkSize: 4,
-        // In this thread (no workers): one rollout at a time, memory bounded by the largest.
-        concurrency: 1,
-        threads: options.threads,
-        local: (id) => exportItem(store, id, itemOptions, undefined, own),
-        serve: serveSnapshotRequest(store),
-        recycle: giveBackCopyBuffer,
-        signal: stop.signal,
-        emit: write,
-      });
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
-    }
+    await forEachExportItem(options, ids, itemOptions, write, !output);
     if (options.signal?.aborted || output?.finished) throw abortError(!output);
     await writer.finish(totals);
     writer = undefined;
@@ -306,7 +330,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
   return summaryOf(options, totals);
 }
 
-function summaryOf(options: ExportOptions, totals: ExportTotals): ExportSummary {
+export function summaryOf(options: ExportOptions, totals: ExportTotals): ExportSummary {
   return {
     out: options.out,
     format: options.format,

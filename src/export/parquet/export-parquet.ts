@@ -1,0 +1,152 @@
+/**
+ * `export --format parquet --out DATASET/` (CLI.md "Export formats and targets"): this process's
+ * shard of the store as two part files, `DATASET/calls/part-K-of-N.parquet` and
+ * `DATASET/rollouts/part-K-of-N.parquet`. Several shards write into one dataset at once: each
+ * part file is written under a temporary name beside its target and linked into place when
+ * complete (atomic-output.ts), and an existing part is refused without --force. Rollouts are
+ * built one at a time (or on every core) and their rows streamed into row groups: memory is
+ * bounded by a row group and the largest rollout, never by a part file.
+ *
+ * Token ids are written as uint32 when every id of the part fits; the first id that does not
+ * restarts the part with int64 columns (rare: real vocabularies are far below 2^32).
+ */
+import { lstat, mkdir, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { TokcapError, ioError, toTokcapError } from '../../errors.js';
+import { reviveError } from '../../jsonl/remote-jsonl.js';
+import { partName } from '../../layout/shard.js';
+import { readRolloutStatus } from '../../status/read-status.js';
+import { AtomicOutput, checkOutputTarget } from '../atomic-output.js';
+import type { ExportItem, ExportItemOptions } from '../export-item.js';
+import { abortError, exportIds, forEachExportItem, summaryOf, type ExportHooks, type ExportOptions, type ExportSummary } from '../export-store.js';
+import { ExportTotals } from '../tinker.js';
+import { tokcapVersion } from '../../version.js';
+import { PartWriter } from './part-writer.js';
+import { CALL_COLUMNS, ROLLOUT_COLUMNS, type ParquetTableName, type RolloutRow, type TokenIdType } from './schema.js';
+
+/** Thrown inside a uint32 pass when a token id needs int64: the part is written again. */
+class NeedsInt64 extends Error {}
+
+function usage(message: string): TokcapError {
+  return new TokcapError('usage', message);
+}
+
+/** The part files of this shard: `DATASET/<table>/part-K-of-N.parquet`. */
+export function partPaths(dataset: string, shard: ExportOptions['shard']): Record<ParquetTableName, string> {
+  const file = `${partName(shard)}.parquet`;
+  return { calls: join(dataset, 'calls', file), rollouts: join(dataset, 'rollouts', file) };
+}
+
+async function checkDataset(options: ExportOptions): Promise<Record<ParquetTableName, string>> {
+  const dataset = options.out;
+  try {
+    const st = await lstat(dataset);
+    if (st.isSymbolicLink() || !st.isDirectory()) {
+      // A link to a directory is fine to write into (nothing is renamed onto it); anything else is not.
+      const real = await stat(dataset);
+      if (!real.isDirectory()) throw usage(`--out ${dataset}: not a directory (a Parquet dataset is a directory)`);
+    }
+  } catch (e) {
+    if (e instanceof TokcapError) throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw usage(`--out ${dataset}: cannot be checked (${(e as Error).message})`);
+  }
+  const paths = partPaths(dataset, options.shard);
+  for (const path of Object.values(paths)) {
+    try {
+      await lstat(resolve(path, '..'));
+    } catch {
+      continue; // the table directory does not exist yet: nor does the part
+    }
+    await checkOutputTarget(path, { kind: 'file', force: options.force, protect: [options.dir] });
+  }
+  return paths;
+}
+
+export async function exportParquet(options: ExportOptions, hooks: ExportHooks = {}): Promise<ExportSummary> {
+  if (options.fields) throw usage('--fields applies to --format jsonl only');
+  const paths = await checkDataset(options);
+  const ids = await exportIds(options);
+  hooks.onStart?.(ids.length);
+  for (const path of Object.values(paths)) {
+    try {
+      await mkdir(resolve(path, '..'), { recursive: true, mode: 0o777 });
+    } catch (e) {
+      throw ioError(e, resolve(path, '..'));
+    }
+  }
+  let totals: ExportTotals;
+  try {
+    totals = await writeParts(options, hooks, ids, paths, 'uint32');
+  } catch (e) {
+    if (!(e instanceof NeedsInt64)) throw e;
+    totals = await writeParts(options, hooks, ids, paths, 'int64');
+  }
+  return summaryOf(options, totals);
+}
+
+async function writeParts(
+  options: ExportOptions,
+  hooks: ExportHooks,
+  ids: readonly string[],
+  paths: Record<ParquetTableName, string>,
+  tokenType: TokenIdType,
+): Promise<ExportTotals> {
+  const store = { dir: options.dir, lockWaitMs: options.lockWaitMs };
+  const createdBy = `tokcap ${options.version ?? tokcapVersion()}`;
+  const outputs: AtomicOutput[] = [];
+  const writers: PartWriter[] = [];
+  const discardAll = () => {
+    for (const o of outputs) o.discardSync();
+  };
+  const totals = new ExportTotals();
+  try {
+    for (const table of ['calls', 'rollouts'] as const) {
+      const output = await AtomicOutput.create(paths[table], { kind: 'file', force: options.force, protect: [options.dir] });
+      outputs.push(output);
+      hooks.onTemporary?.(output.tempPath, discardAll);
+      writers.push(await PartWriter.open(output.tempPath, table === 'calls' ? CALL_COLUMNS : ROLLOUT_COLUMNS, tokenType, createdBy));
+    }
+    const [calls, rollouts] = writers;
+    let done = 0;
+    const itemOptions: ExportItemOptions = { freeze: options.freeze, model: options.model, format: 'parquet', trainableOnly: options.trainableOnly };
+    await forEachExportItem(options, ids, itemOptions, async (item: ExportItem) => {
+      if (outputs.some((o) => o.finished)) throw abortError(false);
+      const r = item.rollout;
+      const rows = item.parquet!;
+      if (rows.tokenType === 'int64' && tokenType === 'uint32') throw new NeedsInt64();
+      // The rollout's status and conditions: read now, after its build (and freeze), by the library's one model.
+      const { facts, status } = await readRolloutStatus(store, r.rolloutId);
+      const unavailable = status.status === 'unavailable' || rows.verdict === 'unavailable';
+      if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
+      else if (unavailable && status.error) hooks.onRolloutError?.(new TokcapError(status.error.kind, status.error.message, { rolloutId: r.rolloutId }), r.rolloutId);
+      // CLI.md: a rollout that could not be read is left out of the output (and named on stderr).
+      const keep = item.keep && !unavailable;
+      if (keep) {
+        const row: RolloutRow = {
+          ...rows.rollout,
+          status: status.status,
+          conditions: status.conditions,
+          snapshot_id: rows.rollout.snapshot_id ?? (facts?.snapshot_id || null),
+          version: rows.rollout.version ?? (facts && facts.files.length > 0 ? facts.version : null),
+        };
+        if (rows.tokenType === null) {
+          row.error ??= 'a token id does not fit a signed 64-bit integer: the calls are not exported';
+          row.error_kind ??= 'corrupt';
+        }
+        await rollouts.add(row);
+        for (const call of rows.calls) await calls.add(call);
+      }
+      totals.add(r, keep);
+      done += 1;
+      hooks.onRollout?.(done, ids.length, r.rolloutId, r);
+    });
+    if (options.signal?.aborted || outputs.some((o) => o.finished)) throw abortError(false);
+    for (const w of writers.splice(0)) await w.close();
+    for (const o of outputs) await o.commit();
+  } catch (e) {
+    for (const w of writers) await w.abandon();
+    for (const o of outputs) await o.discard();
+    throw e;
+  }
+  return totals;
+}
