@@ -78,7 +78,7 @@ describe('the option table', () => {
     expect(flagsOf('retire')).toEqual(['--snapshot-id <id>', '--version <n>', '--ids-from <file>']);
     expect(COMMANDS.sweep.options.olderThan.required).toBe(true);
     expect(COMMANDS.build.options.model.default).toBe('');
-    expect(COMMANDS.export.options.format.choices).toEqual(['jsonl', 'tinker', 'store']);
+    expect(COMMANDS.export.options.format.choices).toEqual(['jsonl', 'tinker', 'store', 'parquet']);
   });
 });
 

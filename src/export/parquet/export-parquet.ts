@@ -1,5 +1,5 @@
 /**
- * `export --format parquet --out DATASET/` (CLI.md "Export formats and targets"): this process's
+ * `export --format parquet --out DATASET/` (docs/cli.md#export-formats): this process's
  * shard of the store as two part files, `DATASET/calls/part-K-of-N.parquet` and
  * `DATASET/rollouts/part-K-of-N.parquet`. Several shards write into one dataset at once: each
  * part file is written under a temporary name beside its target and linked into place when
@@ -119,7 +119,7 @@ async function writeParts(
       const unavailable = status.status === 'unavailable' || rows.verdict === 'unavailable';
       if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
       else if (unavailable && status.error) hooks.onRolloutError?.(new TokcapError(status.error.kind, status.error.message, { rolloutId: r.rolloutId }), r.rolloutId);
-      // CLI.md: a rollout that could not be read is left out of the output (and named on stderr).
+      // docs/cli.md#unavailable: a rollout that could not be read is left out of the output (and named on stderr).
       const keep = item.keep && !unavailable;
       if (keep) {
         const row: RolloutRow = {

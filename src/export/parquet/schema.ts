@@ -1,5 +1,5 @@
 /**
- * THE schema of `export --format parquet` (CLI.md "Export formats and targets"), declared once:
+ * THE schema of `export --format parquet` (docs/cli.md#export-formats), declared once:
  * the writer (arrow-batch.ts) builds its Arrow schema from it and docs/export.md's tables are
  * generated from it (scripts/gen-export-doc.ts; a test checks the file is current). This module
  * loads no Arrow or Parquet code, so the library index and the docs can read it cheaply.
@@ -28,7 +28,7 @@ export interface ColumnSpec {
 export const TOKEN_ID_TYPES = ['uint32', 'int64'] as const;
 export type TokenIdType = (typeof TOKEN_ID_TYPES)[number];
 
-/** One row per call of the frozen (or previewed) snapshot, after de-duplication (FORMAT.md §9 step 1). */
+/** One row per call of the frozen (or previewed) snapshot, after de-duplication (docs/format.md#build-dedupe). */
 export const CALL_COLUMNS = [
   { name: 'rollout_id', type: 'string', nullable: false, description: 'The rollout.' },
   { name: 'model_call_id', type: 'string', nullable: false, description: 'The call (unique within its rollout).' },
@@ -60,7 +60,7 @@ export const CALL_COLUMNS = [
 export const ROLLOUT_COLUMNS = [
   { name: 'rollout_id', type: 'string', nullable: false, description: 'The rollout.' },
   { name: 'status', type: 'string', nullable: false, description: 'The status every command gives it: `live`, `frozen`, `retired` or `unavailable`.' },
-  { name: 'conditions', type: 'string[]', nullable: false, description: 'Its conditions, sorted (`dangling`, `incomplete`, `torn_tail`, ...; the vocabulary of docs/cli.md).' },
+  { name: 'conditions', type: 'string[]', nullable: false, description: 'Its conditions, sorted (`dangling`, `incomplete`, `torn_tail`, ...; the vocabulary of docs/cli.md#conditions).' },
   { name: 'verdict', type: 'string', nullable: false, description: '`trainable`, `masked` or `unavailable` (could not be read).' },
   { name: 'mask_sample', type: 'bool', nullable: false, description: "The build result's `mask_sample`." },
   { name: 'could_not_be_built', type: 'bool', nullable: false, description: 'The result is the failed-build dictionary (masked, no trajectory).' },
