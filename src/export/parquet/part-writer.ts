@@ -13,9 +13,9 @@ import { arrowSchema, recordBatch } from './arrow-batch.js';
 import type { ColumnSpec, TokenIdType } from './schema.js';
 
 /** Rows per row group at most ("a few thousand calls"). */
-export const ROW_GROUP_ROWS = 4096;
+export const ROW_GROUP_ROWS = 2048;
 /** List values (tokens and log-probs) per record batch at most: bounds the memory of a batch. */
-export const BATCH_LIST_VALUES = 2_000_000;
+export const BATCH_LIST_VALUES = 500_000;
 
 type WasmBatch = parquet.RecordBatch;
 
