@@ -184,6 +184,8 @@ if (!existsSync(join(ROOT, 'dist', 'commands', 'run.js'))) {
 mkdirSync(CACHE, { recursive: true });
 const info = machine();
 const exportAvailable = hasCommand('export');
+// The Parquet dataset (issue 16) beside the jsonl export of the same store, 2 GB one included.
+const parquetAvailable = exportAvailable && sh(process.execPath, [BIN, 'export', '--help']).stdout.includes('parquet');
 const sections = [];
 
 for (const store of STORES) {
@@ -207,6 +209,7 @@ for (const store of STORES) {
   const add = (label, argv, opts = {}) => jobs.push({ label, argv, ...opts });
   const copy = join(CACHE, `${store.name}.copy`);
   const out = join(CACHE, `${store.name}.export.jsonl`);
+  const dataset = join(CACHE, `${store.name}.export.parquet`);
   if (store.what === 'watch') {
     jobs.push(...watchJobs(dir, tokcap));
   } else if (store.what === 'inspect') {
@@ -251,10 +254,12 @@ for (const store of STORES) {
       add('build (preview, all)', tokcap('build', dir, '--json'));
     }
     if (exportAvailable) add('export --format jsonl', tokcap('export', dir, '--out', out, '--format', 'jsonl', '--force', '--json'));
+    if (parquetAvailable) add('export --format parquet', tokcap('export', dir, '--out', dataset, '--format', 'parquet', '--force', '--json'));
   }
   const rows = measureAll(jobs, dir);
   rmSync(copy, { recursive: true, force: true });
   rmSync(out, { force: true });
+  rmSync(dataset, { recursive: true, force: true });
   const sha = floors ? rows[0] : undefined;
   const node = floors ? rows.find((r) => r.label === 'floor: node scan+parse+hash') : undefined;
   const catAll = rows.find((r) => r.label.startsWith('floor: cat DIR/*'));
@@ -345,6 +350,7 @@ out(`- memory: ${info.memory}`);
 out(`- node ${info.node}; ${info.sha256sum}`);
 out(`- peak RSS from ${TIME ? '`/usr/bin/time -f %M`' : 'unavailable'}`);
 out(`- export: ${exportAvailable ? 'benchmarked' : 'not present at the time of the run'}`);
+out(`- export --format parquet: ${parquetAvailable ? 'benchmarked (a dataset of one part per table, zstd)' : 'not present at the time of the run'}`);
 out();
 for (const { store, st, rows, node, sha, catAll } of sections) {
   out(`## ${store.name}: \`tokcap fixture DIR ${store.args.join(' ')}\``);
