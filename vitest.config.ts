@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'test/**/*.test.tsx', 'src/**/*.test.ts', 'commands/**/*.test.ts', 'commands/**/*.test.tsx'],
+    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     exclude: ['test/torture/**', 'node_modules/**', 'dist/**'],
     testTimeout: 30000,
     hookTimeout: 30000,

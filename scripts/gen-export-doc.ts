@@ -1,7 +1,7 @@
 #!/usr/bin/env -S npx tsx
 /**
  * Writes the Parquet schema tables of docs/export.md (between the `parquet-schema` markers) from
- * the one declaration, src/export/parquet/schema.ts. test/shard/schema-doc.test.ts fails when
+ * the one declaration, src/export/parquet/schema.ts. test/docs/schema-doc.test.ts fails when
  * the file is not current.
  *
  *   npm run docs:export            # rewrite the tables

@@ -20,7 +20,7 @@ const MAX_INT_STRING_LENGTH = 4300;
  * pydantic's `str::trim` and Python's own int()/float() strip alike. Not JavaScript's `\s`: U+FEFF
  * is `\s` but not whitespace here, U+0085 is whitespace here but not `\s`. Nor str.isspace():
  * U+001C..U+001F are isspace() but int() and float() do not strip them.
- * test/core/coerce.test.ts checks this set against python3's int() and float().
+ * test/src/records/coerce.test.ts checks this set against python3's int() and float().
  */
 const REF_WHITESPACE = '\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000';
 const SURROUNDING_WHITESPACE = new RegExp(`^[${REF_WHITESPACE}]+|[${REF_WHITESPACE}]+$`, 'g');

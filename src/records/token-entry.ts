@@ -12,7 +12,7 @@ import { FAIL, type Fail, toBool, toFloat, toFloats, toSmallInt, toTokenIds } fr
  * loaded only when needed: a record the field table below accepts as it is gets the value the
  * schema would give without zod, and anything else goes through the schema for its exact
  * error. Loading zod costs about 50 ms per thread and running it about 10 % of a verify, for
- * records that are almost always canonical. test/core/token-entry.test.ts holds the two
+ * records that are almost always canonical. test/src/records/token-entry.test.ts holds the two
  * together.
  */
 export const MIN_SCHEMA_VERSION = 3;

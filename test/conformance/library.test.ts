@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadCases } from '../support/conformance-corpus.js';
 import { runCase } from '../support/conformance-runner.js';
-import { library } from './library-adapter.js';
+import { library } from '../support/conformance-library-adapter.js';
 
 describe('conformance corpus through the library', () => {
   const cases = loadCases();

@@ -1,0 +1,127 @@
+/**
+ * The real binary, spawned: bin/tokcap.js -> dist/commands/main.js -> run.js (or complete.js).
+ * Needs a build (`npm test` runs tsc first; `ensureBuilt` compiles when dist/ is missing or
+ * older than the sources).
+ */
+import { mkdtempSync, readFileSync, writeFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { execa } from 'execa';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BIN, ROOT, cleanEnv, ensureBuilt } from '../support/cli.js';
+
+const DIR = mkdtempSync(join(tmpdir(), 'tokcap-bin-'));
+
+function tokcap(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []) {
+  return execa('node', [...nodeArgs, BIN, ...args], { env: cleanEnv(env), extendEnv: false, reject: false, stdin: 'ignore' });
+}
+
+function stderrLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => l !== '');
+}
+
+/** Runs the binary with a resolve hook that logs every bare specifier (package) it imports. */
+async function importedPackages(args: string[]): Promise<{ exitCode: number | undefined; stdout: string; stderr: string; imported: string[] }> {
+  const hookDir = mkdtempSync(join(DIR, 'hooks-'));
+  const log = join(hookDir, 'imports.log');
+  const hooks = join(hookDir, 'hooks.mjs');
+  writeFileSync(
+    hooks,
+    `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  if (!/^[./]|^node:|^file:/.test(specifier)) appendFileSync(${JSON.stringify(log)}, specifier + '\\n');
+  return next(specifier, context);
+}`,
+  );
+  writeFileSync(log, '');
+  const register = join(hookDir, 'register.mjs');
+  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  const r = await tokcap(args, {}, ['--import', pathToFileURL(register).href]);
+  return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, imported: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+}
+
+beforeAll(async () => {
+  await ensureBuilt();
+}, 120_000);
+
+describe('tokcap binary', () => {
+  it('is executable with a node shebang', () => {
+    expect(readFileSync(BIN, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(statSync(BIN).mode & 0o111).not.toBe(0);
+  });
+
+  it('--help exits 0 with usage on stdout', async () => {
+    const r = await tokcap(['--help']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain('Usage: tokcap <command>');
+    expect(r.stderr).toBe('');
+  });
+
+  it('-V prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const r = await tokcap(['-V']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(version);
+  });
+
+  it('an unknown command exits 2 with one line on stderr', async () => {
+    const r = await tokcap(['nosuchcmd']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(stderrLines(r.stderr)).toEqual(["tokcap: unknown command 'nosuchcmd'; see 'tokcap --help'"]);
+  });
+
+  it('a duration without unit exits 2 with the hint', async () => {
+    const r = await tokcap(['sweep', DIR, '--older-than', '7']);
+    expect(r.exitCode).toBe(2);
+    const lines = stderrLines(r.stderr);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('a duration needs a unit, e.g. 7d or 36h');
+  });
+
+  it('sweep with no DIR and no TOKCAP_DIR exits 2', async () => {
+    const r = await tokcap(['sweep', '--older-than', '7d']);
+    expect(r.exitCode).toBe(2);
+    expect(stderrLines(r.stderr)).toEqual(["tokcap: no capture directory: give DIR or set TOKCAP_DIR; see 'tokcap sweep --help'"]);
+  });
+
+  it('an invalid rollout id exits 2', async () => {
+    const r = await tokcap(['delete', DIR, 'a/b']);
+    expect(r.exitCode).toBe(2);
+    expect(stderrLines(r.stderr)).toEqual(["tokcap: Invalid rollout id: 'a/b'"]);
+  });
+
+  it('a store error exits 3 with one line naming the file, and a stack only with TOKCAP_DEBUG=1', async () => {
+    const missing = join(DIR, 'no-such-dir');
+    const r = await tokcap(['inspect', missing]);
+    expect(r.exitCode).toBe(3);
+    expect(stderrLines(r.stderr)).toHaveLength(1);
+    expect(stderrLines(r.stderr)[0]).toMatch(new RegExp(`^tokcap: ${missing}: ENOENT`));
+    const d = await tokcap(['inspect', missing], { TOKCAP_DEBUG: '1' });
+    expect(d.exitCode).toBe(3);
+    expect(stderrLines(d.stderr)[0]).toBe(stderrLines(r.stderr)[0]);
+    expect(d.stderr).toMatch(/\n\s+at /);
+  });
+
+  it('completion prints a script', async () => {
+    const r = await tokcap(['completion', 'zsh']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.startsWith('#compdef tokcap')).toBe(true);
+  });
+
+  it('does not load React or Ink for commands other than watch', async () => {
+    const { exitCode, imported } = await importedPackages(['sweep', DIR, '--older-than', '1d']);
+    expect(exitCode).toBe(0);
+    expect(imported).toContain('commander'); // the hook works
+    expect(imported.filter((s) => /^(react|ink)(\/|$)/.test(s))).toEqual([]);
+  });
+
+  it('__complete (run on every Tab) loads no CLI or UI package, and answers with rollout ids', async () => {
+    const store = mkdtempSync(join(DIR, 'store-'));
+    for (const id of ['demo-1', 'demo-2', 'other']) writeFileSync(join(store, `${id}.tokens.jsonl`), '');
+    const { exitCode, imported, stdout, stderr } = await importedPackages(['__complete', 'inspect', store, 'demo-']);
+    expect({ exitCode, stdout, stderr }).toEqual({ exitCode: 0, stdout: 'demo-1\ndemo-2\n:none', stderr: '' });
+    expect(imported.filter((s) => /^(commander|react|ink|chalk|cli-table3|execa)(\/|$)/.test(s))).toEqual([]);
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * The app through ink-testing-library: keys, screens, filters, sort, resize, live updates. The
+ * model reads a real generated store in a temporary directory; the components only see props.
+ */
+import { EventEmitter } from 'node:events';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { render } from 'ink-testing-library';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createStyles } from '../../../commands/styles.js';
+import { generateStore } from '../../../src/fixture/generate-store.js';
+import { beginCall } from '../../../src/ops/writer.js';
+import { DirectoryModel } from '../../../src/watch/directory-model.js';
+import { WatchApp } from '../../../commands/watch/App.js';
+import type { WatchFunction } from '../../../commands/watch/hooks/useDirectoryWatcher.js';
+
+const PLAIN = createStyles(0);
+let DIR = '';
+
+beforeAll(async () => {
+  DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-app-'));
+  await generateStore({ dir: DIR }, { rollouts: 8, calls: 3, prompt: 12, gen: 3, turn: 2, mix: true });
+  return () => fs.rmSync(DIR, { recursive: true, force: true });
+});
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+class FakeTerminal extends EventEmitter {
+  constructor(
+    public columns: number,
+    public rows: number,
+  ) {
+    super();
+  }
+  resize(columns: number, rows: number) {
+    this.columns = columns;
+    this.rows = rows;
+    this.emit('resize');
+  }
+}
+
+function fakeWatch() {
+  const close = vi.fn();
+  const watch: WatchFunction = () => ({ close, on: () => undefined as never }) as never;
+  return { watch, close };
+}
+
+async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function lines(frame: string | undefined): string[] {
+  return (frame ?? '').split('\n').map((l) => l.trimEnd());
+}
+
+function start(dir = DIR, size = new FakeTerminal(80, 24)) {
+  const model = new DirectoryModel({ dir });
+  const { watch, close } = fakeWatch();
+  const app = render(<WatchApp model={model} styles={PLAIN} sizeStream={size} watcher={{ watch, rescanMs: 0 }} throttleMs={10} />);
+  cleanups.push(() => {
+    app.unmount();
+    model.dispose();
+  });
+  const frame = () => app.lastFrame() ?? '';
+  const press = async (keys: string, settle = 30) => {
+    app.stdin.write(keys);
+    await new Promise((r) => setTimeout(r, settle));
+  };
+  return { app, model, frame, press, size, close };
+}
+
+const selectedLine = (frame: string) => lines(frame).find((l) => l.startsWith('›')) ?? '';
+
+describe('WatchApp', () => {
+  it('fills 80x24 (one line short, no full-screen redraws) and moves the selection', async () => {
+    const { frame, press } = start();
+    await until(() => frame().includes('up to date'), 'the first load');
+    const out = lines(frame());
+    expect(out).toHaveLength(23);
+    expect(out[4]).toMatch(/^ {2}ROLLOUT +STATUS +CALLS DANG INC +VER +AGE WOULD MASK$/);
+    expect(out.at(-1)).toBe('Enter open  / search  m masked  i incomplete  d dangling  s sort  ? help  q quit');
+    expect(selectedLine(frame())).toMatch(/^› r7 /);
+    await press('j');
+    expect(selectedLine(frame())).toMatch(/^› r6 /);
+    await press('jj'); // typed faster than a frame: both count
+    expect(selectedLine(frame())).toMatch(/^› r4 /);
+    await press('\u001b[A'); // up
+    expect(selectedLine(frame())).toMatch(/^› r5 /);
+    await press('G');
+    expect(selectedLine(frame())).toMatch(/^› r0 /);
+    await press('g');
+    expect(selectedLine(frame())).toMatch(/^› r7 /);
+  });
+
+  it('opens a rollout with Enter and goes back with Esc', async () => {
+    const { frame, press } = start();
+    await until(() => frame().includes('up to date'), 'the first load');
+    await press('jjjjj\r'); // r2 (dangling intent, incomplete marker); one chunk, as a fast typist or tmux sends it
+    await until(() => frame().includes('build verdict'), 'the rollout view');
+    const out = lines(frame());
+    expect(out[0]).toMatch(/^rollout r2 live {2}v\d+/);
+    expect(out).toContain('  call-001  intent without entry (dispatched, never captured)');
+    expect(out.some((l) => l.startsWith('● call-000  root'))).toBe(true);
+    expect(out).toContain('── incomplete markers (1) · state flag set ─────────────────────────────────────');
+    expect(out.at(-1)).toBe('↑↓ scroll  Esc back  PgUp/PgDn page  ? help  q quit');
+    await press('\u001b');
+    await until(() => frame().includes('ROLLOUT'), 'the directory view');
+    expect(selectedLine(frame())).toMatch(/^› r2 /);
+  });
+
+  it('filters (m, d, /search) and sorts (s)', async () => {
+    const { frame, press } = start();
+    await until(() => frame().includes('up to date'), 'the first load');
+    const ids = () => lines(frame()).slice(5, -1).filter(Boolean).map((l) => l.slice(2).split(' ')[0]);
+    await press('m');
+    expect(ids()).toEqual(['r7', 'r6', 'r4', 'r3', 'r2', 'r1']);
+    expect(lines(frame())[3]).toMatch(/filter: masked/);
+    await press('d');
+    expect(ids()).toEqual(['r7', 'r2', 'r1']);
+    await press('\u001b');
+    expect(ids()).toHaveLength(8);
+    await press('/');
+    await press('r3');
+    expect(lines(frame()).at(-1)).toBe('/r3█  Enter keep  Esc clear');
+    await press('\u001b');
+    // A search typed (or pasted) in one go, then Enter to keep it and Enter to open.
+    await press('/r4\r\r', 100);
+    await until(() => frame().includes('build verdict'), 'the rollout view of r4');
+    expect(lines(frame())[0]).toMatch(/^rollout r4 /);
+    await press('\u001b'); // back to the list, still searching r4
+    expect(ids()).toEqual(['r4']);
+    await press('\u001b'); // clears the search
+    await press('/');
+    await press('r3');
+    expect(ids()).toEqual(['r3']);
+    await press('\r');
+    expect(lines(frame()).at(-1)).toMatch(/^Enter open/);
+    expect(ids()).toEqual(['r3']);
+    await press('/');
+    await press('\u007f'); // backspace
+    await press('\u007f');
+    expect(ids()).toHaveLength(8);
+    await press('\u001b');
+    await press('s');
+    expect(lines(frame())[3]).toMatch(/^sort: id /);
+    expect(ids()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
+  });
+
+  it('shows help with ? and quits with q (the watcher is closed)', async () => {
+    const { frame, press, close } = start();
+    await until(() => frame().includes('up to date'), 'the first load');
+    await press('?');
+    expect(lines(frame())[0]).toBe('tokcap watch: a live, read-only view of a capture directory');
+    await press('?');
+    expect(lines(frame())[0]).toMatch(/^tokcap watch \//);
+    expect(close).not.toHaveBeenCalled();
+    await press('q');
+    expect(close).toHaveBeenCalledTimes(1);
+  });
+
+  it('follows terminal resizes', async () => {
+    const { frame, size } = start(DIR, new FakeTerminal(80, 24));
+    await until(() => frame().includes('up to date'), 'the first load');
+    size.resize(100, 30);
+    await until(() => lines(frame()).length === 29, 'the larger frame');
+    expect(Math.max(...lines(frame()).map((l) => l.length))).toBeGreaterThan(80);
+    size.resize(60, 12);
+    await until(() => lines(frame()).length === 11, 'the smaller frame');
+    for (const l of lines(frame())) expect(l.length).toBeLessThanOrEqual(60);
+    expect(lines(frame()).filter((l) => /^[ ›][ •]r\d /.test(l))).toHaveLength(11 - 1 - 5);
+  });
+
+  it('highlights a rollout that just changed', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-app-'));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    await generateStore({ dir }, { rollouts: 3, calls: 2, prompt: 5, gen: 2, turn: 1 });
+    const { frame, model } = start(dir);
+    await until(() => frame().includes('up to date'), 'the first load');
+    expect(lines(frame()).some((l) => l.includes('•'))).toBe(false);
+    await beginCall({ dir }, 'r0', 'call-new');
+    await model.refresh(['r0']);
+    await until(() => lines(frame()).some((l) => /^[ ›]•r0 +live +2 +1 /.test(l)), 'the highlighted row');
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * `tokcap watch` in a real terminal: the built binary runs inside a detached tmux session
+ * (100x30, CI=false so that Ink renders as it does for a person), a python3 writer appends an
+ * entry and a begin_call intent, and the pane must show the new call and the dangling intent
+ * within a second. Then Enter opens the rollout and q quits. The directory view and the rollout
+ * view are compared with committed text snapshots (ages and the temporary path normalised).
+ *
+ * tmux is required: `.ci/run` installs it; without it this test fails with instructions.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { computeTokenDigest } from '../../../src/digest/token-digest.js';
+import { generateStore } from '../../../src/fixture/generate-store.js';
+import { BIN, ROOT, cleanEnv, ensureBuilt } from '../../support/cli.js';
+import { listing } from '../../support/watch.js';
+
+const PY_STORE = path.join(ROOT, 'test', 'support', 'py_store.py');
+const SOCKET = `tokcap-watch-e2e-${process.pid}`;
+const WIDTH = 100;
+const HEIGHT = 30;
+
+let dir = '';
+let work = '';
+
+function tmux(...args: string[]): string {
+  return execFileSync('tmux', ['-L', SOCKET, '-f', '/dev/null', ...args], { encoding: 'utf8', env: cleanEnv({ LANG: 'C.UTF-8' }) });
+}
+
+function capture(): string {
+  return tmux('capture-pane', '-p', '-t', 'watch');
+}
+
+function tmuxAvailable(): boolean {
+  try {
+    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function poll(what: string, check: (pane: string) => boolean, timeoutMs: number, intervalMs = 50): Promise<{ pane: string; ms: number }> {
+  const t0 = performance.now();
+  for (;;) {
+    const pane = capture();
+    if (check(pane)) return { pane, ms: performance.now() - t0 };
+    if (performance.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the pane shows:\n${pane}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Stable text of a pane: no trailing spaces, the temp dir as <DIR>, ages as <age>. */
+function normalise(pane: string): string {
+  return pane
+    .split('\n')
+    .map((l) =>
+      l
+        .trimEnd()
+        .replaceAll(dir, '<DIR>')
+        .replace(/^tokcap watch <DIR> +/, 'tokcap watch <DIR>  ')
+        .replace(/ +\d+[smhd](?= |$)/g, ' <age>'),
+    )
+    .join('\n')
+    .trimEnd();
+}
+
+const rowOf = (pane: string, id: string) => pane.split('\n').find((l) => new RegExp(`^[ ›][ •]${id} `).test(l)) ?? '';
+
+beforeAll(async () => {
+  if (!tmuxAvailable()) {
+    throw new Error('tmux is not installed: the watch end-to-end test drives a real terminal through tmux. Install it (Debian: apt-get install tmux; .ci/run does this).');
+  }
+  await ensureBuilt();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-e2e-'));
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-e2e-work-'));
+  await generateStore({ dir }, { rollouts: 6, calls: 3, prompt: 20, gen: 4, turn: 3, mix: true });
+  // No lock files: any the view created would show (only the writer may create r0's).
+  for (const n of fs.readdirSync(dir)) if (n.endsWith('.tokens.lock')) fs.rmSync(path.join(dir, n));
+}, 120_000);
+
+afterAll(() => {
+  try {
+    tmux('kill-server');
+  } catch {
+    // no server left
+  }
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+describe('tokcap watch in tmux', () => {
+  it('shows a python writer’s new call and dangling intent within a second, opens the rollout, quits', async () => {
+    const before = listing(dir);
+    const script = path.join(work, 'run.sh');
+    fs.writeFileSync(script, `#!/bin/sh\nnode ${JSON.stringify(BIN)} watch ${JSON.stringify(dir)}\necho "TOKCAP_EXIT=$?"\nsleep 60\n`, { mode: 0o755 });
+    tmux('-u', 'new-session', '-d', '-s', 'watch', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'LANG=C.UTF-8', '-e', 'NO_COLOR=', script);
+
+    const first = await poll('the first full render', (p) => p.includes('up to date') && /^[ ›] r0 /m.test(p), 10_000);
+    await expect(normalise(first.pane) + '\n').toMatchFileSnapshot('__snapshots__/watch-directory.txt');
+    expect(rowOf(first.pane, 'r0')).toMatch(/^ {2}r0 +live +3 +0 +0 /); // the oldest: last
+
+    // The python writer: call-003 continues r0's main chain, then call-004 is dispatched.
+    const lines = fs.readFileSync(path.join(dir, 'r0.tokens.jsonl'), 'utf8').trimEnd().split('\n');
+    const last = JSON.parse(lines.at(-1)!);
+    const prompt = [...last.prompt_token_ids, ...last.generation_token_ids, 7, 8, 9];
+    const gen = [11, 12, 13, 14];
+    const next = {
+      ...last,
+      model_call_id: 'call-003',
+      prompt_token_ids: prompt,
+      generation_token_ids: gen,
+      generation_log_probs: gen.map(() => -0.25),
+      created_at: last.created_at + 1,
+      parent_call_id: last.model_call_id,
+      parent_resolution: 'resolved',
+      cum_len: prompt.length + gen.length,
+      digest: computeTokenDigest([...prompt, ...gen]),
+    };
+    const env = cleanEnv();
+    const append = await execa('python3', [PY_STORE, dir, 'append', JSON.stringify(next)], { env, extendEnv: false, reject: false });
+    expect(append.exitCode, append.stderr).toBe(0);
+    const begin = await execa('python3', [PY_STORE, dir, 'begin_call', 'r0', 'call-004'], { env, extendEnv: false, reject: false });
+    expect(begin.exitCode, begin.stderr).toBe(0);
+
+    // 4 calls, 1 dangling intent, highlighted as just changed, now first (recent first).
+    const seen = await poll('the new call and the dangling intent', (p) => /^[ ›]•r0 +dangling +4 +1 +0 /.test(rowOf(p, 'r0')), 3_000, 25);
+    console.log(`watch e2e: new call and dangling intent on screen ${Math.round(seen.ms)} ms after the writer returned`);
+    expect(seen.ms).toBeLessThan(1000);
+    expect(rowOf(seen.pane, 'r0')).toMatch(/masked: dangling intents$/);
+    expect(seen.pane.split('\n')[5]).toMatch(/^[ ›]•r0 /);
+
+    // Open it: the chain tree has the new call under call-002, the intent is listed as dangling.
+    tmux('send-keys', '-t', 'watch', 'g');
+    tmux('send-keys', '-t', 'watch', 'Enter');
+    const opened = await poll('the rollout view', (p) => p.includes('build verdict') && p.includes('call-003'), 3_000);
+    await expect(normalise(opened.pane) + '\n').toMatchFileSnapshot('__snapshots__/watch-rollout.txt');
+    expect(opened.pane).toMatch(/^rollout r0 dangling/m);
+    expect(opened.pane).toMatch(/^ {6}└─ call-003 {2}resolved {2}prompt \d+ full {2}gen 4 {2}digest ok {2}\[main\]$/m);
+    expect(opened.pane).toMatch(/^ {2}call-004 {2}intent without entry/m);
+
+    // Esc back, q quits with exit 0.
+    tmux('send-keys', '-t', 'watch', 'Escape');
+    await poll('the directory view again', (p) => p.includes('ROLLOUT'), 3_000);
+    tmux('send-keys', '-t', 'watch', 'q');
+    const quit = await poll('the exit', (p) => p.includes('TOKCAP_EXIT='), 3_000);
+    expect(quit.pane).toContain('TOKCAP_EXIT=0');
+
+    // Read-only: the only lock file is the one the python writer created; nothing else changed
+    // except r0's files, which the writer wrote.
+    const after = listing(dir);
+    expect(Object.keys(after).filter((n) => n.endsWith('.lock'))).toEqual(['r0.tokens.lock']);
+    const untouched = (l: Record<string, string>) => Object.fromEntries(Object.entries(l).filter(([n]) => !n.startsWith('r0.')));
+    expect(untouched(after)).toEqual(untouched(before));
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * Batch row reads with a worker thread: the same rows as in this thread and as the direct
+ * readers (facts and preview each reading the files), nothing written, and a transparent
+ * fallback when the worker cannot run. The worker is the compiled one (dist/), as the binary
+ * uses it.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { rolloutPaths } from '../../../src/layout/file-names.js';
+import { scanDirectory } from '../../../src/layout/scan-directory.js';
+import type { withRolloutLock as withRolloutLockFromSources } from '../../../src/lock/rollout-lock.js';
+import { DEFAULT_READERS } from '../../../src/watch/directory-model.js';
+import { readRow } from '../../../src/watch/preview.js';
+import { rowOf, type RowReadOutcome } from '../../../src/watch/row-batch.js';
+import { createWorkerReaders as createFromSources } from '../../../src/watch/worker-readers.js';
+import { ROOT, ensureBuilt } from '../../support/cli.js';
+import { listing, makeStore, useTempDirs } from '../../support/watch.js';
+
+const tempDir = useTempDirs();
+
+function rowIn(outcome: RowReadOutcome) {
+  if (!outcome.ok || 'gone' in outcome) throw new Error(`no row: ${JSON.stringify(outcome)}`);
+  return outcome.row;
+}
+type Factory = typeof createFromSources;
+let createCompiled: Factory;
+// The compiled lock module: the one the compiled readers take their turns with, as in the binary.
+let compiledLock: typeof withRolloutLockFromSources;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  const compiled = (file: string) => import(pathToFileURL(path.join(ROOT, 'dist', 'src', file)).href);
+  createCompiled = ((await compiled('watch/worker-readers.js')) as { createWorkerReaders: Factory }).createWorkerReaders;
+  compiledLock = ((await compiled('lock/rollout-lock.js')) as { withRolloutLock: typeof withRolloutLockFromSources }).withRolloutLock;
+}, 120_000);
+
+describe('worker readers', () => {
+  it('read every shape in a worker thread, exactly as in this thread, changing nothing', async () => {
+    const dir = tempDir();
+    const ids = await makeStore(dir);
+    const before = listing(dir);
+    const listed = await scanDirectory(dir);
+    const readers = createCompiled();
+    try {
+      const inWorker = await readers.readBatch({ dir }, ids);
+      expect(readers.inWorker).toBe(true);
+      expect(inWorker).toEqual(await DEFAULT_READERS.readBatch({ dir }, ids));
+      for (let i = 0; i < ids.length; i++) {
+        // The direct readers: facts and preview each reading the files themselves.
+        const direct = rowOf(ids[i], await readRow({ dir }, ids[i], listed.rollouts.get(ids[i])!));
+        expect(rowIn(inWorker[i]), ids[i]).toEqual(direct);
+      }
+    } finally {
+      await readers.close();
+    }
+    expect(listing(dir)).toEqual(before);
+  });
+
+  it('take no rollout lock in the worker: while this thread holds one, a worker read of another rollout waits for it', async () => {
+    // docs/format.md#lock-mechanism: the process holds one rollout lock at a time. The detail view reads in this
+    // thread while the worker reads rows, so the worker's copies are made here, in turn.
+    const dir = tempDir();
+    const ids = await makeStore(dir, { rollouts: 2, mix: false });
+    const listed = await scanDirectory(dir);
+    const [a, b] = ids;
+    const readers = createCompiled();
+    try {
+      await readers.readBatch({ dir }, [a]);
+      expect(readers.inWorker).toBe(true);
+      // The lock of a is held by another flow of this process (as the detail view's read would).
+      let release!: () => void;
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holding = compiledLock(rolloutPaths(dir, a).lock, a, 'shared', { waitMs: 0, readOnly: true }, () => {
+        locked();
+        return new Promise<void>((r) => (release = r));
+      });
+      await isLocked;
+      let done = false;
+      const readOfB = readers.readBatch({ dir }, [b]).then(([r]) => {
+        done = true;
+        return r;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(done).toBe(false);
+      release();
+      await holding;
+      expect(rowIn((await readOfB) as RowReadOutcome)).toEqual(rowOf(b, await readRow({ dir }, b, listed.rollouts.get(b)!)));
+    } finally {
+      await readers.close();
+    }
+  });
+
+  it('carry what could not be read back as data', async () => {
+    const dir = tempDir();
+    fs.mkdirSync(path.join(dir, 'x.tokens.jsonl'));
+    const readers = createCompiled();
+    try {
+      const [r] = await readers.readBatch({ dir, lockWaitMs: 0 }, ['x']);
+      expect(rowIn(r).error?.message).toMatch(/directory/);
+    } finally {
+      await readers.close();
+    }
+  });
+
+  it('fall back to this thread when there is no compiled worker', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 2, mix: false });
+    const readers = createFromSources(new URL('file:///nonexistent/read-worker.js'));
+    const [r] = await readers.readBatch({ dir }, ['r0']);
+    expect(readers.inWorker).toBe(false);
+    expect(rowIn(r)).toMatchObject({ loaded: true, wouldMask: false });
+    await readers.close();
+  });
+});
