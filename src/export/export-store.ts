@@ -6,7 +6,6 @@ import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.
 import { compareCodePoints, JsonWriter, orderedJson } from '../json/canonical-json.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
-import { appendMembers, statusAfterBuild, statusMembers } from '../status/result-status.js';
 import { scanDirectory, sortedRolloutIds } from '../layout/scan-directory.js';
 import { filterShard, type Shard } from '../layout/shard.js';
 import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
