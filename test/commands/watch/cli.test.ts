@@ -127,13 +127,22 @@ describe('tokcap watch without a terminal', () => {
     expect(r.stdout).not.toMatch(/\u001b/);
   });
 
-  it('--once on an empty directory', async () => {
+  it('--once on an empty directory exits 3 (no capture files) unless --allow-empty', async () => {
     const dir = tempDir();
     const r = await tokcap(['watch', dir, '--once']);
-    expect(r.exitCode).toBe(0);
-    expect(r.stdout).toContain('0 rollouts');
-    expect(r.stdout).toContain('no rollouts in this directory');
-    const j = await tokcap(['watch', dir, '--once', '--json']);
+    expect(r.exitCode).toBe(3);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`tokcap: ${dir}: no capture files`);
+    const rj = await tokcap(['watch', dir, '--once', '--json']);
+    expect(rj.exitCode).toBe(3);
+    expect(rj.stdout).toBe('');
+    expect(rj.stderr).toBe(`tokcap: ${dir}: no capture files`);
+    const a = await tokcap(['watch', dir, '--once', '--allow-empty']);
+    expect(a.exitCode).toBe(0);
+    expect(a.stdout).toContain('0 rollouts');
+    expect(a.stdout).toContain('no rollouts in this directory');
+    const j = await tokcap(['watch', dir, '--once', '--json', '--allow-empty']);
+    expect(j.exitCode).toBe(0);
     expect(JSON.parse(j.stdout).rollouts).toEqual({});
   });
 
