@@ -127,7 +127,7 @@ describe('tokcap watch in tmux', () => {
     expect(begin.exitCode, begin.stderr).toBe(0);
 
     // 4 calls, 1 dangling intent, highlighted as just changed, now first (recent first).
-    const seen = await poll('the new call and the dangling intent', (p) => /^[ ›]•r0 +dangling +4 +1 +0 /.test(rowOf(p, 'r0')), 3_000, 25);
+    const seen = await poll('the new call and the dangling intent', (p) => /^[ ›]•r0 +live +4 +1 +0 /.test(rowOf(p, 'r0')), 3_000, 25);
     console.log(`watch e2e: new call and dangling intent on screen ${Math.round(seen.ms)} ms after the writer returned`);
     expect(seen.ms).toBeLessThan(1000);
     expect(rowOf(seen.pane, 'r0')).toMatch(/masked: dangling intents$/);
@@ -138,7 +138,9 @@ describe('tokcap watch in tmux', () => {
     tmux('send-keys', '-t', 'watch', 'Enter');
     const opened = await poll('the rollout view', (p) => p.includes('build verdict') && p.includes('call-003'), 3_000);
     await expect(normalise(opened.pane) + '\n').toMatchFileSnapshot('__snapshots__/watch-rollout.txt');
-    expect(opened.pane).toMatch(/^rollout r0 dangling/m);
+    // Status is one of live/frozen/retired/unavailable; a dangling intent is a condition.
+    expect(opened.pane).toMatch(/^rollout r0 live /m);
+    expect(opened.pane).toMatch(/^conditions: dangling$/m);
     expect(opened.pane).toMatch(/^ {6}└─ call-003 {2}resolved {2}prompt \d+ full {2}gen 4 {2}digest ok {2}\[main\]$/m);
     expect(opened.pane).toMatch(/^ {2}call-004 {2}intent without entry/m);
 
