@@ -6,7 +6,7 @@
  * (not frozen, another snapshot, another version); the rollout is left as it was.
  */
 import { dropRolloutOutcome, type DropOutcome } from '../src/ops/drop.js';
-import { retireRollouts } from '../src/ops/retire.js';
+import { retireRolloutsOutcome } from '../src/ops/retire.js';
 import type { CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
 import { reportRemoval } from './removal-output.js';
@@ -36,7 +36,7 @@ export async function run(ctx: CommandContext<'retire'>): Promise<void> {
     ctx.json(out);
     return;
   }
-  const result = await retireRollouts(store, ctx.ids);
+  const result = await retireRolloutsOutcome(store, ctx.ids);
   reportRemoval(ctx, result, 'retired', 'fenced');
 }
 

@@ -53,7 +53,7 @@ export { freezeRollout, freezableRollouts, newSnapshotId, snapshotSummary, type 
 export { tokcapVersion } from './version.js';
 export { readSnapshotReadOnly, type ReadOnlySnapshot } from './ops/read-snapshot.js';
 export { dropRollout, dropRolloutOutcome, type DropOutcome, type DropRefusal } from './ops/drop.js';
-export { retireRollouts, type RemovalResult } from './ops/retire.js';
+export { retireRollouts, retireRolloutsOutcome, type RemovalResult } from './ops/retire.js';
 export { deleteRollouts } from './ops/delete.js';
 export { sweepRetired, type SweepResult, type SweepOptions, type SweepCandidate } from './ops/sweep.js';
 export { appendEntry, beginCall, markIncomplete, type AppendResult, type WriterOptions } from './ops/writer.js';

@@ -17,12 +17,24 @@ export interface RemovalResult {
 }
 
 /**
+ * Batch retire as the reference answers it (docs/format.md#retire): `{removed, absent}`, or the
+ * failure of the first id that could not be retired (an unreadable state is `corrupt`), as the
+ * reference raises. The rest of the batch has still been retired; `retireRolloutsOutcome` gives
+ * the per-id account.
+ */
+export async function retireRollouts(store: StoreOptions, ids: readonly string[]): Promise<RemovalResult> {
+  const result = await retireRolloutsOutcome(store, ids);
+  if (result.failed.length > 0) throw result.failed[0]!.error;
+  return result;
+}
+
+/**
  * Batch retire (docs/format.md#retire): validate all ids first; phase 1 writes every missing fence
  * (temp-file fsync, no directory fsync); one directory fsync; phase 2 removes records only while
  * the state is still retired; one directory fsync. An id whose state cannot be read is reported
- * in `failed` and its records are never removed.
+ * in `failed` and its records are never removed; the other ids are still retired.
  */
-export async function retireRollouts(store: StoreOptions, ids: readonly string[]): Promise<RemovalResult> {
+export async function retireRolloutsOutcome(store: StoreOptions, ids: readonly string[]): Promise<RemovalResult> {
   const batch = validateRolloutIdBatch(ids);
   const result: RemovalResult = { removed: [], absent: [], failed: [] };
   if (batch.length === 0) return result;

@@ -51,7 +51,10 @@ const cli: ConformanceAdapter = {
   },
   async retire(dir, ids) {
     const r = await run(['retire', dir, '--json', '--', ...ids]);
-    return r.json ? { result: { removed: r.json.removed, absent: r.json.absent } } : topLevelError(r);
+    if (!r.json) return topLevelError(r);
+    // A rollout the command could not retire is the operation's failure, as the reference raises (docs/cli.md#conformance-mapping).
+    if (Array.isArray(r.json.errors) && r.json.errors.length > 0) return { error: r.json.errors[0].error };
+    return { result: { removed: r.json.removed, absent: r.json.absent } };
   },
   async delete(dir, ids) {
     const r = await run(['delete', dir, '--json', '--', ...ids]);

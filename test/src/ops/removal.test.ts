@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { deleteRollouts } from '../../../src/ops/delete.js';
 import { dropRollout } from '../../../src/ops/drop.js';
 import { freezeRollout } from '../../../src/ops/freeze.js';
-import { retireRollouts } from '../../../src/ops/retire.js';
+import { retireRollouts, retireRolloutsOutcome } from '../../../src/ops/retire.js';
 import { appendEntry, beginCall, markIncomplete } from '../../../src/ops/writer.js';
 import { dirSnapshot, entry, expectTokcapError, names, paths, setMtime, stateBytes, stateJson, tempStateFiles, useTempDirs } from '../../support/store.js';
 
@@ -159,12 +159,26 @@ describe('retireRollouts (docs/format.md#retire)', () => {
     await liveRollout(dir, 'bad');
     await liveRollout(dir, 'good');
     fs.writeFileSync(paths(dir, 'bad').state, '[1, 2]\n');
-    const r = await retireRollouts({ dir }, ['bad', 'good']);
+    const r = await retireRolloutsOutcome({ dir }, ['bad', 'good']);
     expect(r.removed).toEqual(['good']);
     expect(r.absent).toEqual([]);
     expect(r.failed.map((f) => [f.rolloutId, f.error.kind])).toEqual([['bad', 'corrupt']]);
     expect(fileSet(dir, 'bad')).toEqual(['.tokens.incomplete', '.tokens.intents', '.tokens.jsonl', '.tokens.lock', '.tokens.state.json']);
     expect(fs.readFileSync(paths(dir, 'bad').state, 'utf8')).toBe('[1, 2]\n');
+  });
+
+  it('fails as the reference does (corrupt) on a malformed state, after retiring the rest of the batch', async () => {
+    const dir = tmp();
+    await liveRollout(dir, 'bad');
+    await liveRollout(dir, 'good');
+    fs.writeFileSync(paths(dir, 'bad').state, '"x"\n');
+    await expect(retireRollouts({ dir }, ['bad', 'good'])).rejects.toMatchObject({
+      kind: 'corrupt',
+      message: expect.stringContaining('Invalid token-capture state for rollout bad'),
+    });
+    expect(fs.readFileSync(paths(dir, 'bad').state, 'utf8')).toBe('"x"\n');
+    expect(fileSet(dir, 'bad')).toContain('.tokens.jsonl');
+    expect(fileSet(dir, 'good')).toEqual(['.tokens.lock', '.tokens.state.json']);
   });
 });
 
