@@ -570,7 +570,8 @@ describe('state rewrites by tokcap and by Python', () => {
       }
       expect([name, results.tokcap]).toEqual([name, results.python]);
     }
-  });
+    // About 30 python processes: their start-up alone took over 30 s under load.
+  }, 120_000);
 });
 
 describe('live Python writers and tokcap freeze', () => {
@@ -589,7 +590,10 @@ describe('live Python writers and tokcap freeze', () => {
         child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`writer ${seed} failed (${code}): ${out} ${err}`))));
       });
     const writers = [run(1), run(2)];
-    await new Promise((r) => setTimeout(r, 700));
+    // Freeze while the writers are running: after their first acknowledged appends to live-1
+    // (a fixed delay raced python's start-up under load, and the freeze came before any write).
+    const ackedLive1 = () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('"live-1"')).length >= 2;
+    for (let i = 0; i < 400 && !ackedLive1(); i++) await new Promise((r) => setTimeout(r, 25));
     const first = await freezeRollout({ dir }, 'live-1');
     const summaries = await Promise.all(writers);
     for (const s of summaries) expect([s.errors, s.first_error]).toEqual([0, null]);
