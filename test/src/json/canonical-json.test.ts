@@ -159,8 +159,13 @@ describe('orderedJson', () => {
   });
 });
 
-// Every record line of the conformance corpus that parses is writer output: it must come back
-// byte for byte. The corpus was written by an orjson older than 3.11.7 (no '+' in exponents).
+// Every record line of the conformance corpus that parses is writer output, once the line framing's
+// surrounding whitespace is stripped (docs/format.md#line-framing; 'blanklines' damage adds it): it
+// must come back byte for byte. The corpus was written by an orjson older than 3.11.7 (no '+' in
+// exponents). Not writer output: the coercion (09x-coercion-) and lax (1xx-fuzz-lax-) cases, whose
+// lines the corpus README says were re-encoded with values the reader coerces or rejects.
+const REENCODED_CASE = /^\d+-(coercion|fuzz-lax)-/;
+const LINE_WHITESPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]);
 const CASES = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../../../fixtures/conformance/cases');
 
 describe.skipIf(!existsSync(CASES))('canonical form of the conformance corpus', () => {
@@ -169,7 +174,7 @@ describe.skipIf(!existsSync(CASES))('canonical form of the conformance corpus', 
     let floatsWithExponent = 0;
     for (const c of readdirSync(CASES)) {
       const store = join(CASES, c, 'store');
-      if (!existsSync(store)) continue;
+      if (!existsSync(store) || REENCODED_CASE.test(c)) continue;
       for (const f of readdirSync(store)) {
         if (!f.endsWith('.tokens.jsonl')) continue;
         const data = readFileSync(join(store, f));
@@ -177,7 +182,10 @@ describe.skipIf(!existsSync(CASES))('canonical form of the conformance corpus', 
         while (start < data.length) {
           let end = data.indexOf(0x0a, start);
           if (end < 0) end = data.length;
-          const line = data.subarray(start, end);
+          let [from, to] = [start, end];
+          while (from < to && LINE_WHITESPACE.has(data[from])) from++;
+          while (to > from && LINE_WHITESPACE.has(data[to - 1])) to--;
+          const line = data.subarray(from, to);
           start = end + 1;
           if (line.length === 0) continue;
           let v: JsonValue;
