@@ -2,7 +2,7 @@
 // (heapUsed right after a full collection) ten times across the export. Prints JSON:
 // {"samples": [[done, heapUsedBytes], ...], "rollouts": n}.
 //   node --expose-gc heap-probe.mjs DIR OUT FORMAT
-import { exportStore } from '../../../dist/src/export/index.js';
+import { exportStore } from '../../dist/src/export/index.js';
 
 const [dir, out, format] = process.argv.slice(2);
 const samples = [];
