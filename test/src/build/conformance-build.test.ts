@@ -58,7 +58,7 @@ for (const dirName of readdirSync(casesDir).sort()) {
   });
 }
 
-/** A result carrying no `_capture_snapshot` is one where the freeze itself failed (conformance README §5.4). */
+/** A result carrying no `_capture_snapshot` is one where the freeze itself failed (docs/conformance.md#build). */
 const isFreezeFailure = ({ step }: BuildStep): boolean => {
   const r = step.expect.result;
   return r === undefined || ('error' in r && !('_capture_snapshot' in r));
