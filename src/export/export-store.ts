@@ -15,7 +15,7 @@ import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirector
 import { exportItem, type ExportedRollout, type ExportItem, type ExportItemOptions } from './export-item.js';
 import type { ExportWorkerShared } from './export-worker.js';
 import { ALL_FIELDS, type FieldSelection } from './fields.js';
-import { lineWithStatus, selectsStatus } from './line-status.js';
+import { lineWithStatus } from './line-status.js';
 import { LineSink } from './line-sink.js';
 import { checkStoreTarget } from './store-copy.js';
 import { exportAsStore } from './store-export.js';
@@ -286,9 +286,10 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
           })
         : await jsonlWriter(output.tempPath);
     const active = writer;
-    // jsonl lines end with the rollout's status and conditions, read here, in the main thread.
+    // jsonl lines end with the rollout's status and conditions, read here, in the main thread;
+    // every line carries them, whatever --fields says (docs/cli.md#status).
     const fields = options.fields ?? ALL_FIELDS;
-    const withStatus = options.format === 'jsonl' && selectsStatus(fields);
+    const withStatus = options.format === 'jsonl';
     let done = 0;
     // Rollouts are built on every core and arrive here in order, one write at a time.
     const write = async (item: ExportItem) => {

@@ -5,9 +5,10 @@ import { isJsonObject } from '../json/value.js';
  * `--fields` for the jsonl export. A comma-separated list of items:
  *
  * - `NAME`: keep this top-level key. When at least one NAME is given, a line holds only
- *   `rollout_id` (always, first) and the named keys, in the record's own key order. Keys a
- *   record does not have (e.g. `error` on a successful build) are simply absent.
- * - `-NAME`: drop this top-level key (all other keys stay). `rollout_id` cannot be dropped.
+ *   `rollout_id` (always, first), the named keys and the status fields, in the record's own key
+ *   order. Keys a record does not have (e.g. `error` on a successful build) are simply absent.
+ * - `-NAME`: drop this top-level key (all other keys stay). `rollout_id`, `status` and
+ *   `conditions` cannot be dropped: every exported line carries them (docs/cli.md#status).
  * - `-tokens`: keep `rebuilt_response` but slim its output items for analysis: the token arrays
  *   `prompt_token_ids` and `generation_token_ids` are replaced, in place, by their lengths
  *   `prompt_token_count` and `generation_token_count`; `generation_log_probs` and
@@ -35,6 +36,9 @@ export const EXPORT_RECORD_KEYS = [
   'verdict',
   'error_kind',
 ] as const;
+
+/** Keys every line keeps whatever the selection: the id and the rollout's status (docs/cli.md#status). */
+export const ALWAYS_EXPORTED: ReadonlySet<string> = new Set(['rollout_id', 'status', 'conditions']);
 
 /** The pseudo field of `-tokens`. */
 export const TOKENS_PSEUDO_FIELD = 'tokens';
@@ -79,9 +83,9 @@ export function parseFieldSelection(items: readonly string[]): FieldSelection {
     }
     if (!KNOWN.has(name)) throw usage(`--fields: unknown field '${name}'; known: ${knownList()}`);
     if (negative) {
-      if (name === 'rollout_id') throw usage('--fields: rollout_id is always exported and cannot be dropped');
+      if (ALWAYS_EXPORTED.has(name)) throw usage(`--fields: ${name} is always exported and cannot be dropped`);
       drop.add(name);
-    } else if (name !== 'rollout_id') keep.add(name);
+    } else if (!ALWAYS_EXPORTED.has(name)) keep.add(name);
   }
   for (const name of drop) if (keep.has(name)) throw usage(`--fields: '${name}' is both kept and dropped`);
   if (dropTokens && (drop.has('rebuilt_response') || (keep.size > 0 && !keep.has('rebuilt_response')))) {
@@ -100,7 +104,7 @@ export function applyFieldSelection(record: Readonly<Record<string, unknown>>, s
   if (selectsEverything(sel)) return { ...record };
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(record)) {
-    if (key !== 'rollout_id') {
+    if (!ALWAYS_EXPORTED.has(key)) {
       if (sel.keep !== null && !sel.keep.has(key)) continue;
       if (sel.drop.has(key)) continue;
     }

@@ -13,11 +13,6 @@ import { applyFieldSelection, type FieldSelection } from './fields.js';
 /** The keys this adds, in line order (also in EXPORT_RECORD_KEYS, for --fields). */
 export const STATUS_KEYS = ['status', 'conditions', 'verdict', 'error_kind'] as const;
 
-/** True when the selection keeps at least one of the status keys. */
-export function selectsStatus(fields: FieldSelection): boolean {
-  return STATUS_KEYS.some((k) => !fields.drop.has(k) && (fields.keep === null || fields.keep.has(k)));
-}
-
 const CLOSE = 0x7d; // '}'
 const LF = 0x0a;
 

@@ -70,7 +70,7 @@ describe('--trainable-only', () => {
 });
 
 describe('--fields', () => {
-  it('NAME,NAME keeps rollout_id and the named keys, in the record order', async () => {
+  it('NAME,NAME keeps rollout_id, the named keys and the status fields, in the record order', async () => {
     const dir = demo('fields');
     const out = join(outDir('o'), 'f.jsonl');
     const r = await cli(['export', dir, '--out', out, '--fields', 'mask_causes,metrics,mask_sample,error']);
@@ -81,10 +81,10 @@ describe('--fields', () => {
     lines.forEach((l, i) => {
       const o = rec(l);
       const b = builds[i] as Record<string, unknown>;
-      const expectedKeys = ['rollout_id', 'metrics', 'mask_sample', ...('error' in b ? ['error'] : []), 'mask_causes'];
+      const expectedKeys = ['rollout_id', 'metrics', 'mask_sample', ...('error' in b ? ['error'] : []), 'mask_causes', 'status', 'conditions'];
       // Failed builds have error before metrics (the reference's order).
       expect(Object.keys(o).sort()).toEqual(expectedKeys.sort());
-      expect(Object.keys(o)).toEqual(Object.keys(b).concat('mask_causes').filter((k) => expectedKeys.includes(k)));
+      expect(Object.keys(o)).toEqual(Object.keys(b).concat('mask_causes', 'status', 'conditions').filter((k) => expectedKeys.includes(k)));
       expect(o.metrics).toEqual(plain(b.metrics));
       expect(o.mask_sample).toBe(b.mask_sample);
     });
@@ -151,7 +151,7 @@ describe('--fields', () => {
     const out = join(outDir('o'), 'f.jsonl');
     expect((await cli(['export', dir, '--out', out, '--fields', 'rebuilt_response,mask_sample,-tokens'])).code).toBe(0);
     for (const o of readLines(out).map(rec)) {
-      expect(Object.keys(o)).toEqual(['rollout_id', 'rebuilt_response', 'mask_sample']);
+      expect(Object.keys(o)).toEqual(['rollout_id', 'rebuilt_response', 'mask_sample', 'status', 'conditions']);
     }
   });
 

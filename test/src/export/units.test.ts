@@ -35,6 +35,8 @@ describe('field selection', () => {
     metrics: { n_calls: 1 },
     mask_sample: false,
     mask_causes: [],
+    status: 'frozen',
+    conditions: [],
   };
 
   it('no selection keeps everything', () => {
@@ -42,14 +44,14 @@ describe('field selection', () => {
     expect(applyFieldSelection(record, parseFieldSelection([]))).toEqual(record);
   });
 
-  it('keeps named keys in record order, rollout_id always first', () => {
+  it('keeps named keys in record order, rollout_id always first, the status fields always', () => {
     const out = applyFieldSelection(record, parseFieldSelection(['mask_sample', 'metrics', 'error']));
-    expect(Object.keys(out)).toEqual(['rollout_id', 'metrics', 'mask_sample']);
+    expect(Object.keys(out)).toEqual(['rollout_id', 'metrics', 'mask_sample', 'status', 'conditions']);
   });
 
   it('drops named keys', () => {
     const out = applyFieldSelection(record, parseFieldSelection(['-rebuilt_response', '-builder']));
-    expect(Object.keys(out)).toEqual(['rollout_id', 'metrics', 'mask_sample', 'mask_causes']);
+    expect(Object.keys(out)).toEqual(['rollout_id', 'metrics', 'mask_sample', 'mask_causes', 'status', 'conditions']);
   });
 
   it('-tokens: counts in place of the token arrays; log probs and routed experts removed', () => {
@@ -66,7 +68,7 @@ describe('field selection', () => {
     expect(applyFieldSelection({ rollout_id: 'r', rebuilt_response: null }, parseFieldSelection(['-tokens']))).toEqual({ rollout_id: 'r', rebuilt_response: null });
   });
 
-  it.each([[['nope']], [['tokens']], [['-rollout_id']], [['metrics', '-metrics']], [['-rebuilt_response', '-tokens']], [['metrics', '-tokens']]])(
+  it.each([[['nope']], [['tokens']], [['-rollout_id']], [['-status']], [['-conditions']], [['metrics', '-metrics']], [['-rebuilt_response', '-tokens']], [['metrics', '-tokens']]])(
     'refuses %j with a usage error',
     (items) => {
       let err: unknown;
@@ -81,7 +83,7 @@ describe('field selection', () => {
   );
 
   it('rollout_id as a kept name is accepted and changes nothing', () => {
-    expect(Object.keys(applyFieldSelection(record, parseFieldSelection(['rollout_id', 'metrics'])))).toEqual(['rollout_id', 'metrics']);
+    expect(Object.keys(applyFieldSelection(record, parseFieldSelection(['rollout_id', 'metrics'])))).toEqual(['rollout_id', 'metrics', 'status', 'conditions']);
   });
 });
 
