@@ -212,7 +212,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
           // Bytes, not text: a build result is hundreds of KB of JSON, already UTF-8.
           const bytes = value instanceof RawJsonText && typeof value.text !== 'string' ? value.text : writer.outputBytes(value);
           io.stdout.write(count++ === 0 ? '[' : ',');
-          io.stdout.write(bytes);
+          for (const part of bytes instanceof Uint8Array ? [bytes] : bytes) io.stdout.write(part);
         },
         end() {
           if (ended) return;

@@ -74,7 +74,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     emit: options.status
       ? async (o, i) => {
           o.status = await statusAfterBuild(store, ids[i], o.verdict);
-          if (o.json) o.json = appendMembers(o.json, statusMembers(o.status, o.verdict));
+          if (o.json instanceof Uint8Array) o.json = appendMembers(o.json, statusMembers(o.status, o.verdict));
           options.emit(o, i);
         }
       : options.emit,

@@ -34,9 +34,10 @@ export interface BuildOutcome {
   summary: BuildSummary;
   /**
    * The result as `--json` writes it, UTF-8 in memory of its own (a worker moves it to the main
-   * thread); absent when it cannot be written (`unwritable` says why).
+   * thread); absent when it cannot be written (`unwritable` says why). In parts once `buildMany`
+   * has appended the status members (written one after the other).
    */
-  json?: Uint8Array;
+  json?: Uint8Array | Uint8Array[];
   unwritable?: string;
   causes: MaskCause[];
   /** Byte offset of a torn final line (preview). */

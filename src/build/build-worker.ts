@@ -23,6 +23,6 @@ if (parentPort) {
     },
     reviveError,
     // The serialised result is moved, not copied, to the main thread.
-    (outcome) => (outcome.json ? [outcome.json.buffer as ArrayBuffer] : []),
+    (outcome) => (outcome.json instanceof Uint8Array ? [outcome.json.buffer as ArrayBuffer] : []),
   );
 }

@@ -144,10 +144,11 @@ export function outputJsonLine(v: unknown, opts?: CanonicalJsonOptions): Buffer 
 
 /**
  * Already-serialised JSON text that `orderedJson` writes verbatim: lets a caller serialise the
- * parts of a large document one by one (and drop the values) before writing it whole.
+ * parts of a large document one by one (and drop the values) before writing it whole. Bytes may
+ * come in parts, written one after the other (a result with members appended, not copied).
  */
 export class RawJsonText {
-  constructor(readonly text: string | Uint8Array) {}
+  constructor(readonly text: string | Uint8Array | readonly Uint8Array[]) {}
 }
 
 /** A buffer grown beyond this by a large document is not kept for the next one. */
@@ -470,10 +471,10 @@ export class JsonWriter {
         if (v instanceof RawJsonText && !sort) {
           const text = v.text;
           if (typeof text === 'string') this.putUtf8(text);
-          else {
-            this.reserve(text.length);
-            this.out.set(text, this.at);
-            this.at += text.length;
+          else for (const part of text instanceof Uint8Array ? [text] : text) {
+            this.reserve(part.length);
+            this.out.set(part, this.at);
+            this.at += part.length;
           }
           return;
         }

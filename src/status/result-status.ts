@@ -29,20 +29,24 @@ export function statusMembers(status: RolloutStatusAnswer, verdict: VerdictAnswe
 
 /**
  * A serialised JSON object (`{...}`, optionally followed by LF) with `members` appended as its
- * last keys. The result's own bytes are kept as they are.
+ * last keys, as parts to write one after the other: the result's own bytes are not copied (a
+ * build result is hundreds of KB).
  */
-export function appendMembers(json: Uint8Array, members: object): Buffer {
+export function appendMembers(json: Uint8Array, members: object): Uint8Array[] {
   const extra = outputJsonBytes(members);
-  if (extra.length <= 2) return Buffer.from(json);
+  if (extra.length <= 2) return [json];
   let end = json.length;
   const lf = json[end - 1] === 0x0a;
   if (lf) end--;
   if (json[end - 1] !== 0x7d) throw new Error('internal: not a serialised JSON object');
-  const empty = end === 2;
-  const parts = [json.subarray(0, end - 1), Buffer.from(empty ? '' : ','), extra.subarray(1)];
-  if (lf) parts.push(Buffer.from('\n'));
-  return Buffer.concat(parts);
+  // `,"k":v...}` (or `"k":v...}` into an empty object) from the members' `{"k":v...}`.
+  if (end > 2) extra[0] = 0x2c;
+  const parts = [json.subarray(0, end - 1), end > 2 ? extra : extra.subarray(1)];
+  if (lf) parts.push(LF);
+  return parts;
 }
+
+const LF = Uint8Array.of(0x0a);
 
 /**
  * The status of a rollout just built. When the build could not read it (lock timeout, I/O),
