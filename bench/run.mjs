@@ -9,6 +9,7 @@
 // BENCH_BIG=1 (adds a ~2 GB store for the RSS-vs-size check), BENCH_NO_WRITE=1 (do not touch
 // BENCHMARKS.md), BENCH_DIR (cache directory, default .bench/).
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -148,6 +149,19 @@ function medianFigures(list) {
 }
 
 const tokcap = (...args) => [process.execPath, BIN, ...args];
+
+/**
+ * Whether verify-digests and the build preview print the same bytes with a worker thread
+ * (`TOKCAP_WORKERS=2`) as in one thread (`TOKCAP_WORKERS=1`): { verify, build } booleans.
+ */
+function sameAsOneThread(dir) {
+  const digest = (workers, args) => {
+    const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, TOKCAP_WORKERS: String(workers) }, maxBuffer: 1 << 30 });
+    return createHash('sha256').update(r.stdout).digest('hex') + ` exit ${r.status}`;
+  };
+  const same = (args) => digest(1, args) === digest(2, args);
+  return { verify: same(['verify-digests', dir, '--json']), build: same(['build', dir, '--json']) };
+}
 /** `argv` run with a worker thread whatever the job's size. */
 const withWorkers = (argv) => ['env', 'TOKCAP_WORKERS=2', ...argv];
 
@@ -263,7 +277,9 @@ for (const store of STORES) {
   const sha = floors ? rows[0] : undefined;
   const node = floors ? rows.find((r) => r.label === 'floor: node scan+parse+hash') : undefined;
   const catAll = rows.find((r) => r.label.startsWith('floor: cat DIR/*'));
-  sections.push({ store, st, rows, node, sha, catAll });
+  // Issue 15: outputs byte-identical to one thread (untimed; a worker whatever the size against none).
+  const sameOutputs = store.sideBySide || store.what === 'small' ? sameAsOneThread(dir) : undefined;
+  sections.push({ store, st, rows, node, sha, catAll, sameOutputs });
 }
 
 /**
@@ -320,6 +336,19 @@ function issue15Tables(sections) {
     for (const label of ['verify-digests', 'inspect --deep', 'build (preview, all)', 'watch --once --json']) {
       lines.push(`| ${small.store.name}: ${label} ≤ 3× \`cat DIR/* \\| sha256sum\` | ${verdict(x(row(small, label), small.catAll), 3)} |`);
     }
+  }
+  // Peak RSS within issue 6's limit: <= 200 MB for verify-digests, inspect and export on the 2 GB store.
+  const big = sections.find((s) => s.store.name === 'full-6000x12');
+  for (const label of ['verify-digests', 'inspect (summary)', 'export --format jsonl']) {
+    const r = row(big, label);
+    const mb = r?.rssKb === undefined ? undefined : r.rssKb / 1024;
+    const status = mb === undefined ? (big ? '–' : '– (the 2 GB store runs with BENCH_BIG=1)') : mb <= 200 ? `met (${mb.toFixed(0)} MB)` : `**missed** (${mb.toFixed(0)} MB)`;
+    lines.push(`| peak RSS of ${label} on full-6000x12 (2 GB) ≤ 200 MB (issue 6) | ${status} |`);
+  }
+  for (const sec of [full, small].filter((s) => s?.sameOutputs)) {
+    const { verify, build } = sec.sameOutputs;
+    const said = (ok) => (ok ? 'met' : '**missed**');
+    lines.push(`| ${sec.store.name}: verify-digests and build \`--json\` byte-identical with a worker and in one thread | verify ${said(verify)}, build ${said(build)} |`);
   }
   lines.push('');
   return lines;
