@@ -400,6 +400,13 @@ for (const { store, st, rows, node, sha, catAll } of sections) {
     out(`| ${r.label} | ${fmtMs(r.ms)} | ${xn} | ${xs} |${xc} ${r.cpuMs === undefined ? '–' : fmtMs(r.cpuMs)} | ${fmtMb(r.rssKb)} |`);
   }
   out();
+  // Issue 16: the Parquet dataset against the jsonl export of the same store (issue 6's RSS limit is 200 MB).
+  const jsonl = rows.find((r) => r.label === 'export --format jsonl');
+  const parquet = rows.find((r) => r.label === 'export --format parquet');
+  if (jsonl && parquet) {
+    out(`\`export --format parquet\`: ${(parquet.ms / jsonl.ms).toFixed(2)}× the time of \`export --format jsonl\`, peak RSS ${fmtMb(parquet.rssKb)} (jsonl ${fmtMb(jsonl.rssKb)}; limit 200 MB).`);
+    out();
+  }
 }
 for (const l of issue15Tables(sections)) out(l);
 const text = lines.join('\n');

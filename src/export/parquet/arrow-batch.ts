@@ -1,7 +1,7 @@
 /**
  * Arrow record batches for the Parquet export, from the schema declaration (schema.ts): the one
- * place that maps a ColumnType to an Arrow type. Token and log-prob lists are built straight
- * from typed arrays (offsets and values), the small columns through Arrow's builders.
+ * place that maps a ColumnType to an Arrow type. Token and log-prob lists are copied into typed
+ * arrays (offsets and values) as rows arrive, the small columns built through Arrow's builders.
  * Loaded only by the Parquet writer (lazily, with `--format parquet`).
  */
 import {
@@ -56,60 +56,109 @@ export function arrowSchema(columns: readonly ColumnSpec[], tokens: TokenIdType)
   return new Schema(columns.map((c) => new Field(c.name, arrowType(c.type, tokens), c.nullable)));
 }
 
-/** Validity bitmap (LSB first), or undefined when nothing is null. */
-function validity(values: readonly unknown[]): { bitmap: Uint8Array | undefined; nulls: number } {
-  let nulls = 0;
-  for (const v of values) if (v === null) nulls++;
-  if (nulls === 0) return { bitmap: undefined, nulls };
-  const bitmap = new Uint8Array((values.length + 7) >> 3);
-  values.forEach((v, i) => {
-    if (v !== null) bitmap[i >> 3] |= 1 << (i & 7);
-  });
-  return { bitmap, nulls };
+type ListElement = 'uint32' | 'int64' | 'float64';
+type ListArray = Uint32Array | BigInt64Array | Float64Array;
+
+function listArray(element: ListElement, length: number): ListArray {
+  return element === 'uint32' ? new Uint32Array(length) : element === 'int64' ? new BigInt64Array(length) : new Float64Array(length);
 }
 
-/** A list column of numbers from the rows' arrays: offsets and one typed array of values. */
-function numberList(type: List, values: readonly (readonly (number | bigint)[] | null)[], element: 'uint32' | 'int64' | 'float64'): Data {
-  const offsets = new Int32Array(values.length + 1);
-  let total = 0;
-  values.forEach((v, i) => {
-    total += v?.length ?? 0;
-    if (total > 0x7fffffff) throw new RangeError('a row group of more than 2^31 list values');
-    offsets[i + 1] = total;
-  });
-  const flat = element === 'uint32' ? new Uint32Array(total) : element === 'int64' ? new BigInt64Array(total) : new Float64Array(total);
-  let at = 0;
-  for (const v of values) {
-    if (v === null) continue;
-    if (element === 'int64') {
-      const out = flat as BigInt64Array;
-      for (let i = 0; i < v.length; i++) out[at + i] = BigInt(v[i]);
-    } else (flat as Uint32Array | Float64Array).set(v as number[], at);
-    at += v.length;
+/**
+ * One list column (tokens or log-probs) of the batch being filled: its offsets, validity and
+ * values copied into typed arrays as each row is added, so that the rows' own arrays are not kept
+ * until the batch is written, and reused from batch to batch (grown when a batch needs more).
+ */
+export class ListValues {
+  private offsets: Int32Array;
+  private valid: Uint8Array;
+  private values: ListArray;
+  private rows = 0;
+  private nulls = 0;
+  /** Values held (all rows). */
+  count = 0;
+
+  constructor(
+    private readonly element: ListElement,
+    rows: number,
+    values: number,
+  ) {
+    this.offsets = new Int32Array(rows + 1);
+    this.valid = new Uint8Array((rows + 7) >> 3);
+    this.values = listArray(element, values);
   }
-  const child = makeData({ type: type.children[0].type, length: total, nullCount: 0, data: flat });
-  const { bitmap, nulls } = validity(values);
-  return makeData({ type, length: values.length, nullCount: nulls, nullBitmap: bitmap, valueOffsets: offsets, child });
+
+  push(list: readonly (number | bigint)[] | null): void {
+    const row = this.rows++;
+    if (row + 1 >= this.offsets.length) {
+      const offsets = new Int32Array(this.offsets.length * 2);
+      offsets.set(this.offsets);
+      this.offsets = offsets;
+      const valid = new Uint8Array((offsets.length + 7) >> 3);
+      valid.set(this.valid);
+      this.valid = valid;
+    }
+    if (list === null) this.nulls++;
+    else {
+      this.valid[row >> 3] |= 1 << (row & 7);
+      const at = this.count;
+      const end = at + list.length;
+      if (end > 0x7fffffff) throw new RangeError('a record batch of more than 2^31 list values');
+      if (end > this.values.length) {
+        const values = listArray(this.element, Math.max(end, this.values.length * 2));
+        (values as Float64Array).set(this.values.subarray(0, at) as Float64Array);
+        this.values = values;
+      }
+      if (this.element === 'int64') {
+        const out = this.values as BigInt64Array;
+        for (let i = 0; i < list.length; i++) out[at + i] = BigInt(list[i]);
+      } else (this.values as Uint32Array | Float64Array).set(list as number[], at);
+      this.count = end;
+    }
+    this.offsets[row + 1] = this.count;
+  }
+
+  /** The column as Arrow data: views of the buffers, valid until the next `reset`. */
+  data(type: List): Data {
+    const child = makeData({ type: type.children[0].type, length: this.count, nullCount: 0, data: this.values.subarray(0, this.count) });
+    const bitmap = this.nulls > 0 ? this.valid.subarray(0, (this.rows + 7) >> 3) : undefined;
+    return makeData({ type, length: this.rows, nullCount: this.nulls, nullBitmap: bitmap, valueOffsets: this.offsets.subarray(0, this.rows + 1), child });
+  }
+
+  /** Empties the column for the next batch, keeping its buffers. */
+  reset(): void {
+    this.valid.fill(0, 0, (this.rows + 7) >> 3);
+    this.rows = 0;
+    this.nulls = 0;
+    this.count = 0;
+  }
 }
 
-function column(type: DataType, spec: ColumnSpec, values: unknown[], tokens: TokenIdType): Data {
-  if (spec.type === 'token[]') return numberList(type as List, values as (number[] | null)[], tokens);
-  if (spec.type === 'float64[]') return numberList(type as List, values as (number[] | null)[], 'float64');
+/** The list columns' buffers, by column name (token[] and float64[] columns). */
+export function listValues(columns: readonly ColumnSpec[], tokens: TokenIdType, rows: number, values: number): Map<string, ListValues> {
+  const lists = new Map<string, ListValues>();
+  for (const c of columns) {
+    if (c.type === 'token[]') lists.set(c.name, new ListValues(tokens, rows, values));
+    else if (c.type === 'float64[]') lists.set(c.name, new ListValues('float64', rows, values));
+  }
+  return lists;
+}
+
+function column(type: DataType, spec: ColumnSpec, values: unknown[]): Data {
   const vector = vectorFromArray(values, type);
   if (vector.data.length !== 1) throw new Error(`internal: column ${spec.name} built in ${vector.data.length} chunks`);
   return vector.data[0];
 }
 
-/** One record batch of `rows` (objects keyed by column name, as schema.ts types them). */
-export function recordBatch(schema: Schema, columns: readonly ColumnSpec[], rows: readonly Readonly<Record<string, unknown>>[], tokens: TokenIdType): RecordBatch {
-  const children = columns.map((spec, i) =>
-    column(
-      schema.fields[i].type,
-      spec,
-      rows.map((r) => r[spec.name]),
-      tokens,
-    ),
-  );
+/**
+ * One record batch: the list columns from `lists` (filled row by row, see ListValues), the others
+ * from `rows` (objects keyed by column name, as schema.ts types them).
+ */
+export function recordBatch(schema: Schema, columns: readonly ColumnSpec[], rows: readonly Readonly<Record<string, unknown>>[], lists: ReadonlyMap<string, ListValues>): RecordBatch {
+  const children = columns.map((spec, i) => {
+    const type = schema.fields[i].type;
+    const list = lists.get(spec.name);
+    return list ? list.data(type as List) : column(type, spec, rows.map((r) => r[spec.name]));
+  });
   const data = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children });
   return new RecordBatch(schema, data);
 }

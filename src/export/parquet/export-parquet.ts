@@ -109,7 +109,11 @@ async function writeParts(
     const [calls, rollouts] = writers;
     let done = 0;
     const itemOptions: ExportItemOptions = { freeze: options.freeze, model: options.model, format: 'parquet', trainableOnly: options.trainableOnly };
-    await forEachExportItem(options, ids, itemOptions, async (item: ExportItem) => {
+    // One thread unless the caller asks for more: this thread's Parquet writer sets the pace, and
+    // a worker's builds cost more to copy across (token lists as arrays) than they save. Measured
+    // on 600 rollouts of 12 calls: with a worker 1.26x the CPU, 1.15x the time, +45 MB peak RSS.
+    const threads = { ...options.threads, threads: options.threads?.threads ?? 1 };
+    await forEachExportItem({ ...options, threads }, ids, itemOptions, async (item: ExportItem) => {
       if (outputs.some((o) => o.finished)) throw abortError(false);
       const r = item.rollout;
       const rows = item.parquet!;

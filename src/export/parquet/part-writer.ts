@@ -1,21 +1,36 @@
 /**
- * One Parquet part file, written as a stream: rows are buffered up to a row group's worth (a few
- * thousand calls, or fewer when their token lists are long), turned into an Arrow record batch
- * and handed to parquet-wasm's streaming writer, whose output bytes go to the file as they come.
- * The file is never held whole in memory: at most one row group's rows and its encoded pages.
+ * One Parquet part file, written as a stream: rows are buffered up to a record batch's worth,
+ * turned into an Arrow record batch and handed to parquet-wasm's streaming writer, whose output
+ * bytes go to the file as they come. The file is never held whole in memory: at most one batch's
+ * rows and one row group's encoded pages, and the row group is bounded by bytes as well as rows.
  * zstd compression; statistics and dictionaries on the small columns only.
+ *
+ * Why bytes: the writer keeps a row group's compressed pages in WebAssembly memory until the
+ * group is complete, and WebAssembly memory never shrinks, so the largest row group sets the
+ * process's memory for the rest of the run. 2,048 calls of 12-turn rollouts with prompts of a few
+ * thousand tokens are ~22 MB before compression; the byte limit keeps that bounded whatever the
+ * prompt lengths.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { tableToIPC, Table as ArrowTable, type Schema } from 'apache-arrow';
 import * as parquet from 'parquet-wasm/node';
 import { ioError } from '../../errors.js';
-import { arrowSchema, recordBatch } from './arrow-batch.js';
+import { arrowSchema, listValues, recordBatch, type ListValues } from './arrow-batch.js';
 import type { ColumnSpec, TokenIdType } from './schema.js';
 
 /** Rows per row group at most ("a few thousand calls"). */
 export const ROW_GROUP_ROWS = 2048;
+/**
+ * Compressed bytes per row group, about: the writer starts a new group once the pages it holds
+ * reach this (checked between batches, so a group may pass it by part of one batch). On a store of
+ * 12-call rollouts with prompts of 1,000 to 6,500 tokens, 2 MiB is ~370 calls and ~6 MB before
+ * compression; peak WebAssembly memory 21 MB, against 58 MB with row groups of 2,048 calls.
+ */
+export const ROW_GROUP_BYTES = 2 * 2 ** 20;
+/** Data and dictionary page size limit: the writer's open page of each column is buffered uncompressed. */
+export const PAGE_BYTES = 256 * 2 ** 10;
 /** List values (tokens and log-probs) per record batch at most: bounds the memory of a batch. */
-export const BATCH_LIST_VALUES = 500_000;
+export const BATCH_LIST_VALUES = 200_000;
 
 type WasmBatch = parquet.RecordBatch;
 
@@ -58,10 +73,11 @@ class BatchFeed {
 }
 
 export class PartWriter {
+  /** The batch being filled: its small columns by row, its lists in `lists`. */
   private rows: Record<string, unknown>[] = [];
-  private listValues = 0;
+  private readonly lists: Map<string, ListValues>;
   private readonly schema: Schema;
-  private readonly listColumns: string[];
+  private readonly smallColumns: string[];
   private failure: unknown;
   rowCount = 0;
 
@@ -74,7 +90,8 @@ export class PartWriter {
     private readonly pump: Promise<void>,
   ) {
     this.schema = arrowSchema(columns, tokenType);
-    this.listColumns = columns.filter((c) => c.type === 'token[]' || c.type === 'float64[]').map((c) => c.name);
+    this.lists = listValues(columns, tokenType, ROW_GROUP_ROWS, BATCH_LIST_VALUES);
+    this.smallColumns = columns.filter((c) => !this.lists.has(c.name)).map((c) => c.name);
     pump.catch((e: unknown) => {
       this.failure = e;
     });
@@ -92,6 +109,9 @@ export class PartWriter {
     let props = new parquet.WriterPropertiesBuilder()
       .setCompression(parquet.Compression.ZSTD)
       .setMaxRowGroupSize(ROW_GROUP_ROWS)
+      .setMaxRowGroupBytes(ROW_GROUP_BYTES)
+      .setDataPageSizeLimit(PAGE_BYTES)
+      .setDictionaryPageSizeLimit(PAGE_BYTES)
       .setCreatedBy(createdBy);
     // Token and log-prob lists: dictionaries and min/max statistics cost time and buy nothing.
     for (const c of columns) {
@@ -118,22 +138,32 @@ export class PartWriter {
     if (this.failure !== undefined) throw this.failure instanceof Error && 'kind' in this.failure ? this.failure : ioError(this.failure, this.path);
   }
 
-  /** Adds one row; a full batch is written before this resolves. */
-  async add(row: Record<string, unknown>): Promise<void> {
+  /**
+   * Adds one row; a full batch is written before this resolves. The row's lists are copied
+   * now, so the caller's arrays are not kept (they would outlive their rollout by a batch).
+   */
+  async add(row: Readonly<Record<string, unknown>>): Promise<void> {
     this.check();
-    this.rows.push(row);
+    const small: Record<string, unknown> = {};
+    for (const name of this.smallColumns) small[name] = row[name];
+    this.rows.push(small);
+    let values = 0;
+    for (const [name, list] of this.lists) {
+      list.push(row[name] as (number | bigint)[] | null);
+      values += list.count;
+    }
     this.rowCount++;
-    for (const name of this.listColumns) this.listValues += (row[name] as unknown[] | null)?.length ?? 0;
-    if (this.rows.length >= ROW_GROUP_ROWS || this.listValues >= BATCH_LIST_VALUES) await this.flush();
+    if (this.rows.length >= ROW_GROUP_ROWS || values >= BATCH_LIST_VALUES) await this.flush();
   }
 
   private async flush(): Promise<void> {
     if (this.rows.length === 0) return;
-    const batch = recordBatch(this.schema, this.columns, this.rows, this.tokenType);
+    // Arrow JS and parquet-wasm meet through the Arrow IPC stream format (one batch at a time);
+    // the IPC bytes are a copy, so the list buffers are free for the next batch right after.
+    const ipc = tableToIPC(new ArrowTable([recordBatch(this.schema, this.columns, this.rows, this.lists)]), 'stream');
     this.rows = [];
-    this.listValues = 0;
-    // Arrow JS and parquet-wasm meet through the Arrow IPC stream format (one batch at a time).
-    const table = parquet.Table.fromIPCStream(tableToIPC(new ArrowTable([batch]), 'stream'));
+    for (const list of this.lists.values()) list.reset();
+    const table = parquet.Table.fromIPCStream(ipc);
     try {
       for (const b of table.recordBatches()) await this.give(b);
     } finally {
@@ -151,7 +181,7 @@ export class PartWriter {
     try {
       if (this.rowCount === 0) {
         // An empty part still carries the schema: one empty batch.
-        await this.give(parquet.Table.fromIPCStream(tableToIPC(new ArrowTable([recordBatch(this.schema, this.columns, [], this.tokenType)]), 'stream')).recordBatch(0) ?? null);
+        await this.give(parquet.Table.fromIPCStream(tableToIPC(new ArrowTable([recordBatch(this.schema, this.columns, [], this.lists)]), 'stream')).recordBatch(0) ?? null);
       }
       await this.flush();
       await this.give(null);
@@ -167,6 +197,7 @@ export class PartWriter {
   /** Stops writing (the caller removes the file). */
   async abandon(): Promise<void> {
     this.rows = [];
+    this.lists.clear();
     await this.fh.close().catch(() => undefined);
   }
 }
