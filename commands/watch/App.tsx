@@ -12,7 +12,7 @@ import { Box, useApp, useInput } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
 import { loadRolloutDetail } from '../../src/status/rollout-detail.js';
-import { visibleRows, type SortMode } from '../../src/watch/rows.js';
+import { visibleRows, VisibleRowsCache, type SortMode } from '../../src/watch/rows.js';
 import { DirectoryView, listHeight } from './DirectoryView.js';
 import { Footer } from './Footer.js';
 import { Help } from './Help.js';
@@ -64,7 +64,12 @@ export function WatchApp(props: WatchAppProps) {
   const { screen, help, searchDraft, filter, sort, nav, openId, detailOffset } = ui;
 
   const snapshot = handle.snapshot;
-  const rows = useMemo(() => visibleRows(snapshot.rows, filter, sort), [snapshot, filter, sort]);
+  // Kept up to date from each snapshot's delta: a frame during a load of 100,000 rollouts does
+  // not sort them all again.
+  const order = useRef<VisibleRowsCache | null>(null);
+  order.current ??= new VisibleRowsCache();
+  const cache = order.current;
+  const rows = useMemo(() => cache.rows(snapshot, filter, sort), [cache, snapshot, filter, sort]);
   const ids = useMemo(() => rows.map((r) => r.id), [rows]);
   // See KeyContext.followSelection.
   const selected = selectedIndex(snapshot.ready ? nav : { ...nav, selectedId: null }, ids);

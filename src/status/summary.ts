@@ -26,15 +26,18 @@ export function emptySummary(): StatusSummary {
   return { rollouts: 0, byStatus: zeros(ROLLOUT_STATUSES), byCondition: zeros(CONDITIONS), byVerdict: zeros(VERDICTS), unbuilt: 0, judged: 0 };
 }
 
-/** Adds one rollout (its verdict too, when it was built) to `summary`. */
-export function countRollout(summary: StatusSummary, status: RolloutStatusAnswer, verdict?: VerdictAnswer): void {
-  summary.rollouts++;
-  summary.byStatus[status.status]++;
-  for (const c of status.conditions) summary.byCondition[c]++;
+/**
+ * Adds one rollout (its verdict too, when it was built) to `summary`; `weight` -1 takes it out
+ * again (a view that keeps counts up to date as rollouts change, src/watch/directory-model.ts).
+ */
+export function countRollout(summary: StatusSummary, status: { status: RolloutStatus; readonly conditions: readonly Condition[] }, verdict?: Pick<VerdictAnswer, 'verdict' | 'unbuilt'>, weight: 1 | -1 = 1): void {
+  summary.rollouts += weight;
+  summary.byStatus[status.status] += weight;
+  for (const c of status.conditions) summary.byCondition[c] += weight;
   if (!verdict) return;
-  summary.judged++;
-  summary.byVerdict[verdict.verdict]++;
-  if (verdict.verdict === 'masked' && verdict.unbuilt) summary.unbuilt++;
+  summary.judged += weight;
+  summary.byVerdict[verdict.verdict] += weight;
+  if (verdict.verdict === 'masked' && verdict.unbuilt) summary.unbuilt += weight;
 }
 
 /** The summary of many rollouts at once. */

@@ -19,7 +19,8 @@ import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.j
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { CopyArena, type CopiedKind } from '../ops/rollout-copy.js';
 import { readBatchHere, type FileStamps, type RowReadOutcome } from './row-batch.js';
-import { directoryTotals, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow, type RowError } from './rows.js';
+import { countRow, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow, type RowDelta, type RowError } from './rows.js';
+import { emptySummary, type StatusSummary } from '../status/summary.js';
 
 export interface FileStat {
   ino: number;
@@ -80,6 +81,12 @@ export interface DirectorySnapshot {
   readonly dir: string;
   /** Every known rollout, in no particular order (see rows.ts `visibleRows`). */
   readonly rows: readonly RolloutRow[];
+  /**
+   * The rows added, changed or removed since the model's previous snapshot (version `since`),
+   * so that a view can keep its sorted rows up to date (rows.ts `VisibleRowsCache`); absent for
+   * the first snapshot and when too much changed to be worth listing.
+   */
+  readonly delta?: RowDelta & { readonly since: number };
   readonly totals: DirectoryTotals;
   readonly invalidNames: readonly string[];
   readonly tempStateFiles: readonly string[];
@@ -95,6 +102,9 @@ export interface DirectorySnapshot {
 
 /** Rollouts in the first batch of a load (about a screenful). */
 const FIRST_BATCH = 48;
+
+/** A delta of more ids than this (and than half the rows) is not kept: see `markDirty`. */
+const MAX_DELTA = 4096;
 
 /** Rollouts stat'ed between two yields to the event loop during a rescan. */
 const STAT_BATCH = 256;
@@ -125,6 +135,10 @@ export class DirectoryModel {
   private readonly now: () => number;
 
   private readonly rows = new Map<string, RolloutRow>();
+  /** The totals of `rows`, kept up to date row by row (`setRow`, `deleteRow`). */
+  private readonly totals: DirectoryTotals = { rollouts: 0, loaded: 0, summary: emptySummary(), invalidNames: 0, tempStateFiles: 0 };
+  /** Ids whose row was set or deleted since the last snapshot; null when that grew too long to keep. */
+  private dirty: Set<string> | null = new Set();
   private readonly signatures = new Map<string, string>();
   /** The capture files present at the last read (kinds joined by `+`). */
   private readonly kinds = new Map<string, string>();
@@ -135,9 +149,9 @@ export class DirectoryModel {
   private scanError: string | undefined;
 
   /** Ids named by change events: read first. */
-  private readonly urgent = new Set<string>();
+  private readonly urgent = new IdQueue();
   /** Ids found changed by a rescan, most recently modified first. */
-  private readonly backlog = new Set<string>();
+  private readonly backlog = new IdQueue();
   private readonly forced = new Set<string>();
   private readonly inflight = new Set<string>();
   private readonly again = new Set<string>();
@@ -185,13 +199,37 @@ export class DirectoryModel {
     return this.rows.get(id);
   }
 
+  /** Rollouts known (read or not); what `snapshot().rows.length` would say, without a snapshot. */
+  get size(): number {
+    return this.rows.size;
+  }
+
+  /** What `snapshot().ready` would say, without a snapshot. */
+  get ready(): boolean {
+    return this.initialDone;
+  }
+
   snapshot(): DirectorySnapshot {
     if (this.cached && this.cached.version === this.version) return this.cached;
-    const rows = [...this.rows.values()];
+    const previous = this.cached;
+    let delta: DirectorySnapshot['delta'];
+    if (previous && this.dirty) {
+      const changed: RolloutRow[] = [];
+      const removed: string[] = [];
+      for (const id of this.dirty) {
+        const row = this.rows.get(id);
+        if (row) changed.push(row);
+        else removed.push(id);
+      }
+      delta = { since: previous.version, changed, removed };
+    }
+    this.dirty = new Set();
+    const t = this.totals;
     this.cached = {
       dir: this.dir,
-      rows,
-      totals: directoryTotals(rows, this.invalidNames.length, this.tempStateFiles.length),
+      rows: [...this.rows.values()],
+      delta,
+      totals: { ...t, summary: copySummary(t.summary), invalidNames: this.invalidNames.length, tempStateFiles: this.tempStateFiles.length },
       invalidNames: this.invalidNames,
       tempStateFiles: this.tempStateFiles,
       pending: this.urgent.size + this.backlog.size + this.inflight.size,
@@ -297,6 +335,31 @@ export class DirectoryModel {
     }
   }
 
+  /** Every change of `rows` goes through here and `deleteRow`: the totals and the delta follow. */
+  private setRow(id: string, row: RolloutRow): void {
+    const prev = this.rows.get(id);
+    if (prev) countRow(this.totals, prev, -1);
+    countRow(this.totals, row);
+    this.rows.set(id, row);
+    this.markDirty(id);
+  }
+
+  private deleteRow(id: string): void {
+    const prev = this.rows.get(id);
+    if (!prev) return;
+    countRow(this.totals, prev, -1);
+    this.rows.delete(id);
+    this.markDirty(id);
+  }
+
+  private markDirty(id: string): void {
+    if (this.dirty === null) return;
+    this.dirty.add(id);
+    // A delta as long as the rows themselves saves a view nothing: stop listing (a load without
+    // a screen, `--once`, then keeps no second set of every id).
+    if (this.dirty.size > MAX_DELTA && this.dirty.size > this.rows.size / 2) this.dirty = null;
+  }
+
   private async scanOnce(): Promise<void> {
     const started = this.now();
     const t0 = performance.now();
@@ -326,7 +389,7 @@ export class DirectoryModel {
     const ids = [...listing.rollouts.keys()];
     for (const id of ids) {
       if (this.rows.has(id)) continue;
-      this.rows.set(id, placeholderRow(id));
+      this.setRow(id, placeholderRow(id));
       this.touched.set(id, this.now());
       dirty = true;
     }
@@ -362,7 +425,7 @@ export class DirectoryModel {
           continue;
         }
         const row = this.rows.get(id);
-        if (row && !row.loaded && row.mtimeMs !== sig.mtimeMs) this.rows.set(id, { ...row, mtimeMs: sig.mtimeMs });
+        if (row && !row.loaded && row.mtimeMs !== sig.mtimeMs) this.setRow(id, { ...row, mtimeMs: sig.mtimeMs });
         if (!row || !row.loaded || row.error || this.signatures.get(id) !== sig.key) changed.push({ id, mtimeMs: sig.mtimeMs });
       }
     };
@@ -381,7 +444,7 @@ export class DirectoryModel {
   }
 
   private forget(id: string): void {
-    this.rows.delete(id);
+    this.deleteRow(id);
     this.signatures.delete(id);
     this.kinds.delete(id);
     this.touched.delete(id);
@@ -408,7 +471,7 @@ export class DirectoryModel {
       const size = this.initialDone || this.runCounter > 0 ? this.batchSize : Math.min(this.batchSize, FIRST_BATCH);
       const ids: string[] = [];
       while (ids.length < size) {
-        const id = takeFirst(this.urgent) ?? takeFirst(this.backlog);
+        const id = this.urgent.take() ?? this.backlog.take();
         if (id === undefined) break;
         ids.push(id);
       }
@@ -491,7 +554,7 @@ export class DirectoryModel {
   }
 
   private put(id: string, row: RolloutRow, signature: Signature | undefined): void {
-    this.rows.set(id, row);
+    this.setRow(id, row);
     if (signature === undefined) {
       this.signatures.delete(id);
       this.kinds.delete(id);
@@ -554,12 +617,68 @@ function rowError(e: unknown, id: string): RowError {
   return { kind: err.kind, message: err.message };
 }
 
-function takeFirst(set: Set<string>): string | undefined {
-  for (const v of set) {
-    set.delete(v);
-    return v;
+/**
+ * A queue of ids without repeats, in the order they were added (as a Set's iteration). Taking
+ * the first id of a Set is not O(1): V8 leaves the deleted entries in place until the table is
+ * rebuilt, and iteration walks over them, so draining a backlog of 100,000 ids through a Set
+ * costs O(N²).
+ */
+class IdQueue {
+  private ids: string[] = [];
+  private tickets: number[] = [];
+  private head = 0;
+  private next = 0;
+  /** Queued ids and the ticket of their place in `ids` (the place of an id deleted and added again is stale). */
+  private readonly queued = new Map<string, number>();
+
+  get size(): number {
+    return this.queued.size;
   }
-  return undefined;
+
+  has(id: string): boolean {
+    return this.queued.has(id);
+  }
+
+  /** Queues `id` at the end, unless it is queued already (it keeps its place, as in a Set). */
+  add(id: string): void {
+    if (this.queued.has(id)) return;
+    const ticket = this.next++;
+    this.queued.set(id, ticket);
+    this.ids.push(id);
+    this.tickets.push(ticket);
+  }
+
+  delete(id: string): boolean {
+    return this.queued.delete(id);
+  }
+
+  take(): string | undefined {
+    while (this.head < this.ids.length) {
+      const at = this.head++;
+      const id = this.ids[at];
+      if (this.queued.get(id) !== this.tickets[at]) continue;
+      this.queued.delete(id);
+      if (this.head > 1024 && this.head * 2 > this.ids.length) {
+        this.ids = this.ids.slice(this.head);
+        this.tickets = this.tickets.slice(this.head);
+        this.head = 0;
+      }
+      return id;
+    }
+    this.clear();
+    return undefined;
+  }
+
+  clear(): void {
+    this.ids = [];
+    this.tickets = [];
+    this.head = 0;
+    this.queued.clear();
+  }
+}
+
+function copySummary(s: StatusSummary): StatusSummary {
+  return { ...s, byStatus: { ...s.byStatus }, byCondition: { ...s.byCondition }, byVerdict: { ...s.byVerdict } };
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

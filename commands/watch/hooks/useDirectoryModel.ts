@@ -44,9 +44,9 @@ export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryMo
     const unsubscribe = model.subscribe(() => {
       if (timer !== undefined) return;
       // While the first load runs, thousands of reads finish: a few snapshots a second suffice,
-      // fewer for a huge directory (each one sorts every row; 100,000 rows: one a second).
-      const s = model.snapshot();
-      const spacing = s.ready ? throttleMs : Math.max(throttleMs, LOADING_THROTTLE_MS, s.rows.length / ROWS_PER_LOADING_MS);
+      // fewer for a huge directory (each one copies every row; 100,000 rows: one a second). No
+      // snapshot is taken here: only the one handed to the view.
+      const spacing = model.ready ? throttleMs : Math.max(throttleMs, LOADING_THROTTLE_MS, model.size / ROWS_PER_LOADING_MS);
       timer = setTimeout(flush, Math.max(0, last + spacing - Date.now()));
     });
     // Whatever changed between the first render and the subscription.

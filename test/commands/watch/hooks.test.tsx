@@ -262,6 +262,10 @@ describe('useDirectoryModel', () => {
     const model = {
       state,
       dir: '/x',
+      get ready() {
+        return state.ready;
+      },
+      size: 0,
       subscribe: (l: () => void) => {
         listeners.add(l);
         return () => listeners.delete(l);

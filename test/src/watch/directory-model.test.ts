@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendEntry, beginCall, markIncomplete } from '../../../src/ops/writer.js';
 import { DEFAULT_READERS, DirectoryModel, type WatchReaders } from '../../../src/watch/directory-model.js';
-import { visibleRows, NO_FILTER } from '../../../src/watch/rows.js';
+import { directoryTotals, visibleRows, NO_FILTER, VisibleRowsCache } from '../../../src/watch/rows.js';
 import { watchSnapshotJson } from '../../../src/watch/snapshot-json.js';
 import { listing, makeStore, useTempDirs } from '../../support/watch.js';
 import { entry } from '../../support/store.js';
@@ -248,6 +248,36 @@ describe('DirectoryModel', () => {
     await model.idle();
     expect(model.busy).toBe(false);
     expect(new Set(facts).size).toBe(30);
+  });
+
+  it('keeps its totals and each snapshot\'s delta true to its rows as rollouts are read, change and go', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 24 });
+    const model = new DirectoryModel({ dir, batchSize: 3, concurrency: 1 });
+    const cache = new VisibleRowsCache();
+    let deltas = 0;
+    // Snapshots taken while the load runs (each listener call), as a view takes them.
+    const check = () => {
+      const snap = model.snapshot();
+      if (snap.delta) deltas++;
+      expect(snap.totals).toEqual(directoryTotals(snap.rows, snap.invalidNames.length, snap.tempStateFiles.length));
+      expect(cache.rows(snap, NO_FILTER, 'recent')).toEqual(visibleRows(snap.rows, NO_FILTER, 'recent'));
+    };
+    model.subscribe(check);
+    await model.rescan();
+    await model.idle();
+    check();
+    await beginCall({ dir }, 'r0', 'call-new');
+    await appendEntry({ dir }, entry('call-x', { rollout: 'r8' }));
+    for (const n of fs.readdirSync(dir)) if (n.startsWith('r5.')) fs.rmSync(path.join(dir, n));
+    fs.writeFileSync(path.join(dir, 'new1.tokens.intents'), 'c9\n');
+    await model.rescan();
+    await model.idle();
+    check();
+    expect(model.row('r5')).toBeUndefined();
+    expect(model.row('new1')?.danglingIntents).toEqual(['c9']);
+    // The view's rows came from deltas, not only from full sorts.
+    expect(deltas).toBeGreaterThan(5);
   });
 
   it('sorts recent first by default and filters', async () => {
