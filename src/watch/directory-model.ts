@@ -19,14 +19,11 @@ import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.j
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { CopyArena, type CopiedKind } from '../ops/rollout-copy.js';
 import { readBatchHere, type FileStamps, type RowReadOutcome } from './row-batch.js';
+import { SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
 import { countRow, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow, type RowDelta, type RowError } from './rows.js';
 import { emptySummary, type StatusSummary } from '../status/summary.js';
 
-export interface FileStat {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
+export type { FileStat } from './file-signature.js';
 
 /** Everything the model reads, injectable for tests (defaults: the library's read-only paths). */
 export interface WatchReaders {
@@ -112,12 +109,6 @@ const STAT_BATCH = 256;
 /** The capture files that make a rollout present (the lock file does not count). */
 const SIGNATURE_KINDS: readonly FileKind[] = ['jsonl', 'state', 'intents', 'incomplete'];
 
-interface Signature {
-  key: string;
-  present: Set<FileKind>;
-  mtimeMs: number;
-}
-
 interface Waiter {
   minRun: number;
   resolve: () => void;
@@ -139,11 +130,11 @@ export class DirectoryModel {
   private readonly totals: DirectoryTotals = { rollouts: 0, loaded: 0, summary: emptySummary(), invalidNames: 0, tempStateFiles: 0 };
   /** Ids whose row was set or deleted since the last snapshot; null when that grew too long to keep. */
   private dirty: Set<string> | null = new Set();
-  private readonly signatures = new Map<string, string>();
+  private readonly signatures = new Map<string, number>();
   /** The capture files present at the last read (kinds joined by `+`). */
   private readonly kinds = new Map<string, string>();
-  /** When each id was last added or read (model clock): a rescan listing older than that does not remove it. */
-  private readonly touched = new Map<string, number>();
+  /** Ids added or read since the running rescan listed the directory: that listing does not remove them. */
+  private touchedDuringScan: Set<string> | null = null;
   private invalidNames: string[] = [];
   private tempStateFiles: string[] = [];
   private scanError: string | undefined;
@@ -361,7 +352,15 @@ export class DirectoryModel {
   }
 
   private async scanOnce(): Promise<void> {
-    const started = this.now();
+    this.touchedDuringScan = new Set();
+    try {
+      await this.scanListing();
+    } finally {
+      this.touchedDuringScan = null;
+    }
+  }
+
+  private async scanListing(): Promise<void> {
     const t0 = performance.now();
     let listing: DirectoryListing;
     try {
@@ -382,7 +381,7 @@ export class DirectoryModel {
     }
     for (const id of [...this.rows.keys()]) {
       if (listing.rollouts.has(id) || this.inflight.has(id) || this.urgent.has(id)) continue;
-      if ((this.touched.get(id) ?? 0) > started) continue;
+      if (this.touchedDuringScan?.has(id)) continue;
       this.forget(id);
       dirty = true;
     }
@@ -390,7 +389,6 @@ export class DirectoryModel {
     for (const id of ids) {
       if (this.rows.has(id)) continue;
       this.setRow(id, placeholderRow(id));
-      this.touched.set(id, this.now());
       dirty = true;
     }
     if (dirty) this.changed();
@@ -447,22 +445,16 @@ export class DirectoryModel {
     this.deleteRow(id);
     this.signatures.delete(id);
     this.kinds.delete(id);
-    this.touched.delete(id);
   }
 
   private async signature(id: string, kinds: readonly FileKind[] = SIGNATURE_KINDS): Promise<Signature> {
     const paths = rolloutPaths(this.dir, id);
-    const present = new Set<FileKind>();
-    const parts: string[] = [];
-    let mtimeMs = 0;
+    const sig = new SignatureBuilder();
     for (const kind of kinds) {
       const s = await this.readers.stat(paths[kind]);
-      if (s === null) continue;
-      present.add(kind);
-      parts.push(`${kind}:${s.ino}:${s.size}:${s.mtimeMs}`);
-      mtimeMs = Math.max(mtimeMs, s.mtimeMs);
+      if (s !== null) sig.add(kind, SIGNATURE_KINDS.indexOf(kind), s);
     }
-    return { key: parts.join('|'), present, mtimeMs };
+    return sig.done();
   }
 
   private pump(): void {
@@ -562,7 +554,7 @@ export class DirectoryModel {
       this.signatures.set(id, signature.key);
       this.kinds.set(id, kindsKey(signature.present));
     }
-    this.touched.set(id, this.now());
+    this.touchedDuringScan?.add(id);
   }
 }
 
@@ -599,17 +591,12 @@ function compactRow(id: string, row: RolloutRow, changedAt: number | null, seq: 
 
 /** The signature `signature()` gives, from the stamps of a copy (fstat of what was read). */
 function stampSignature(stamps: FileStamps): Signature {
-  const present = new Set<FileKind>();
-  const parts: string[] = [];
-  let mtimeMs = 0;
-  for (const kind of SIGNATURE_KINDS) {
+  const sig = new SignatureBuilder();
+  SIGNATURE_KINDS.forEach((kind, i) => {
     const s = stamps[kind as CopiedKind];
-    if (s === undefined) continue;
-    present.add(kind);
-    parts.push(`${kind}:${s.ino}:${s.size}:${s.mtimeMs}`);
-    mtimeMs = Math.max(mtimeMs, s.mtimeMs);
-  }
-  return { key: parts.join('|'), present, mtimeMs };
+    if (s !== undefined) sig.add(kind, i, s);
+  });
+  return sig.done();
 }
 
 function rowError(e: unknown, id: string): RowError {

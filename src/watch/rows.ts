@@ -54,19 +54,22 @@ export interface RolloutRow {
   readonly seq: number;
 }
 
+/** One empty list for every empty list of every placeholder (100,000 rows keep no 400,000 arrays). */
+const NONE: readonly never[] = Object.freeze([]);
+
 export function placeholderRow(id: string, mtimeMs = 0): RolloutRow {
   return {
     id,
     loaded: false,
     status: 'live',
-    conditions: [],
+    conditions: NONE,
     frozen: false,
     retired: false,
     tornTail: false,
     incompleteFlag: false,
     calls: 0,
-    danglingIntents: [],
-    incompleteMarkers: [],
+    danglingIntents: NONE,
+    incompleteMarkers: NONE,
     version: 0,
     snapshotId: '',
     mtimeMs,
@@ -74,7 +77,7 @@ export function placeholderRow(id: string, mtimeMs = 0): RolloutRow {
     verdict: null,
     unbuilt: false,
     wouldMask: null,
-    causes: [],
+    causes: NONE,
     seq: 0,
   };
 }

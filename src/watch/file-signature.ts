@@ -1,0 +1,68 @@
+/**
+ * A rollout's change signature for the watch: the (inode, size, mtime) of each of its capture
+ * files, folded into one number. The model keeps one per rollout and compares it with a fresh
+ * one (a rescan's lstat, or the fstat of a copy) to decide whether to read the rollout again.
+ * A number, not the stamps spelled out: 100,000 rollouts keep 8 bytes each instead of a string
+ * of ~100, and a rescan allocates no string per rollout. Two different sets of stamps give the
+ * same number with a probability of about 2^-53 (a change then shows at the next one).
+ */
+import type { FileKind } from '../layout/file-names.js';
+
+export interface FileStat {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+export interface Signature {
+  key: number;
+  present: Set<FileKind>;
+  /** Newest mtime of the files present (0: none). */
+  mtimeMs: number;
+}
+
+const f64 = new Float64Array(1);
+const u32 = new Uint32Array(f64.buffer);
+
+/** Builds a signature file by file (in a fixed order of kinds). */
+export class SignatureBuilder {
+  private h1 = 0x811c9dc5;
+  private h2 = 0x9e3779b9;
+  readonly present = new Set<FileKind>();
+  mtimeMs = 0;
+
+  add(kind: FileKind, kindIndex: number, s: FileStat): void {
+    this.present.add(kind);
+    this.mix(kindIndex);
+    this.mix(s.ino);
+    this.mix(s.size);
+    this.mix(s.mtimeMs);
+    this.mtimeMs = Math.max(this.mtimeMs, s.mtimeMs);
+  }
+
+  done(): Signature {
+    // Final avalanche of both halves (murmur3's fmix32), then 32 + 21 bits: an exact integer.
+    const a = fmix(this.h1 ^ this.present.size) >>> 0;
+    const b = fmix(this.h2 ^ Math.imul(this.present.size, 0x27d4eb2f)) >>> 11;
+    return { key: a * 2 ** 21 + b, present: this.present, mtimeMs: this.mtimeMs };
+  }
+
+  private mix(x: number): void {
+    f64[0] = x;
+    for (let i = 0; i < 2; i++) {
+      const w = u32[i];
+      this.h1 = Math.imul(this.h1 ^ w, 0x01000193);
+      this.h2 = Math.imul(this.h2 ^ w, 0x5bd1e995);
+      this.h2 ^= this.h2 >>> 15;
+    }
+  }
+}
+
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h;
+}
