@@ -41,7 +41,8 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
     emit: (o, i) => {
       const id = ids[i];
       // Without --json the results were not serialised: the summary is all the output needs.
-      if (ctx.options.json) out.push(o.json !== undefined ? new RawJsonText(o.json) : unwritableResult(ctx, id, o));
+      // Waiting for a slow reader of stdout holds the next builds back.
+      const written = ctx.options.json ? out.push(o.json !== undefined ? new RawJsonText(o.json) : unwritableResult(ctx, id, o), o.release) : undefined;
       countRollout(summary, o.status!, o.verdict);
       const kind = o.verdict.errorKind;
       // A tombstone in a directory-wide preview is expected, not a store failure.
@@ -54,6 +55,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
         } else ctx.fail(new TokcapError(kind, o.verdict.errorMessage ?? o.summary.error ?? 'build failed', { rolloutId: id }), id);
       }
       if (!ctx.options.json && !ctx.options.quiet) human.push(...explain(ctx, id, o));
+      return written;
     },
   });
   bar?.done();

@@ -13,7 +13,10 @@ import type { Shard } from '../src/layout/shard.js';
 import type { ThreadOptions } from '../src/threads/parallel-rollouts.js';
 
 export interface OutStream {
-  write(chunk: string | Uint8Array): unknown;
+  /** `written`, when given, is called once the chunk has been written out (a Node stream's callback). */
+  write(chunk: string | Uint8Array, written?: (error?: Error | null) => void): unknown;
+  /** A Node stream's bytes not written out yet. */
+  readonly writableLength?: number;
   /** A Node stream's: `write` returned false and it can take more now. */
   once?(event: 'drain', listener: () => void): unknown;
   isTTY?: boolean;
@@ -126,7 +129,12 @@ export interface ByteStream {
 }
 
 export interface JsonArrayWriter {
-  push(value: unknown): void;
+  /**
+   * `written`: called once the bytes of `value` have left for stdout (their memory may be reused).
+   * Returns a promise when stdout is a pipe holding more than it takes at once: it resolves once
+   * written out, and a caller that waits for it holds no more than that in memory.
+   */
+  push(value: unknown, written?: () => void): Promise<void> | undefined;
   end(): void;
 }
 
@@ -201,18 +209,33 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       io.stdout.write(bytes);
     },
     jsonArray() {
-      if (!options.json) return { push() {}, end() {} };
+      if (!options.json) return { push: () => undefined, end() {} };
       if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
       jsonWritten = true;
       let count = 0;
       let ended = false;
       return {
-        push(value) {
+        push(value, written) {
           if (ended) throw new Error('internal: jsonArray().push() after end()');
           // Bytes, not text: a build result is hundreds of KB of JSON, already UTF-8.
           const bytes = value instanceof RawJsonText && typeof value.text !== 'string' ? value.text : writer.outputBytes(value);
-          io.stdout.write(count++ === 0 ? '[' : ',');
-          for (const part of bytes instanceof Uint8Array ? [bytes] : bytes) io.stdout.write(part);
+          const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
+          let full = io.stdout.write(count++ === 0 ? '[' : ',') === false;
+          let told = false;
+          const tell = written && (() => void (told || ((told = true), written())));
+          // A stream writes in order: once the last part is written, so are the others.
+          parts.forEach((part, k) => {
+            if (io.stdout.write(part, k === parts.length - 1 ? tell : undefined) === false) full = true;
+          });
+          // Nothing left in the stream's buffer: the bytes went out in the call (a file), and the
+          // callback would only come once the job lets the event loop turn.
+          if (io.stdout.writableLength === 0) {
+            tell?.();
+            return undefined;
+          }
+          // A pipe that a slower reader has not emptied: wait until it has, so that the document
+          // does not pile up in memory (the job computes nothing meanwhile).
+          return full && io.stdout.once ? new Promise<void>((resolve) => io.stdout.once!('drain', resolve)) : undefined;
         },
         end() {
           if (ended) return;

@@ -23,8 +23,12 @@ export interface BuildManyOptions {
   model?: string;
   /** Serialise each result (`BuildOutcome.json`); false when only summaries are wanted. */
   serialise: boolean;
-  /** Receives each outcome in input order. */
-  emit: (outcome: BuildOutcome, index: number) => void;
+  /**
+   * Receives each outcome in input order. Its `release`, once its `json` is written or dropped,
+   * lets the next results reuse that memory. A returned promise holds the next builds back
+   * until it resolves (output slower than the builds).
+   */
+  emit: (outcome: BuildOutcome, index: number) => void | Promise<void>;
   /**
    * Give each outcome its rollout's status (`BuildOutcome.status`, read in this thread after the
    * build) and append `status`, `conditions`, `verdict` and `error_kind` to its JSON.
@@ -71,13 +75,15 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
       done += n;
       options.onProgress?.(done, ids.length);
     },
-    emit: options.status
-      ? async (o, i) => {
-          o.status = await statusAfterBuild(store, ids[i], o.verdict);
-          if (o.json instanceof Uint8Array) o.json = appendMembers(o.json, statusMembers(o.status, o.verdict));
-          options.emit(o, i);
-        }
-      : options.emit,
+    emit: async (o, i) => {
+      // Built here or moved from a worker: memory of its own, reused once written.
+      if (o.json instanceof Uint8Array) o.release = releaseOnce(o.json.buffer as ArrayBuffer);
+      if (options.status) {
+        o.status = await statusAfterBuild(store, ids[i], o.verdict);
+        if (o.json instanceof Uint8Array) o.json = appendMembers(o.json, statusMembers(o.status, o.verdict));
+      }
+      await options.emit(o, i);
+    },
   });
 }
 

@@ -4,6 +4,7 @@
  * worker thread can compute it (src/build/build-many.ts) and only bytes cross back.
  */
 import { outputJsonBytes, type JsonWriter } from '../json/canonical-json.js';
+import { takeCopyBuffer } from '../jsonl/copy-buffers.js';
 import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RolloutStatusAnswer } from '../status/rollout-status.js';
@@ -35,9 +36,13 @@ export interface BuildOutcome {
   /**
    * The result as `--json` writes it, UTF-8 in memory of its own (a worker moves it to the main
    * thread); absent when it cannot be written (`unwritable` says why). In parts once `buildMany`
-   * has appended the status members (written one after the other).
+   * has appended the status members (written one after the other). With a job's writer, the
+   * memory comes from copy-buffers.ts and a whole ArrayBuffer of its own, which `release` (set by
+   * `buildMany` in the main thread) hands back once written.
    */
   json?: Uint8Array | Uint8Array[];
+  /** Gives the memory of `json` back for reuse; call it once the bytes are written (or dropped). */
+  release?: () => void;
   unwritable?: string;
   causes: MaskCause[];
   /** Byte offset of a torn final line (preview). */
@@ -80,7 +85,9 @@ export async function buildOutcome(
   if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
   if (options.serialise === false) return out;
   try {
-    out.json = options.writer ? options.writer.outputBytes(d.result) : outputJsonBytes(d.result);
+    // A job's results come from reused memory: new memory for each (hundreds of KB) cost page
+    // faults and collections.
+    out.json = options.writer ? options.writer.outputBytesInto(d.result, takeCopyBuffer) : outputJsonBytes(d.result);
   } catch (e) {
     // A token id past 2^64 in a root record, which no digest check rejects.
     out.unwritable = e instanceof Error ? e.message : String(e);

@@ -293,6 +293,18 @@ export class JsonWriter {
     return this.serialise(v, opts?.plusExponent ?? true, false, true, asBytes);
   }
 
+  /**
+   * `outputJsonBytes(v, opts)` copied into `memory(size)` (a view of exactly `size` bytes), e.g.
+   * memory that is reused once the bytes are written out, instead of new memory for each document.
+   */
+  outputBytesInto(v: unknown, memory: (size: number) => Buffer, opts?: CanonicalJsonOptions): Buffer {
+    return this.serialise(v, opts?.plusExponent ?? true, false, true, (b, n) => {
+      const into = memory(n);
+      b.copy(into, 0, 0, n);
+      return into;
+    });
+  }
+
   /** `outputJsonLine(v, opts)`. */
   outputLine(v: unknown, opts?: CanonicalJsonOptions): Buffer {
     return this.serialise(v, opts?.plusExponent ?? true, false, true, asLine);

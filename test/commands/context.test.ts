@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
 import { JsonFloat } from '../../src/json/value.js';
@@ -56,7 +57,7 @@ describe('CommandContext output', () => {
     const values: unknown[] = [{ a: 1, skip: undefined }, [new JsonFloat(1), 2.5, 'x'], null, [0, 7, 4294967295, 4294967296]];
     const streamed = ctxWith({ json: true });
     const arr = streamed.ctx.jsonArray();
-    for (const v of values) arr.push(v);
+    for (const v of values) void arr.push(v);
     arr.end();
     const whole = ctxWith({ json: true });
     whole.ctx.json(values);
@@ -70,11 +71,38 @@ describe('CommandContext output', () => {
     expect(empty.io.stdout.text).toBe('[]\n');
     const { ctx, io } = ctxWith({ json: true });
     const arr = ctx.jsonArray();
-    arr.push({ ok: 1 });
+    void arr.push({ ok: 1 });
     expect(() => arr.push({ id: 2n ** 64n })).toThrow(TokcapError);
-    arr.push({ ok: 2 });
+    void arr.push({ ok: 2 });
     arr.end();
     expect(JSON.parse(io.stdout.text)).toEqual([{ ok: 1 }, { ok: 2 }]);
+  });
+
+  it('jsonArray: a stdout that cannot keep up makes push wait for it; the bytes\' memory is released once written', async () => {
+    // A pipe whose reader is slower than the builds: bytes queue in the stream until written.
+    const written: string[] = [];
+    const slow = new Writable({
+      highWaterMark: 4,
+      write(chunk: Buffer, _encoding, done) {
+        written.push(chunk.toString());
+        setTimeout(done, 5);
+      },
+    });
+    const { ctx } = ctxWith({ json: true }, { ...fakeIo(), stdout: slow });
+    const arr = ctx.jsonArray();
+    let released = 0;
+    const wait = arr.push(new RawJsonText([Buffer.from('{"a":1'), Buffer.from(',"b":2}')]), () => released++);
+    expect(wait).toBeInstanceOf(Promise);
+    expect(released).toBe(0);
+    await wait;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(released).toBe(1);
+    expect(written.join('')).toBe('[{"a":1,"b":2}');
+    // A stream that wrote everything in the call (a file): released at once, nothing to wait for.
+    const file = ctxWith({ json: true }, { ...fakeIo(), stdout: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+    let now = 0;
+    expect(file.ctx.jsonArray().push(new RawJsonText(Buffer.from('{}')), () => now++)).toBeUndefined();
+    expect(now).toBe(1);
   });
 
   it('jsonMap writes, entry by entry, the bytes json() of the whole object would write', () => {
@@ -120,7 +148,7 @@ describe('CommandContext output', () => {
   it('jsonArray prints nothing without --json', () => {
     const { ctx, io } = ctxWith();
     const arr = ctx.jsonArray();
-    arr.push({ a: 1 });
+    void arr.push({ a: 1 });
     arr.end();
     expect(io.stdout.text).toBe('');
   });
