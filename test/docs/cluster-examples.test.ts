@@ -73,6 +73,16 @@ describe('examples/slurm', () => {
     expect(readdirSync(join(dataset, 'rollouts')).sort()).toEqual(parts);
   }, 180_000);
 
+  it('verify.sbatch rerun as a one-task array with TOKCAP_SHARD=K/N writes verify-K.json of shard K', async () => {
+    const reports = join(root, 'rerun-reports');
+    const env = { ...slurmTask(7, 7, 1), TOKCAP_SHARD: '1/3' };
+    const task = await execa('bash', [join(ROOT, 'examples/slurm/verify.sbatch'), store, reports], { env, extendEnv: false, reject: false });
+    expect(task.exitCode, task.stderr).toBe(0);
+    expect(readdirSync(reports)).toEqual(['verify-1.json']);
+    const shard = await execa(process.execPath, [BIN, 'verify-digests', store, '--shard', '1/3', '--json'], { reject: false, env: cleanEnv() });
+    expect(JSON.parse(readFileSync(join(reports, 'verify-1.json'), 'utf8'))).toEqual(JSON.parse(shard.stdout));
+  }, 60_000);
+
   it('a task outside a job array, or in an array with a step, fails as a usage error (exit 2)', async () => {
     const none = await execa('bash', [join(ROOT, 'examples/slurm/export.sbatch'), store, join(root, 'nothing')], { env: cleanEnv({ TOKCAP }), extendEnv: false, reject: false });
     expect(none.exitCode).toBe(2);
