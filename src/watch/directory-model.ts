@@ -652,7 +652,7 @@ class IdQueue {
       }
       return id;
     }
-    this.clear();
+    if (this.head > 0) this.clear();
     return undefined;
   }
 
