@@ -75,7 +75,7 @@ export interface FactsOptions {
    * which do, fail with the copy's error.
    */
   copy?: { arena: Uint8Array; record: RolloutCopyRecord };
-  /** Reads the records' JSON (`deep`): the calling thread's reader for its job (default: one for this rollout). */
+  /** Reads the state's and the records' JSON: the calling thread's reader for its job (default: one for this rollout). */
   json?: JsonBytesReader;
 }
 
@@ -156,7 +156,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
   if (present.has('state')) {
     try {
       const bytes = readSmall('state');
-      if (bytes !== undefined) state = parseStateBytes(bytes, paths.state, rolloutId);
+      if (bytes !== undefined) state = parseStateBytes(bytes, paths.state, rolloutId, options.json);
     } catch (e) {
       stateReadable = false;
       note(paths.state, e);

@@ -107,7 +107,7 @@ function readIntoCopyBuffer(path: string, rolloutId: string): { bytes: Buffer; r
 export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy, json = new JsonBytesReader()): ReadOnlySnapshot {
   const { rolloutId } = copy;
   const { paths } = rolloutTarget(store, rolloutId);
-  const state: RolloutState = copy.stateBytes === undefined ? { exists: false, data: defaultStateData() } : parseStateBytes(copy.stateBytes, paths.state, rolloutId);
+  const state: RolloutState = copy.stateBytes === undefined ? { exists: false, data: defaultStateData() } : parseStateBytes(copy.stateBytes, paths.state, rolloutId, json);
   // Bytes that crossed a thread boundary arrive as a plain Uint8Array.
   const bytes = copy.bytes && (Buffer.isBuffer(copy.bytes) ? copy.bytes : Buffer.from(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
   const seen = { intentBytes: copy.intentBytes };

@@ -1,6 +1,6 @@
 import { TokcapError } from '../errors.js';
 import { readRegularFile } from '../layout/safe-open.js';
-import { parseJsonBytes } from '../json/parse-json.js';
+import { parseJsonBytes, type JsonBytesReader } from '../json/parse-json.js';
 import { isJsonObject } from '../json/value.js';
 import { defaultStateData, type RolloutState } from './rollout-state.js';
 
@@ -14,10 +14,11 @@ export async function readState(statePath: string, rolloutId: string): Promise<R
   return parseStateBytes(bytes, statePath, rolloutId);
 }
 
-export function parseStateBytes(bytes: Uint8Array, statePath: string, rolloutId: string): RolloutState {
+/** `json`: the calling thread's reader, when it reads many rollouts (default: one for this file). */
+export function parseStateBytes(bytes: Uint8Array, statePath: string, rolloutId: string, json?: JsonBytesReader): RolloutState {
   let value;
   try {
-    value = parseJsonBytes(bytes);
+    value = json ? json.read(bytes) : parseJsonBytes(bytes);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     throw new TokcapError('corrupt', msg, { rolloutId, file: statePath, pyClass: 'JSONDecodeError', cause: e });

@@ -14,6 +14,7 @@ import type { MaskCause } from '../build/mask-causes.js';
 import { copyReadOnlySnapshot, type ReadOnlyCopySource } from '../ops/read-snapshot.js';
 import { snapshotCopyOf, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
+import type { JsonBytesReader } from '../json/parse-json.js';
 import { rolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 import { unavailableVerdict, verdictOf, type VerdictAnswer } from '../status/verdict.js';
 import type { RowError } from './rows.js';
@@ -62,6 +63,7 @@ export async function previewRollout(
   rolloutId: string,
   context: PreviewContext,
   copySource: ReadOnlyCopySource = copyReadOnlySnapshot,
+  json?: JsonBytesReader,
 ): Promise<PreviewOutcome> {
   let d;
   try {
@@ -69,6 +71,7 @@ export async function previewRollout(
       freeze: false,
       source: readOnlySource(store, copySource),
       incompleteContext: { incompleteFlag: context.incompleteFlag, incompleteMarkers: context.incompleteMarkers },
+      json,
     });
   } catch (e) {
     // The reference would crash here (an error its consumer does not catch); show it, keep going.
@@ -147,6 +150,8 @@ export interface RowCopySources {
    * preview are both computed from it, and nothing is read or locked here (any thread).
    */
   copy?: { arena: Uint8Array; record: RolloutCopyRecord };
+  /** Reads the JSON: the calling thread's reader when it reads many rollouts (default: new ones per rollout). */
+  json?: JsonBytesReader;
 }
 
 /**
@@ -154,8 +159,8 @@ export interface RowCopySources {
  * built (its read would wait for the same lock again): status and verdict are `unavailable`.
  */
 export async function readRow(store: StoreOptions, rolloutId: string, files: ReadonlySet<FileKind> | undefined, sources: RowCopySources = {}): Promise<RowRead> {
-  const { copy } = sources;
-  const facts = await rolloutFacts(store, rolloutId, { files: files && new Set(files), readJsonl: sources.readJsonl, copy });
+  const { copy, json } = sources;
+  const facts = await rolloutFacts(store, rolloutId, { files: files && new Set(files), readJsonl: sources.readJsonl, copy, json });
   if (copy) sources = { readOnlyCopy: async () => snapshotCopyOf(copy.arena, copy.record, facts.retired) };
   const status = rolloutStatus(facts);
   if (status.status === 'unavailable') {
@@ -166,6 +171,6 @@ export async function readRow(store: StoreOptions, rolloutId: string, files: Rea
     incompleteFlag: facts.incomplete_flag,
     danglingIntents: facts.dangling_intents,
   };
-  const preview = await previewRollout(store, rolloutId, context, sources.readOnlyCopy);
+  const preview = await previewRollout(store, rolloutId, context, sources.readOnlyCopy, json);
   return { facts, status, preview: rowPreview(preview) };
 }

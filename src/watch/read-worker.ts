@@ -10,6 +10,7 @@
  * `{ type: 'batch', seq, outcomes, arena }` (the arena moved back for the next batch).
  */
 import { parentPort } from 'node:worker_threads';
+import { JsonBytesReader } from '../json/parse-json.js';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import type { RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
@@ -33,10 +34,12 @@ export interface BatchReply {
 const port = parentPort;
 if (port) {
   refuseRolloutLocksInThisThread();
+  // One reader for every rollout this thread reads: its parser's buffers are made once.
+  const json = new JsonBytesReader();
   port.on('message', async (m: BatchRequest) => {
     if (m.type !== 'batch') return;
     const outcomes: RowReadOutcome[] = [];
-    for (let i = 0; i < m.records.length; i++) outcomes.push(await rowFromCopy(m.store, m.arena, m.records[i]));
+    for (let i = 0; i < m.records.length; i++) outcomes.push(await rowFromCopy(m.store, m.arena, m.records[i], json));
     const reply: BatchReply = { type: 'batch', seq: m.seq, outcomes, arena: m.arena };
     port.postMessage(reply, [m.arena.buffer as ArrayBuffer]);
   });

@@ -8,6 +8,7 @@
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { toTokcapError } from '../errors.js';
+import { JsonBytesReader } from '../json/parse-json.js';
 import type { FileKind } from '../layout/file-names.js';
 import { COPIED_KINDS, copyRollout, type CopiedKind, type CopyArena, type FileStamp, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
@@ -41,12 +42,12 @@ function copiedFiles(record: RolloutCopyRecord): Set<FileKind> | undefined {
  * The outcome for one copied rollout (no lock taken: any thread). Only when the copy failed as a
  * whole (the lock was not granted) do the facts read the files that need no lock, as `inspect`.
  */
-export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record: RolloutCopyRecord): Promise<RowReadOutcome> {
+export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record: RolloutCopyRecord, json?: JsonBytesReader): Promise<RowReadOutcome> {
   const id = record.rolloutId;
   const files = copiedFiles(record);
   if (files?.size === 0) return { ok: true, gone: true };
   try {
-    const read = await readRow(store, id, files, { copy: { arena, record } });
+    const read = await readRow(store, id, files, { copy: { arena, record }, json });
     return record.failure ? { ok: true, row: rowOf(id, read) } : { ok: true, row: rowOf(id, read), stamps: record.stamps };
   } catch (e) {
     const err = toTokcapError(e, { rolloutId: id });
@@ -77,10 +78,11 @@ const YIELD_EVERY_MS = 8;
 /** A batch read entirely in this thread (`arena` is this batch's alone until it resolves). */
 export async function readBatchHere(store: StoreOptions, ids: readonly string[], arena: CopyArena): Promise<RowReadOutcome[]> {
   const out: RowReadOutcome[] = [];
+  const json = new JsonBytesReader();
   // One rollout at a time through the arena: its memory stays one rollout's.
   for (const id of ids) {
     const [record] = await copyBatch(store, [id], arena);
-    out.push(await rowFromCopy(store, arena.bytes, record));
+    out.push(await rowFromCopy(store, arena.bytes, record, json));
   }
   return out;
 }
