@@ -14,7 +14,7 @@
 import { lstatSync } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { toTokcapError } from '../errors.js';
-import { rolloutPaths, type FileKind } from '../layout/file-names.js';
+import { rolloutFileName, rolloutPaths, type FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { CopyArena, type CopiedKind } from '../ops/rollout-copy.js';
@@ -404,13 +404,14 @@ export class DirectoryModel {
         // Only the files the listing shows (a file created since is found by the read).
         const listed = listing.rollouts.get(id)!;
         const settled = this.rows.get(id);
-        if (!settled?.loaded && !this.statUnread) {
-          changed.push({ id, mtimeMs: 0 });
+        if (!settled?.loaded) {
+          // A rollout never read is read anyway: one stat (J's, or the first file's) gives the
+          // mtime its place in the queue and on screen (100,000 of them at the start of a load:
+          // nothing else done here).
+          changed.push({ id, mtimeMs: this.statUnread ? await this.firstMtime(id, listed) : 0 });
           continue;
         }
-        // A rollout never read is read anyway: one stat (J's, or the first file's) gives the
-        // mtime its place in the queue and on screen.
-        const kinds = settled?.loaded ? SIGNATURE_KINDS.filter((k) => listed.has(k)) : SIGNATURE_KINDS.filter((k) => listed.has(k)).slice(0, 1);
+        const kinds = SIGNATURE_KINDS.filter((k) => listed.has(k));
         // A frozen or retired rollout no longer takes writes (the writer refuses them): what can
         // still happen to it (retire, drop, delete, sweep) removes files, which the listing
         // shows. Skipping its stat makes the backstop cheap in a long run, where most are.
@@ -423,7 +424,6 @@ export class DirectoryModel {
           continue;
         }
         const row = this.rows.get(id);
-        if (row && !row.loaded && row.mtimeMs !== sig.mtimeMs) this.setRow(id, { ...row, mtimeMs: sig.mtimeMs });
         if (!row || !row.loaded || row.error || this.signatures.get(id) !== sig.key) changed.push({ id, mtimeMs: sig.mtimeMs });
       }
     };
@@ -445,6 +445,26 @@ export class DirectoryModel {
     this.deleteRow(id);
     this.signatures.delete(id);
     this.kinds.delete(id);
+  }
+
+  /**
+   * The mtime of a rollout not read yet, from one lstat of its first listed file, set on its
+   * placeholder row (0 when it cannot be stat'ed: the read will say why).
+   */
+  private async firstMtime(id: string, listed: ReadonlySet<FileKind>): Promise<number> {
+    const kind = SIGNATURE_KINDS.find((k) => listed.has(k));
+    if (kind === undefined) return 0;
+    let mtimeMs = 0;
+    try {
+      // As rolloutPaths spells them, without making all five.
+      const base = this.dir.endsWith('/') ? this.dir : this.dir + '/';
+      mtimeMs = (await this.readers.stat(base + rolloutFileName(id, kind)))?.mtimeMs ?? 0;
+    } catch {
+      return 0;
+    }
+    const row = this.rows.get(id);
+    if (row && !row.loaded && row.mtimeMs !== mtimeMs) this.setRow(id, { ...row, mtimeMs });
+    return mtimeMs;
   }
 
   private async signature(id: string, kinds: readonly FileKind[] = SIGNATURE_KINDS): Promise<Signature> {
