@@ -9,6 +9,9 @@ export {
   NO_FILTER,
   deriveRow,
   directoryTotals,
+  countRow,
+  updateVisibleRows,
+  VisibleRowsCache,
   nextSortMode,
   placeholderRow,
   rowMatches,
@@ -17,6 +20,7 @@ export {
   type RolloutRow,
   type RowError,
   type RowFilter,
+  type RowDelta,
   type SortMode,
 } from './rows.js';
 export { previewRollout, readRow, rowPreview, type PreviewContext, type PreviewOutcome, type RowPreview, type RowRead } from './preview.js';
