@@ -70,10 +70,14 @@ export function WatchApp(props: WatchAppProps) {
   order.current ??= new VisibleRowsCache();
   const cache = order.current;
   const rows = useMemo(() => cache.rows(snapshot, filter, sort), [cache, snapshot, filter, sort]);
-  const ids = useMemo(() => rows.map((r) => r.id), [rows]);
+  // The ids in display order, for the key reducer only: made when a key needs them, not per frame.
+  const ids = useMemo(() => {
+    let made: string[] | undefined;
+    return () => (made ??= rows.map((r) => r.id));
+  }, [rows]);
   // See KeyContext.followSelection.
-  const selected = selectedIndex(snapshot.ready ? nav : { ...nav, selectedId: null }, ids);
-  const offset = visibleOffset(nav.offset, selected, ids.length, page);
+  const selected = selectedIndex(snapshot.ready ? nav : { ...nav, selectedId: null }, rows);
+  const offset = visibleOffset(nav.offset, selected, rows.length, page);
 
   const openRow = openId === null ? undefined : model.row(openId);
   const detailState = useRolloutDetail(loadDetail, screen === 'detail' ? openId : null, openRow?.seq ?? 0);
@@ -84,7 +88,7 @@ export function WatchApp(props: WatchAppProps) {
   // on demand, from the same snapshot).
   const ctxRef = useRef<KeyContext | null>(null);
   ctxRef.current = {
-    ids: (f, s) => (f === filter && s === sort ? ids : visibleRows(snapshot.rows, f, s).map((r) => r.id)),
+    ids: (f, s) => (f === filter && s === sort ? ids() : visibleRows(snapshot.rows, f, s).map((r) => r.id)),
     page,
     detailPage: viewHeight,
     detailMax: maxDetailOffset(detailLineCount, viewHeight),

@@ -24,14 +24,20 @@ function clamp(v: number, lo: number, hi: number): number {
   return Math.max(lo, Math.min(hi, v));
 }
 
-/** Index of the selected row in `ids` (the id's position, else the remembered cursor clamped). */
-export function selectedIndex(nav: ListNav, ids: readonly string[]): number {
+/**
+ * Index of the selected row in `ids` (the id's position, else the remembered cursor clamped).
+ * `ids` may be the rows themselves (their `id`): a frame needs no list of every id.
+ */
+export function selectedIndex(nav: ListNav, ids: readonly string[] | readonly { readonly id: string }[]): number {
   if (ids.length === 0) return -1;
   if (nav.selectedId !== null) {
+    const idAt = (i: number) => {
+      const x = ids[i];
+      return typeof x === 'string' ? x : x?.id;
+    };
     // The cursor is usually still right; only search when the rows moved.
-    if (ids[nav.cursor] === nav.selectedId) return nav.cursor;
-    const i = ids.indexOf(nav.selectedId);
-    if (i >= 0) return i;
+    if (idAt(nav.cursor) === nav.selectedId) return nav.cursor;
+    for (let i = 0; i < ids.length; i++) if (idAt(i) === nav.selectedId) return i;
   }
   return clamp(nav.cursor, 0, ids.length - 1);
 }

@@ -128,8 +128,11 @@ export class DirectoryModel {
   private readonly rows = new Map<string, RolloutRow>();
   /** The totals of `rows`, kept up to date row by row (`setRow`, `deleteRow`). */
   private readonly totals: DirectoryTotals = { rollouts: 0, loaded: 0, summary: emptySummary(), invalidNames: 0, tempStateFiles: 0 };
-  /** Ids whose row was set or deleted since the last snapshot; null when that grew too long to keep. */
-  private dirty: Set<string> | null = new Set();
+  /**
+   * Ids whose row was set or deleted since the last snapshot, with the row that snapshot had
+   * (null: none); null when that grew too long to keep.
+   */
+  private dirty: Map<string, RolloutRow | null> | null = new Map();
   private readonly signatures = new Map<string, number>();
   /** The capture files present at the last read (kinds joined by `+`). */
   private readonly kinds = new Map<string, string>();
@@ -207,14 +210,17 @@ export class DirectoryModel {
     if (previous && this.dirty) {
       const changed: RolloutRow[] = [];
       const removed: string[] = [];
-      for (const id of this.dirty) {
+      const replaced: RolloutRow[] = [];
+      for (const [id, old] of this.dirty) {
         const row = this.rows.get(id);
+        if (row === old) continue;
         if (row) changed.push(row);
         else removed.push(id);
+        if (old) replaced.push(old);
       }
-      delta = { since: previous.version, changed, removed };
+      delta = { since: previous.version, changed, removed, replaced };
     }
-    this.dirty = new Set();
+    this.dirty = new Map();
     const t = this.totals;
     this.cached = {
       dir: this.dir,
@@ -332,7 +338,7 @@ export class DirectoryModel {
     if (prev) countRow(this.totals, prev, -1);
     countRow(this.totals, row);
     this.rows.set(id, row);
-    this.markDirty(id);
+    this.markDirty(id, prev);
   }
 
   private deleteRow(id: string): void {
@@ -340,12 +346,13 @@ export class DirectoryModel {
     if (!prev) return;
     countRow(this.totals, prev, -1);
     this.rows.delete(id);
-    this.markDirty(id);
+    this.markDirty(id, prev);
   }
 
-  private markDirty(id: string): void {
+  /** `prev`: the row before this change (the first change since the last snapshot counts). */
+  private markDirty(id: string, prev: RolloutRow | undefined): void {
     if (this.dirty === null) return;
-    this.dirty.add(id);
+    if (!this.dirty.has(id)) this.dirty.set(id, prev ?? null);
     // A delta as long as the rows themselves saves a view nothing: stop listing (a load without
     // a screen, `--once`, then keeps no second set of every id).
     if (this.dirty.size > MAX_DELTA && this.dirty.size > this.rows.size / 2) this.dirty = null;
@@ -454,7 +461,7 @@ export class DirectoryModel {
   private async firstMtime(id: string, listed: ReadonlySet<FileKind>): Promise<number> {
     const kind = SIGNATURE_KINDS.find((k) => listed.has(k));
     if (kind === undefined) return 0;
-    let mtimeMs = 0;
+    let mtimeMs: number;
     try {
       // As rolloutPaths spells them, without making all five.
       const base = this.dir.endsWith('/') ? this.dir : this.dir + '/';

@@ -229,6 +229,26 @@ export interface RowDelta {
   readonly changed: readonly RolloutRow[];
   /** Ids of rows removed. */
   readonly removed: readonly string[];
+  /**
+   * The rows that were replaced or removed, as the old state had them (when known): a few
+   * changes are then placed by binary search instead of a pass over every row.
+   */
+  readonly replaced?: readonly RolloutRow[];
+}
+
+/** Up to this many changes, `updateVisibleRows` places each by binary search. */
+const FEW_CHANGES = 64;
+
+/** Index of the first row of `rows` (sorted by `cmp`) not before `row`. */
+function lowerBound(rows: readonly RolloutRow[], row: RolloutRow, cmp: (a: RolloutRow, b: RolloutRow) => number): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cmp(rows[mid], row) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -240,6 +260,17 @@ export interface RowDelta {
 export function updateVisibleRows(previous: readonly RolloutRow[], delta: RowDelta, filter: RowFilter, sort: SortMode): RolloutRow[] {
   if (delta.changed.length === 0 && delta.removed.length === 0) return [...previous];
   const cmp = COMPARATORS[sort];
+  if (delta.replaced && delta.changed.length + delta.replaced.length <= FEW_CHANGES) {
+    // A copy of the array is native (fast); each old row is found and each new one placed by
+    // binary search: the order is total (ties broken by id), so an old row's place is exact.
+    const out = previous.slice();
+    for (const old of delta.replaced) {
+      const at = lowerBound(out, old, cmp);
+      if (out[at] === old) out.splice(at, 1);
+    }
+    for (const r of delta.changed) if (rowMatches(r, filter)) out.splice(lowerBound(out, r, cmp), 0, r);
+    return out;
+  }
   const stale = new Set<string>(delta.removed);
   for (const r of delta.changed) stale.add(r.id);
   const added: RolloutRow[] = [];

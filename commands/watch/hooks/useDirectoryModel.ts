@@ -11,10 +11,10 @@ import type { DirectoryModel, DirectorySnapshot } from '../../../src/watch/direc
 /** Minimum spacing of snapshots during the first load. */
 export const LOADING_THROTTLE_MS = 250;
 /**
- * ...and at least one millisecond per this many rows: a snapshot and the view's update of its
- * sorted rows from it are O(rows) (not O(rows log rows): rows.ts `VisibleRowsCache`).
+ * ...and at least one millisecond per this many rows: during a load, a snapshot and the view's
+ * update of its sorted rows from it are O(rows) (rows.ts `VisibleRowsCache`), ~25 ms at 100,000.
  */
-const ROWS_PER_LOADING_MS = 400;
+const ROWS_PER_LOADING_MS = 100;
 
 export interface DirectoryModelHandle {
   snapshot: DirectorySnapshot;
@@ -47,7 +47,7 @@ export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryMo
     const unsubscribe = model.subscribe(() => {
       if (timer !== undefined) return;
       // While the first load runs, thousands of reads finish: a few snapshots a second suffice,
-      // fewer for a huge directory (each one copies every row; 100,000 rows: four a second). No
+      // fewer for a huge directory (each one copies every row; 100,000 rows: one a second). No
       // snapshot is taken here: only the one handed to the view.
       const spacing = model.ready ? throttleMs : Math.max(throttleMs, LOADING_THROTTLE_MS, model.size / ROWS_PER_LOADING_MS);
       timer = setTimeout(flush, Math.max(0, last + spacing - Date.now()));

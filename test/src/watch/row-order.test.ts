@@ -78,6 +78,7 @@ describe('rows kept up to date change by change', () => {
         const rows = new Map<string, RolloutRow>();
         let shown: RolloutRow[] = [];
         for (let round = 0; round < 40; round++) {
+          const before = new Map(rows);
           const changed = new Map<string, RolloutRow>();
           const removed = new Set<string>();
           // Rounds of very different sizes: a few changes, and a whole load at once.
@@ -95,7 +96,10 @@ describe('rows kept up to date change by change', () => {
               changed.set(id, row);
             }
           }
-          shown = updateVisibleRows(shown, { changed: [...changed.values()], removed: [...removed] }, filter, sort);
+          // With the replaced rows (a few changes are then placed by binary search) and without.
+          const touched = [...changed.keys(), ...removed];
+          const replaced = round % 2 === 0 ? touched.flatMap((id) => (before.has(id) ? [before.get(id)!] : [])) : undefined;
+          shown = updateVisibleRows(shown, { changed: [...changed.values()], removed: [...removed], replaced }, filter, sort);
           expect(shown.map((r) => r.id)).toEqual(visibleRows(rows.values(), filter, sort).map((r) => r.id));
           expect(shown).toEqual(visibleRows(rows.values(), filter, sort));
         }
