@@ -139,8 +139,21 @@ export interface JsonArrayWriter {
 }
 
 export interface JsonMapWriter {
-  entry(key: string, value: unknown): void;
+  /** Returns a promise when stdout has not caught up, as `JsonArrayWriter.push` does. */
+  entry(key: string, value: unknown): Promise<void> | undefined;
   end(tail: Record<string, unknown>): void;
+}
+
+/**
+ * The one wait on stdout's backpressure, after writing a part of the output (`full`: a `write` of
+ * it returned false). Undefined when the stream kept nothing (a file: the bytes went out in the
+ * call) or holds less than it takes at once. Otherwise a pipe that a slower reader has not
+ * emptied: a promise resolved once it has, and a producer that waits for it keeps the output
+ * from piling up in memory (a job in one thread never lets the event loop turn to drain it).
+ */
+function caughtUp(stdout: OutStream, full: boolean): Promise<void> | undefined {
+  if (!full || stdout.writableLength === 0 || !stdout.once) return undefined;
+  return new Promise<void>((resolve) => stdout.once!('drain', resolve));
 }
 
 /** The members of a serialised object, without its braces (empty for `{}`). */
@@ -229,13 +242,8 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
           });
           // Nothing left in the stream's buffer: the bytes went out in the call (a file), and the
           // callback would only come once the job lets the event loop turn.
-          if (io.stdout.writableLength === 0) {
-            tell?.();
-            return undefined;
-          }
-          // A pipe that a slower reader has not emptied: wait until it has, so that the document
-          // does not pile up in memory (the job computes nothing meanwhile).
-          return full && io.stdout.once ? new Promise<void>((resolve) => io.stdout.once!('drain', resolve)) : undefined;
+          if (io.stdout.writableLength === 0) tell?.();
+          return caughtUp(io.stdout, full);
         },
         end() {
           if (ended) return;
@@ -245,7 +253,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       };
     },
     jsonMap(head, key) {
-      if (!options.json) return { entry() {}, end() {} };
+      if (!options.json) return { entry: () => undefined, end() {} };
       if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
       jsonWritten = true;
       const members = membersOf(writer.outputBytes(head));
@@ -263,8 +271,8 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
           if (ended) throw new Error('internal: jsonMap().entry() after end()');
           // Serialised first: nothing is written if the value cannot be.
           const bytes = writer.orderedMember(k, value);
-          if (count++ > 0) io.stdout.write(',');
-          io.stdout.write(bytes);
+          const full = count++ > 0 && io.stdout.write(',') === false;
+          return caughtUp(io.stdout, io.stdout.write(bytes) === false || full);
         },
         end(tail) {
           if (ended) return;
@@ -281,11 +289,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
     },
     stdoutStream() {
       return {
-        write: (bytes) =>
-          new Promise<void>((resolve) => {
-            if (io.stdout.write(bytes) === false && io.stdout.once) io.stdout.once('drain', resolve);
-            else resolve();
-          }),
+        write: (bytes) => caughtUp(io.stdout, io.stdout.write(bytes) === false) ?? Promise.resolve(),
       };
     },
     err(text) {

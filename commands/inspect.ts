@@ -86,11 +86,14 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
     let shown = 0;
     await forEachRolloutFacts(store, { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) }, (id, f) => {
       const a = rolloutStatus(f);
+      let written: Promise<void> | undefined;
       if (matchesStatus(a, ctx.options.status) && (ctx.options.limit === undefined || shown < ctx.options.limit)) {
-        out.entry(id, factsJson(f, a));
+        written = out.entry(id, factsJson(f, a));
         shown++;
       }
       warnFacts(ctx, id, f, a);
+      // A slower reader of stdout holds the next rollouts back instead of the rows piling up.
+      return written;
     });
     bar?.done();
     out.end({ invalid_names: listing.invalidNames, temp_state_files: listing.tempStateFiles });

@@ -67,7 +67,11 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     // Row by row: the document of 100,000 rollouts is never held whole (same bytes as
     // `ctx.json(watchSnapshotJson(snapshot))`).
     const out = ctx.jsonMap(watchSnapshotHead(snapshot), 'rollouts');
-    for (const r of rowsById(snapshot)) out.entry(r.id, rowJson(r));
+    for (const r of rowsById(snapshot)) {
+      // A slower reader of stdout: wait for it, or the whole document queues in memory.
+      const written = out.entry(r.id, rowJson(r));
+      if (written) await written;
+    }
     out.end({});
     return;
   }

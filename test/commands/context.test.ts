@@ -5,7 +5,7 @@ import { JsonFloat } from '../../src/json/value.js';
 import { createContext, ExitCodeAccumulator } from '../../commands/context.js';
 import { orderedJsonMembers, outputJson as stringifyJson, RawJsonText } from '../../src/json/canonical-json.js';
 import type { GlobalOptions, InspectOptions } from '../../commands/options.js';
-import { fakeIo, type FakeIo } from '../support/cli.js';
+import { fakeIo, SlowStdout, type FakeIo } from '../support/cli.js';
 
 const BASE: GlobalOptions & InspectOptions = {
   json: false,
@@ -119,7 +119,7 @@ describe('CommandContext output', () => {
       for (const n of [0, 1, 3]) {
         const streamed = ctxWith({ json: true });
         const map = streamed.ctx.jsonMap(head, 'rollouts');
-        for (const [k, v] of entries.slice(0, n)) map.entry(k, v);
+        for (const [k, v] of entries.slice(0, n)) void map.entry(k, v);
         map.end(tail);
         const whole = ctxWith({ json: true });
         // The map's keys keep their order (an integer-like key stays where it was given).
@@ -130,17 +130,30 @@ describe('CommandContext output', () => {
     }
   });
 
+  it('jsonMap: a stdout that cannot keep up makes entry wait for it, as jsonArray().push does', async () => {
+    const slow = new SlowStdout(4);
+    const map = ctxWith({ json: true }, { ...fakeIo(), stdout: slow }).ctx.jsonMap({}, 'm');
+    const wait = map.entry('a', { n: 1 });
+    expect(wait).toBeInstanceOf(Promise);
+    await wait;
+    expect(slow.writableLength).toBe(0);
+    expect(slow.text).toBe('{"m":{"a":{"n":1}');
+    // A stream that wrote everything in the call (a file): nothing to wait for.
+    const file = ctxWith({ json: true }, { ...fakeIo(), stdout: Object.assign(new Writable({ write: (_chunk, _encoding, done) => done() }), { text: '' }) });
+    expect(file.ctx.jsonMap({}, 'm').entry('a', 1)).toBeUndefined();
+  });
+
   it('jsonMap: an unwritable entry throws before anything of it is written; nothing without --json', () => {
     const { ctx, io } = ctxWith({ json: true });
     const map = ctx.jsonMap({}, 'm');
-    map.entry('a', 1);
+    void map.entry('a', 1);
     expect(() => map.entry('b', { id: 2n ** 64n })).toThrow(TokcapError);
-    map.entry('c', 3);
+    void map.entry('c', 3);
     map.end({});
     expect(JSON.parse(io.stdout.text)).toEqual({ m: { a: 1, c: 3 } });
     const quiet = ctxWith();
     const none = quiet.ctx.jsonMap({ dir: 'd' }, 'm');
-    none.entry('a', 1);
+    void none.entry('a', 1);
     none.end({});
     expect(quiet.io.stdout.text).toBe('');
   });

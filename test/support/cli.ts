@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import type { CliIo, CommandContext } from '../../commands/context.js';
@@ -42,6 +42,28 @@ export function fakeIo(opts: { env?: NodeJS.ProcessEnv; stdin?: string; stdoutTT
     stdin: Readable.from(opts.stdin === undefined ? [] : [Buffer.from(opts.stdin)]),
     env: opts.env ?? {},
   };
+}
+
+/**
+ * A stdout that is a pipe with a slower reader: a Node stream taking `highWaterMark` bytes at
+ * once, each chunk written out a timer later. `mostQueued`: the most bytes it ever held unwritten
+ * (a writer that ignores its backpressure queues the whole output there).
+ */
+export class SlowStdout extends Writable implements FakeStream {
+  text = '';
+  mostQueued = 0;
+  isTTY = false;
+  columns = 100;
+  constructor(highWaterMark = 256) {
+    super({
+      highWaterMark,
+      write: (chunk: Buffer, _encoding, done) => {
+        this.mostQueued = Math.max(this.mostQueued, this.writableLength);
+        this.text += chunk.toString('utf8');
+        setTimeout(done, 1);
+      },
+    });
+  }
 }
 
 /** Loaders whose modules record the context they were run with (and optionally act on it). */
