@@ -35,7 +35,10 @@ export function watchJobs(dir, tokcap) {
     { label: 'inspect --json', argv: tokcap('inspect', dir, '--json') },
     { label: 'watch --once --json', argv: tokcap('watch', dir, '--once', '--json') },
   ];
-  if (tmuxAvailable()) jobs.push({ label: 'watch, live (tmux 140x40)', argv: [process.execPath, LIVE, dir], figures: true });
+  if (tmuxAvailable()) {
+    jobs.push({ label: 'watch, live (tmux 140x40)', argv: [process.execPath, LIVE, dir], figures: true });
+    jobs.push({ label: 'floor: a trivial Ink list (tmux 140x40)', argv: [process.execPath, LIVE, dir, '--floor'], figures: true });
+  }
   else process.stderr.write('watch bench: tmux not installed, the live rows are left out\n');
   return jobs;
 }
@@ -48,7 +51,8 @@ const ratio = (a, b) => (a && b ? `${(a / b).toFixed(2)}×` : '–');
 export function watchTable(rows) {
   const inspect = rows.find((r) => r.label === 'inspect --json');
   const once = rows.find((r) => r.label === 'watch --once --json');
-  const live = rows.find((r) => r.figures);
+  const live = rows.find((r) => r.label === 'watch, live (tmux 140x40)');
+  const floor = rows.find((r) => r.label === 'floor: a trivial Ink list (tmux 140x40)')?.figures;
   const out = [];
   out.push('| what | median | × inspect --json | goal (issue 19, at 100k) | CPU (user+sys) | peak RSS |');
   out.push('|---|---:|---:|---|---:|---:|');
@@ -61,6 +65,12 @@ export function watchTable(rows) {
     out.push(`| live: "up to date" | ${fmt(f.upToDateMs)} | ${ratio(f.upToDateMs, inspect?.ms)} | ≤ 3× inspect | | ${mb(f.rssKb)} |`);
     out.push(`| live: key to frame during the load (tmux round trip) | ${fmt(f.keyToFrameMs)} | | | | |`);
     out.push(`| live: key to frame while 4 writers append, median (max) | ${fmt(f.writersKeyToFrameMs)} (${fmt(f.writersKeyToFrameMaxMs)}) | | < 50 ms | | |`);
+  }
+  if (floor) {
+    // bench/ink-floor.mjs in the same harness: what start-up, tmux and the polling cost alone.
+    out.push(`| floor, a trivial Ink list: first rows listed | ${fmt(floor.firstRowsMs)} | | | | |`);
+    out.push(`| floor, a trivial Ink list: key to frame, idle | ${fmt(floor.keyToFrameMs)} | | | | |`);
+    out.push(`| floor, a trivial Ink list: key to frame while 4 writers append, median (max) | ${fmt(floor.writersKeyToFrameMs)} (${fmt(floor.writersKeyToFrameMaxMs)}) | | | | |`);
   }
   return out;
 }

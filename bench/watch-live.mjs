@@ -13,8 +13,11 @@
 // Key times include tmux's own round trip (send-keys, capture-pane: a few ms) and the 20 ms
 // between two captures (so the poller leaves the cores to the view).
 // Times include Node's start-up, as a person's wait does. Not a test: nothing is asserted.
-// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers]   (needs tmux, python3
-// and the compiled build)
+// With --floor the terminal runs bench/ink-floor.mjs (the smallest Ink list, reading no files)
+// instead of the watch, and only the key times are taken (keyToFrameMs: with nothing else
+// running): the harness's own floor, to read the watch's key times against.
+// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers] [--floor]   (needs tmux,
+// python3 and the compiled build)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,11 +32,15 @@ const HEIGHT = 40;
 /** Rows of the list area: the frame is HEIGHT - 1 lines, minus the footer and 5 header lines. */
 const LIST_ROWS = HEIGHT - 1 - 1 - 5;
 
+const FLOOR_APP = join(ROOT, 'bench', 'ink-floor.mjs');
+/** Key presses the floor takes with nothing else running. */
+const FLOOR_KEYS = 15;
+
 const PY_STORE = join(ROOT, 'test', 'support', 'py_store.py');
 /** The writers' rollouts: a prefix no fixture uses, removed before and after. */
 const WRITER_PREFIX = 'zzbenchw';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false }, floor: { type: 'boolean', default: false } } });
 const dir = positionals[0];
 if (!dir) {
   console.error('usage: node bench/watch-live.mjs DIR [--timeout SECONDS]');
@@ -63,7 +70,8 @@ removeWriterFiles();
 
 const result = { firstRowsMs: null, screenMs: null, upToDateMs: null, rssKb: null, keyToFrameMs: null, writersKeyToFrameMs: null, writersKeyToFrameMaxMs: null };
 const t0 = performance.now();
-tmux('new-session', '-d', '-s', 'w', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'NO_COLOR=1', `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`);
+const app = values.floor ? `${JSON.stringify(FLOOR_APP)} ${LIST_ROWS}` : `${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`;
+tmux('new-session', '-d', '-s', 'w', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'NO_COLOR=1', `exec ${JSON.stringify(process.execPath)} ${app}`);
 const pid = Number(tmux('list-panes', '-t', 'w', '-F', '#{pane_pid}').trim());
 const peakRssKb = () => {
   try {
@@ -113,7 +121,16 @@ async function underWriters() {
 }
 
 try {
-  for (let k = 0; ; k++) {
+  if (values.floor) {
+    // No load to wait for: the first rows, then keys at the pace the load loop presses them.
+    while (rowsOf(capture()).length < 2) if (performance.now() - t0 > timeoutMs) throw new Error('the floor app drew no rows');
+    result.firstRowsMs = performance.now() - t0;
+    for (let k = 0; k < FLOOR_KEYS; k++) {
+      keyTimes.push(pressAndWait());
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  for (let k = 0; !values.floor; k++) {
     const pane = capture();
     const at = performance.now() - t0;
     const rows = rowsOf(pane);
