@@ -161,7 +161,7 @@ describe('--json', () => {
 describe('colour', () => {
   it('no escape codes when stdout is not a TTY, and none with NO_COLOR', async () => {
     const d = demo();
-    for (const env of [{}, { NO_COLOR: '1', FORCE_COLOR: '3' }]) {
+    for (const env of [{}, { NO_COLOR: '1', FORCE_COLOR: '3' }] as Record<string, string>[]) {
       for (const args of [['inspect', d], ['inspect', d, 'demo-3'], ['build', d], ['verify-digests', d]]) {
         const r = await tokcap(args, { env });
         expect(ESC.test(String(r.stdout)), args.join(' ')).toBe(false);

@@ -166,7 +166,7 @@ function entryOf(id: string, prompt: number[], gen: number[], parent: string | n
       cum_len: prompt.length + gen.length,
       digest: computeTokenDigest([...prompt, ...gen]),
     },
-    'demo',
+    { rolloutId: 'demo' },
   );
 }
 
