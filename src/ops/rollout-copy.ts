@@ -12,8 +12,8 @@
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { TokcapError, ioError, toTokcapError } from '../errors.js';
-import { rolloutPaths, type FileKind } from '../layout/file-names.js';
-import { withRolloutLock } from '../lock/rollout-lock.js';
+import { rolloutPaths, type FileKind, type RolloutPaths } from '../layout/file-names.js';
+import { NOT_NOW, withReadLockNow, withRolloutLock } from '../lock/rollout-lock.js';
 import { retiredError } from './freeze.js';
 import type { ReadOnlyCopy } from './read-snapshot.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './store.js';
@@ -88,27 +88,57 @@ export function spanBytes(arena: Uint8Array, span: ArenaSpan | undefined): Buffe
  * reported in `failure`, with nothing copied.
  */
 export async function copyRollout(store: StoreOptions, rolloutId: string, arena: CopyArena): Promise<RolloutCopyRecord> {
+  return copyRolloutNow(store, rolloutId, arena) ?? copyRolloutInTurn(store, rolloutId, arena);
+}
+
+/** `copyRollout` through the lock's queue: waits for its turn and for the lock. */
+export async function copyRolloutInTurn(store: StoreOptions, rolloutId: string, arena: CopyArena): Promise<RolloutCopyRecord> {
   const paths = rolloutPaths(store.dir, rolloutId);
   const record: RolloutCopyRecord = { rolloutId, spans: {}, stamps: {} };
   const start = arena.used;
   try {
-    await withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, readOnly: true }, () => {
-      // Synchronous: one short copy, no thread-pool round trip while the lock is held.
-      for (const kind of COPIED_KINDS) {
-        try {
-          copyFile(paths[kind], rolloutId, kind, arena, record);
-        } catch (e) {
-          const err = toTokcapError(e, { rolloutId, file: paths[kind] });
-          (record.errors ??= {})[kind] = { kind: err.kind, message: err.message, file: err.file };
-        }
-      }
-    });
+    await withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, readOnly: true }, () =>
+      copyFiles(paths, rolloutId, arena, record),
+    );
   } catch (e) {
-    const err = toTokcapError(e, { rolloutId });
-    arena.used = start;
-    return { rolloutId, spans: {}, stamps: {}, failure: { kind: err.kind, message: err.message, file: err.file } };
+    return failedCopy(e, rolloutId, arena, start);
   }
   return record;
+}
+
+/**
+ * `copyRollout` done synchronously when the lock is free at once (rollout-lock.ts
+ * `withReadLockNow`): no promise, no turn of the event loop. Undefined when it would have to wait
+ * (then `copyRolloutInTurn` waits its turn).
+ */
+export function copyRolloutNow(store: StoreOptions, rolloutId: string, arena: CopyArena): RolloutCopyRecord | undefined {
+  const paths = rolloutPaths(store.dir, rolloutId);
+  const record: RolloutCopyRecord = { rolloutId, spans: {}, stamps: {} };
+  const start = arena.used;
+  try {
+    if (withReadLockNow(paths.lock, rolloutId, () => copyFiles(paths, rolloutId, arena, record)) === NOT_NOW) return undefined;
+  } catch (e) {
+    return failedCopy(e, rolloutId, arena, start);
+  }
+  return record;
+}
+
+/** Under the lock. Synchronous: one short copy, no thread-pool round trip while the lock is held. */
+function copyFiles(paths: RolloutPaths, rolloutId: string, arena: CopyArena, record: RolloutCopyRecord): void {
+  for (const kind of COPIED_KINDS) {
+    try {
+      copyFile(paths[kind], rolloutId, kind, arena, record);
+    } catch (e) {
+      const err = toTokcapError(e, { rolloutId, file: paths[kind] });
+      (record.errors ??= {})[kind] = { kind: err.kind, message: err.message, file: err.file };
+    }
+  }
+}
+
+function failedCopy(e: unknown, rolloutId: string, arena: CopyArena, start: number): RolloutCopyRecord {
+  const err = toTokcapError(e, { rolloutId });
+  arena.used = start;
+  return { rolloutId, spans: {}, stamps: {}, failure: { kind: err.kind, message: err.message, file: err.file } };
 }
 
 function copyFile(path: string, rolloutId: string, kind: CopiedKind, arena: CopyArena, record: RolloutCopyRecord): void {

@@ -10,7 +10,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { toTokcapError } from '../errors.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import type { FileKind } from '../layout/file-names.js';
-import { COPIED_KINDS, copyRollout, type CopiedKind, type CopyArena, type FileStamp, type RolloutCopyRecord } from '../ops/rollout-copy.js';
+import { COPIED_KINDS, copyRolloutInTurn, copyRolloutNow, type CopiedKind, type CopyArena, type FileStamp, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import { readRow, type RowRead } from './preview.js';
 import { deriveRow, type RolloutRow, type RowError } from './rows.js';
@@ -61,7 +61,8 @@ export async function copyBatch(store: StoreOptions, ids: readonly string[], are
   const records: RolloutCopyRecord[] = [];
   let since = performance.now();
   for (const id of ids) {
-    records.push(await copyRollout(store, id, arena));
+    // Synchronous while locks are free at once: no promise per rollout.
+    records.push(copyRolloutNow(store, id, arena) ?? (await copyRolloutInTurn(store, id, arena)));
     // Uncontended locks resolve in microtasks: without this, keys and frames would wait for the
     // whole batch.
     if (performance.now() - since > YIELD_EVERY_MS) {

@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pyProbe } from '../../support/py-lock-probe.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TokcapError } from '../../../src/errors.js';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
-import { withRolloutLock } from '../../../src/lock/rollout-lock.js';
+import { NOT_NOW, withReadLockNow, withRolloutLock } from '../../../src/lock/rollout-lock.js';
 
 /**
  * A real Python lock holder (stdlib fcntl.flock only). argv: path, action, seconds.
@@ -390,4 +390,97 @@ describe('withRolloutLock', () => {
       await py.done;
     });
   });
+
+  describe('withReadLockNow: the lock taken synchronously when it is free at once', () => {
+    /** A Python LOCK_NB probe run synchronously (the fn under test is synchronous). */
+    const probeNow = (mode: 'ex' | 'sh') =>
+      spawnSync('python3', ['-c', PROBE_NOW_PY, lock, mode], { encoding: 'utf8' }).stdout.trim();
+
+    it('runs fn synchronously under a shared lock that excludes a Python writer, then releases it', async () => {
+      fs.writeFileSync(lock, '');
+      let fd = -1;
+      const v = withReadLockNow(lock, RID, (h) => {
+        expect(h.locked).toBe(true);
+        fd = h.fd;
+        expect(fs.fstatSync(h.fd).ino).toBe(fs.statSync(lock).ino);
+        expect(probeNow('ex')).toBe('blocked');
+        expect(probeNow('sh')).toBe('acquired');
+        return 'copied';
+      });
+      expect(v).toBe('copied');
+      expect(() => fs.fstatSync(fd)).toThrow(/EBADF/);
+      expect(await pyProbe(lock, 'ex', 'rb')).toBe('acquired');
+      expect(fs.statSync(lock).size).toBe(0);
+    });
+
+    it('returns NOT_NOW without running fn while a Python writer holds the lock', async () => {
+      const py = await pyHold(lock, 'ex');
+      let ran = false;
+      expect(withReadLockNow(lock, RID, () => (ran = true))).toBe(NOT_NOW);
+      expect(ran).toBe(false);
+      await py.release();
+      expect(withReadLockNow(lock, RID, (h) => h.locked)).toBe(true);
+    });
+
+    it('returns NOT_NOW while another call of this process holds or awaits its turn (FIFO kept)', async () => {
+      fs.writeFileSync(lock, '');
+      const other = rolloutPaths(dir, 'other').lock;
+      fs.writeFileSync(other, '');
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const holding = withRolloutLock(other, 'other', 'shared', { waitMs: 0, readOnly: true }, () => gate);
+      const queued = withRolloutLock(lock, RID, 'shared', { waitMs: 0, readOnly: true }, () => 'queued');
+      expect(withReadLockNow(lock, RID, () => 'jumped')).toBe(NOT_NOW);
+      release();
+      await holding;
+      expect(await queued).toBe('queued');
+      expect(withReadLockNow(lock, RID, () => 'now')).toBe('now');
+    });
+
+    it('refuses any lock requested inside its fn, and itself inside another lock', async () => {
+      fs.writeFileSync(lock, '');
+      const other = rolloutPaths(dir, 'other').lock;
+      const inner: Promise<unknown>[] = [];
+      withReadLockNow(lock, RID, () => {
+        expect(() => withReadLockNow(other, 'other', () => 1)).toThrow(/nested lock/);
+        inner.push(withRolloutLock(other, 'other', 'shared', { waitMs: 0, readOnly: true }, () => 1));
+      });
+      expect((await rejection(inner[0])).message).toMatch(/nested lock/);
+      await withRolloutLock(other, 'other', 'shared', { waitMs: 0 }, () => {
+        expect(() => withReadLockNow(lock, RID, () => 1)).toThrow(/nested lock/);
+      });
+    });
+
+    it('with no lock file runs fn unlocked and creates nothing', () => {
+      expect(withReadLockNow(lock, RID, (h) => h)).toEqual({ fd: -1, locked: false });
+      expect(fs.readdirSync(dir)).toEqual([]);
+    });
+
+    it('refuses a FIFO named like the lock file, without blocking', () => {
+      spawnSync('mkfifo', [lock]);
+      expect(() => withReadLockNow(lock, RID, () => 1)).toThrow(/is a FIFO: refusing to lock/);
+    });
+
+    it("releases when fn throws and propagates fn's error", async () => {
+      fs.writeFileSync(lock, '');
+      expect(() =>
+        withReadLockNow(lock, RID, () => {
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      expect(await pyProbe(lock, 'ex')).toBe('acquired');
+      expect(withReadLockNow(lock, RID, () => 'again')).toBe('again');
+    });
+  });
 });
+
+const PROBE_NOW_PY = `
+import fcntl, sys
+f = open(sys.argv[1], 'rb')
+try:
+    fcntl.flock(f.fileno(), (fcntl.LOCK_EX if sys.argv[2] == 'ex' else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+except BlockingIOError:
+    print('blocked')
+else:
+    print('acquired')
+`;
