@@ -721,6 +721,7 @@ export const ENVIRONMENT: readonly { name: string; description: string }[] = [
       'N for `--shard auto` in a Kubernetes Indexed Job (K is JOB_COMPLETION_INDEX); in a Slurm job array, K and N come from SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT',
   },
   { name: 'TOKCAP_DEBUG', description: 'when set to 1, errors also print their stack trace, and jobs that can use worker threads say how many they started' },
+  { name: 'TOKCAP_TRACE', description: 'a file name: the live view of `watch` writes there when each stage of its start and load happened (milliseconds since the process started), for timing it' },
   {
     name: 'TOKCAP_WORKERS',
     description:

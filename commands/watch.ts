@@ -19,6 +19,7 @@ import { rowJson, rowsById, watchSnapshotHead } from '../src/watch/snapshot-json
 import { createWorkerReaders } from '../src/watch/worker-readers.js';
 import { requireCaptureFiles } from './shared.js';
 import { columnHeading, columnsFor, headerLines, rowLine } from './watch/layout.js';
+import { traceFromEnv } from './watch/trace.js';
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   const lockWaitMs = ctx.options.lockWait * 1000;
@@ -29,13 +30,16 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     // caller asked otherwise. React reads it from the process's environment (the context's, in a
     // real run) when it is first loaded, just below.
     ctx.env.NODE_ENV ??= 'production';
+    const trace = traceFromEnv(ctx.env);
+    trace?.('watch: start');
     // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
     // wait behind parsing a big rollout.
     const workers = rowWorkers(ctx);
-    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers });
+    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace });
     try {
       const { runLive } = await import('./watch/live.js');
-      await runLive({ model: live, styles: ctx.styles });
+      trace?.('watch: ink and react loaded');
+      await runLive({ model: live, styles: ctx.styles, trace });
     } finally {
       await workers?.close();
     }
@@ -106,5 +110,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
 function rowWorkers(ctx: CommandContext<'watch'>) {
   if (ctx.threads.threads === 1) return undefined;
   const workers = createWorkerReaders();
+  // Its start (a thread, its modules) overlaps the directory listing, or the live view's renderer.
+  workers.start();
   return { readers: { readBatch: workers.readBatch }, close: () => workers.close() };
 }

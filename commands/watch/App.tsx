@@ -24,6 +24,7 @@ import { useRolloutDetail, type DetailLoader } from './hooks/useRolloutDetail.js
 import { useTerminalSize, type SizedStream } from './hooks/useTerminalSize.js';
 import { initialUi, reduceKey, splitKeys, type KeyContext, type UiState } from './keys.js';
 import { selectedIndex, visibleOffset } from './navigation.js';
+import type { Trace } from './trace.js';
 
 export interface WatchAppProps {
   model: DirectoryModel;
@@ -39,6 +40,8 @@ export interface WatchAppProps {
   throttleMs?: number;
   initialScan?: boolean;
   initialSort?: SortMode;
+  /** TOKCAP_TRACE (./trace.ts): told of the first frames with rows listed and with the visible rows read. */
+  trace?: Trace;
 }
 
 export function WatchApp(props: WatchAppProps) {
@@ -46,7 +49,7 @@ export function WatchApp(props: WatchAppProps) {
   const { exit } = useApp();
   const size = useTerminalSize(props.sizeStream);
   const now = useNow(props.clock);
-  const handle = useDirectoryModel(model, { throttleMs: props.throttleMs, initialScan: props.initialScan });
+  const handle = useDirectoryModel(model, { throttleMs: props.throttleMs, initialScan: props.initialScan, trace: props.trace });
   // The model is the watcher's target: it re-reads named rollouts and rescans (its own queue).
   useDirectoryWatcher(model.dir, model, props.watcher);
 
@@ -78,6 +81,15 @@ export function WatchApp(props: WatchAppProps) {
   // See KeyContext.followSelection.
   const selected = selectedIndex(snapshot.ready ? nav : { ...nav, selectedId: null }, rows);
   const offset = visibleOffset(nav.offset, selected, rows.length, page);
+  const traced = useRef({ listed: false, read: false });
+  if (props.trace && screen === 'list' && rows.length > 0) {
+    if (!traced.current.listed) props.trace(`frame: ${rows.length} rows listed`);
+    traced.current.listed = true;
+    if (!traced.current.read && rows.slice(offset, offset + page).every((r) => r.loaded)) {
+      traced.current.read = true;
+      props.trace(`frame: visible rows read (${snapshot.totals.loaded} read)`);
+    }
+  }
 
   const openRow = openId === null ? undefined : model.row(openId);
   const detailState = useRolloutDetail(loadDetail, screen === 'detail' ? openId : null, openRow?.seq ?? 0);

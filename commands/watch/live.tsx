@@ -9,6 +9,7 @@ import { render } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
 import { WatchApp } from './App.js';
+import type { Trace } from './trace.js';
 
 const ALT_SCREEN_ON = '\u001b[?1049h\u001b[H';
 const ALT_SCREEN_OFF = '\u001b[?1049l';
@@ -20,16 +21,18 @@ export interface LiveOptions {
   stdin?: NodeJS.ReadStream;
   /** Use the terminal's alternate screen (default true): the shell's scrollback is left intact. */
   altScreen?: boolean;
+  /** TOKCAP_TRACE (./trace.ts). */
+  trace?: Trace;
 }
 
-export async function runLive({ model, styles, stdout = process.stdout, stdin = process.stdin, altScreen = true }: LiveOptions): Promise<void> {
+export async function runLive({ model, styles, stdout = process.stdout, stdin = process.stdin, altScreen = true, trace }: LiveOptions): Promise<void> {
   if (altScreen) stdout.write(ALT_SCREEN_ON);
   const restore = () => {
     if (altScreen) stdout.write(ALT_SCREEN_OFF);
   };
   process.once('exit', restore);
   try {
-    const app = render(<WatchApp model={model} styles={styles} />, {
+    const app = render(<WatchApp model={model} styles={styles} trace={trace} />, {
       stdout,
       stdin,
       exitOnCtrlC: true,

@@ -72,6 +72,8 @@ export interface DirectoryModelOptions {
   /** Clock for `changedAt` (default Date.now). */
   now?: () => number;
   readers?: Partial<WatchReaders>;
+  /** Told when each stage of a load starts or ends (a name per event), for timing the load. */
+  trace?: (event: string) => void;
 }
 
 export interface DirectorySnapshot {
@@ -124,6 +126,7 @@ export class DirectoryModel {
   private readonly statUnread: boolean;
   private readonly statConcurrency: number;
   private readonly now: () => number;
+  private readonly trace: ((event: string) => void) | undefined;
 
   private readonly rows = new Map<string, RolloutRow>();
   /** The totals of `rows`, kept up to date row by row (`setRow`, `deleteRow`). */
@@ -173,6 +176,7 @@ export class DirectoryModel {
     this.statUnread = options.statUnread ?? true;
     this.statConcurrency = Math.max(1, options.statConcurrency ?? 4);
     this.now = options.now ?? Date.now;
+    this.trace = options.trace;
   }
 
   /** A rescan runs, or reads it queued are still waiting (another rescan would add nothing). */
@@ -196,6 +200,11 @@ export class DirectoryModel {
   /** Rollouts known (read or not); what `snapshot().rows.length` would say, without a snapshot. */
   get size(): number {
     return this.rows.size;
+  }
+
+  /** Rollouts read at least once; what `snapshot().totals.loaded` would say, without a snapshot. */
+  get loaded(): number {
+    return this.totals.loaded;
   }
 
   /** What `snapshot().ready` would say, without a snapshot. */
@@ -369,9 +378,11 @@ export class DirectoryModel {
 
   private async scanListing(): Promise<void> {
     const t0 = performance.now();
+    this.trace?.('scan: start');
     let listing: DirectoryListing;
     try {
       listing = await this.readers.scan(this.dir);
+      this.trace?.(`scan: listed ${listing.rollouts.size} rollouts`);
     } catch (e) {
       this.scanError = toTokcapError(e, { file: this.dir }).message;
       this.firstScanDone = true;
@@ -399,6 +410,7 @@ export class DirectoryModel {
       dirty = true;
     }
     if (dirty) this.changed();
+    this.trace?.('scan: rows placed');
 
     // Stat pass: which rollouts changed since they were read?
     const changed: { id: string; mtimeMs: number }[] = [];
@@ -436,6 +448,7 @@ export class DirectoryModel {
     };
     await Promise.all(Array.from({ length: Math.min(this.statConcurrency, ids.length) }, worker));
     if (this.disposed) return;
+    this.trace?.(`scan: stat pass done, ${changed.length} to read`);
     changed.sort((a, b) => b.mtimeMs - a.mtimeMs);
     for (const { id } of changed) {
       if (this.urgent.has(id)) continue;
@@ -485,7 +498,10 @@ export class DirectoryModel {
   }
 
   private pump(): void {
-    while (!this.disposed && this.batches < this.concurrency) {
+    // The first batch of a load (the first screen's rollouts) alone: batches copied together
+    // share this thread's turns, and the first would be read last.
+    const concurrency = this.initialDone || this.totals.loaded > 0 ? this.concurrency : 1;
+    while (!this.disposed && this.batches < concurrency) {
       // The first batch of a load is about a screenful: the first rows show sooner.
       const size = this.initialDone || this.runCounter > 0 ? this.batchSize : Math.min(this.batchSize, FIRST_BATCH);
       const ids: string[] = [];
@@ -501,8 +517,10 @@ export class DirectoryModel {
       });
       const forced = ids.map((id) => this.forced.delete(id));
       this.batches++;
+      this.trace?.(`read: batch of ${ids.length} queued`);
       void this.readMany(ids, forced).finally(() => {
         this.batches--;
+        this.trace?.(`read: batch of ${ids.length} done, ${this.totals.loaded} read`);
         ids.forEach((id, i) => this.finishRun(id, runs[i]));
         this.pump();
         // The reads are no longer in flight: listeners' last snapshot must not still count them.

@@ -26,6 +26,11 @@ export interface WorkerReaders {
   readBatch(store: StoreOptions, ids: readonly string[]): Promise<RowReadOutcome[]>;
   /** Whether batches currently go to the worker (false before the first one and after a fallback). */
   readonly inWorker: boolean;
+  /**
+   * Starts the worker now rather than on the first batch: it loads its modules while this
+   * thread does something else (the live view loads its renderer), not while a batch waits.
+   */
+  start(): void;
   /** Lets the batches in flight finish (at most `timeoutMs`), then stops the worker. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -87,6 +92,9 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
   return {
     get inWorker() {
       return worker !== null && !broken;
+    },
+    start() {
+      start();
     },
     async readBatch(store, ids) {
       const arena = arenas.pop() ?? new CopyArena();

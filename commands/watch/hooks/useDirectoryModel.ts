@@ -27,30 +27,45 @@ export interface UseDirectoryModelOptions {
   throttleMs?: number;
   /** Start a full scan on mount (default true). */
   initialScan?: boolean;
+  /** Told of every snapshot handed to the view (TOKCAP_TRACE). */
+  trace?: (event: string) => void;
 }
 
 export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryModelOptions = {}): DirectoryModelHandle {
   const throttleMs = options.throttleMs ?? 100;
   const initialScan = options.initialScan ?? true;
+  const trace = options.trace;
   const [snapshot, setSnapshot] = useState<DirectorySnapshot>(() => model.snapshot());
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let last = 0;
     let live = true;
+    let shownRead = 0;
     const flush = () => {
       timer = undefined;
       if (!live) return;
       last = Date.now();
-      setSnapshot(model.snapshot());
+      const s = model.snapshot();
+      shownRead = model.loaded;
+      trace?.(`view: snapshot, ${s.totals.loaded} of ${s.rows.length} read`);
+      setSnapshot(s);
     };
+    let due = 0;
     const unsubscribe = model.subscribe(() => {
-      if (timer !== undefined) return;
       // While the first load runs, thousands of reads finish: a few snapshots a second suffice,
       // fewer for a huge directory (each one copies every row; 100,000 rows: one a second). No
-      // snapshot is taken here: only the one handed to the view.
-      const spacing = model.ready ? throttleMs : Math.max(throttleMs, LOADING_THROTTLE_MS, model.size / ROWS_PER_LOADING_MS);
-      timer = setTimeout(flush, Math.max(0, last + spacing - Date.now()));
+      // snapshot is taken here: only the one handed to the view. But the first rows read are
+      // the first screen's (the load reads them first): they are shown at once.
+      const firstRead = shownRead === 0 && model.loaded > 0;
+      const spacing = model.ready ? throttleMs : firstRead ? 0 : Math.max(throttleMs, LOADING_THROTTLE_MS, model.size / ROWS_PER_LOADING_MS);
+      const at = firstRead ? Date.now() : last + spacing;
+      if (timer !== undefined) {
+        if (at >= due) return;
+        clearTimeout(timer);
+      }
+      due = at;
+      timer = setTimeout(flush, Math.max(0, at - Date.now()));
     });
     // Whatever changed between the first render and the subscription.
     setSnapshot(model.snapshot());
@@ -60,7 +75,7 @@ export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryMo
       unsubscribe();
       if (timer !== undefined) clearTimeout(timer);
     };
-  }, [model, throttleMs, initialScan]);
+  }, [model, throttleMs, initialScan, trace]);
 
   const refresh = useCallback((ids: readonly string[]) => void model.refresh(ids), [model]);
   const rescan = useCallback(() => void model.rescan(), [model]);

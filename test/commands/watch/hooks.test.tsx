@@ -258,14 +258,19 @@ describe('useDirectoryModel', () => {
   function fakeModel() {
     const listeners = new Set<() => void>();
     let version = 0;
-    const state = { ready: true };
+    const state = { ready: true, size: 0, loaded: 0 };
     const model = {
       state,
       dir: '/x',
       get ready() {
         return state.ready;
       },
-      size: 0,
+      get size() {
+        return state.size;
+      },
+      get loaded() {
+        return state.loaded;
+      },
       subscribe: (l: () => void) => {
         listeners.add(l);
         return () => listeners.delete(l);
@@ -325,6 +330,41 @@ describe('useDirectoryModel', () => {
     app.unmount();
     await tick();
     expect(m.listeners.size).toBe(0);
+  });
+
+  it('during a load of many rollouts, shows the first rows read at once, not a throttle window later', async () => {
+    const m = fakeModel();
+    m.state.ready = false;
+    m.state.size = 100_000; // snapshots a second apart while loading
+    function Harness() {
+      const { snapshot } = useDirectoryModel(m as unknown as DirectoryModel, { throttleMs: 100 });
+      return <Text>v{snapshot.version}</Text>;
+    }
+    const app = render(<Harness />);
+    unmounts.push(app.unmount);
+    await tick();
+    m.change(); // the listing: placeholders
+    await vi.advanceTimersByTimeAsync(0);
+    await tick();
+    expect(app.lastFrame()).toBe('v1');
+    m.change(); // the stat pass: a snapshot due a window after the last one
+    await vi.advanceTimersByTimeAsync(10);
+    await tick();
+    expect(app.lastFrame()).toBe('v1');
+    m.state.loaded = 48; // the first batch read: the first screen's rows
+    m.change();
+    await vi.advanceTimersByTimeAsync(0);
+    await tick();
+    expect(app.lastFrame()).toBe('v3');
+    // Then the window again.
+    m.state.loaded = 176;
+    m.change();
+    await vi.advanceTimersByTimeAsync(500);
+    await tick();
+    expect(app.lastFrame()).toBe('v3');
+    await vi.advanceTimersByTimeAsync(500);
+    await tick();
+    expect(app.lastFrame()).toBe('v4');
   });
 });
 
