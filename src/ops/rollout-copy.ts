@@ -61,6 +61,14 @@ export interface CopyError {
 export class CopyArena {
   bytes: Buffer;
   used = 0;
+  /**
+   * Descriptors of the copied files, left open by `copyRolloutNow` and `copyRolloutInTurn`:
+   * closing them needs no lock, so it is done after the release, by whoever closes the batch
+   * (`closeCopied`, or the watch's read worker: a `close` is as dear as a `read`).
+   */
+  fds: number[] = [];
+  /** How many descriptors `fds` may hold before copyBatch closes them itself (0: at once). */
+  keepFds = 0;
 
   constructor(capacity = 256 * 1024) {
     // allocUnsafeSlow: an ArrayBuffer of its own (transferable), not a slice of Node's pool.
@@ -76,6 +84,23 @@ export class CopyArena {
   }
 }
 
+/** Closes the descriptors the copies into `arena` left open (after their locks were released). */
+export function closeCopied(arena: CopyArena): void {
+  closeDescriptors(arena.fds);
+  arena.fds = [];
+}
+
+/** Closes descriptors, ignoring errors (nothing was written through them). */
+export function closeDescriptors(fds: readonly number[]): void {
+  for (const fd of fds) {
+    try {
+      closeSync(fd);
+    } catch {
+      // a read-only descriptor: nothing to lose
+    }
+  }
+}
+
 /** A view of one copied file (no copy of the bytes). */
 export function spanBytes(arena: Uint8Array, span: ArenaSpan | undefined): Buffer | undefined {
   if (span === undefined) return undefined;
@@ -88,10 +113,17 @@ export function spanBytes(arena: Uint8Array, span: ArenaSpan | undefined): Buffe
  * reported in `failure`, with nothing copied.
  */
 export async function copyRollout(store: StoreOptions, rolloutId: string, arena: CopyArena): Promise<RolloutCopyRecord> {
-  return copyRolloutNow(store, rolloutId, arena) ?? copyRolloutInTurn(store, rolloutId, arena);
+  try {
+    return copyRolloutNow(store, rolloutId, arena) ?? (await copyRolloutInTurn(store, rolloutId, arena));
+  } finally {
+    closeCopied(arena);
+  }
 }
 
-/** `copyRollout` through the lock's queue: waits for its turn and for the lock. */
+/**
+ * `copyRollout` through the lock's queue: waits for its turn and for the lock. Leaves the
+ * descriptors of the files copied open in `arena.fds` (see `closeCopied`).
+ */
 export async function copyRolloutInTurn(store: StoreOptions, rolloutId: string, arena: CopyArena): Promise<RolloutCopyRecord> {
   const paths = rolloutPaths(store.dir, rolloutId);
   const record: RolloutCopyRecord = { rolloutId, spans: {}, stamps: {} };
@@ -109,7 +141,8 @@ export async function copyRolloutInTurn(store: StoreOptions, rolloutId: string, 
 /**
  * `copyRollout` done synchronously when the lock is free at once (rollout-lock.ts
  * `withReadLockNow`): no promise, no turn of the event loop. Undefined when it would have to wait
- * (then `copyRolloutInTurn` waits its turn).
+ * (then `copyRolloutInTurn` waits its turn). Leaves the descriptors of the files copied open in
+ * `arena.fds` (see `closeCopied`).
  */
 export function copyRolloutNow(store: StoreOptions, rolloutId: string, arena: CopyArena): RolloutCopyRecord | undefined {
   const paths = rolloutPaths(store.dir, rolloutId);
@@ -171,10 +204,11 @@ function copyFile(path: string, rolloutId: string, kind: CopiedKind, arena: Copy
     record.stamps[kind] = { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
   } catch (e) {
     delete record.spans[kind];
-    throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
-  } finally {
     closeSync(fd);
+    throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
   }
+  // Closed after the lock is released (it changes nothing a writer could see).
+  arena.fds.push(fd);
 }
 
 function notRegular(path: string, what: string, rolloutId: string): TokcapError {

@@ -10,7 +10,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { toTokcapError } from '../errors.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import type { FileKind } from '../layout/file-names.js';
-import { COPIED_KINDS, copyRolloutInTurn, copyRolloutNow, type CopiedKind, type CopyArena, type FileStamp, type RolloutCopyRecord } from '../ops/rollout-copy.js';
+import { COPIED_KINDS, closeCopied, copyRolloutInTurn, copyRolloutNow, type CopiedKind, type CopyArena, type FileStamp, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import { readRow, type RowRead } from './preview.js';
 import { deriveRow, type RolloutRow, type RowError } from './rows.js';
@@ -55,14 +55,20 @@ export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record
   }
 }
 
-/** Main thread: copies the rollouts into `arena`, one lock at a time, in order. */
+/**
+ * Main thread: copies the rollouts into `arena`, one lock at a time, in order. The descriptors
+ * copied from are left open in `arena.fds` (up to `arena.keepFds`), for the thread that parses
+ * the batch to close.
+ */
 export async function copyBatch(store: StoreOptions, ids: readonly string[], arena: CopyArena): Promise<RolloutCopyRecord[]> {
   arena.used = 0;
+  closeCopied(arena);
   const records: RolloutCopyRecord[] = [];
   let since = performance.now();
   for (const id of ids) {
     // Synchronous while locks are free at once: no promise per rollout.
     records.push(copyRolloutNow(store, id, arena) ?? (await copyRolloutInTurn(store, id, arena)));
+    if (arena.fds.length > arena.keepFds) closeCopied(arena);
     // Uncontended locks resolve in microtasks: without this, keys and frames would wait for the
     // whole batch.
     if (performance.now() - since > YIELD_EVERY_MS) {
@@ -83,6 +89,7 @@ export async function readBatchHere(store: StoreOptions, ids: readonly string[],
   // One rollout at a time through the arena: its memory stays one rollout's.
   for (const id of ids) {
     const [record] = await copyBatch(store, [id], arena);
+    closeCopied(arena);
     out.push(await rowFromCopy(store, arena.bytes, record, json));
   }
   return out;

@@ -6,10 +6,10 @@
  * next to this module, e.g. when running from sources) or dies, batches are read in this thread
  * instead, transparently (those in flight are read again here).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { CopyArena } from '../ops/rollout-copy.js';
+import { CopyArena, closeCopied } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest } from './read-worker.js';
 import { copyBatch, readBatchHere, type RowReadOutcome } from './row-batch.js';
@@ -18,6 +18,8 @@ interface Pending {
   store: StoreOptions;
   ids: readonly string[];
   arena: CopyArena;
+  /** Descriptors handed to the worker with the batch. */
+  fds: number;
   resolve: (r: RowReadOutcome[]) => void;
   reject: (e: unknown) => void;
 }
@@ -44,6 +46,9 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
   /** Arenas back from the worker, for the next batches. */
   const arenas: CopyArena[] = [];
   let drained: (() => void) | null = null;
+  /** Descriptors handed to the worker and not yet closed by it (as far as this thread knows). */
+  let handedOff = 0;
+  const fdBudget = descriptorBudget();
 
   const settle = () => {
     if (pending.size === 0 && drained) drained();
@@ -67,12 +72,15 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     try {
       // A young generation of 8 MB, as the other workers' (src/threads/parallel-rollouts.ts):
       // V8's default nursery adds ~20 MB to the peak RSS of a load of 100,000 rollouts.
-      const w = new Worker(workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+      // trackUnmanagedFds off: the worker closes descriptors this thread opened (a tracking
+      // worker warns about each one, and would close its own at exit; it opens none).
+      const w = new Worker(workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: 8 }, trackUnmanagedFds: false });
       w.unref();
       w.on('message', (reply: BatchReply) => {
         const p = pending.get(reply.seq);
         if (!p) return;
         pending.delete(reply.seq);
+        handedOff -= p.fds;
         p.arena.bytes = Buffer.from(reply.arena.buffer);
         arenas.push(p.arena);
         p.resolve(reply.outcomes);
@@ -99,9 +107,19 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     async readBatch(store, ids) {
       const arena = arenas.pop() ?? new CopyArena();
       if (!start()) return readBatchHere(store, ids, arena);
+      // Descriptors left for the worker to close stay within a share of the process's limit.
+      arena.keepFds = Math.max(0, fdBudget - handedOff);
       const records = await copyBatch(store, ids, arena);
       const w = worker;
-      if (!w) return readBatchHere(store, ids, arena);
+      if (!w) {
+        closeCopied(arena);
+        return readBatchHere(store, ids, arena);
+      }
+      const fds = arena.fds;
+      // The worker closes them; should it die first, they stay open (closing them here could
+      // close a number reused since).
+      arena.fds = [];
+      handedOff += fds.length;
       const request: BatchRequest = {
         type: 'batch',
         seq: ++seq,
@@ -109,9 +127,10 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         // The whole buffer moves (and comes back): no copy of the bytes.
         arena: new Uint8Array(arena.bytes.buffer, 0, arena.used),
         records,
+        fds,
       };
       return new Promise<RowReadOutcome[]>((resolve, reject) => {
-        pending.set(request.seq, { store, ids, arena, resolve, reject });
+        pending.set(request.seq, { store, ids, arena, fds: fds.length, resolve, reject });
         w.postMessage(request, [arena.bytes.buffer as ArrayBuffer]);
       });
     },
@@ -131,4 +150,22 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       if (w) await w.terminate();
     },
   };
+}
+
+/**
+ * A quarter of the soft limit on open files (/proc/self/limits; 1024 when it cannot be read):
+ * what batches in flight may keep open for the worker to close.
+ */
+function descriptorBudget(): number {
+  let limit = 1024;
+  try {
+    const line = readFileSync('/proc/self/limits', 'latin1')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = Number(line?.split(/\s+/)[3]);
+    if (Number.isFinite(soft) && soft > 0) limit = soft;
+  } catch {
+    // not Linux: the conservative default
+  }
+  return Math.floor(limit / 4);
 }

@@ -40,6 +40,24 @@ describe('tokcap watch without a terminal', () => {
     expect(Object.keys(JSON.parse(one.stdout).rollouts)).toHaveLength(40);
   });
 
+  it('--once --json under a low limit on open files: the descriptors left for the worker to close stay within it', async () => {
+    const dir = tempDir();
+    // 400 rollouts of 3 files: a few batches' descriptors would pass 128 if all were left open.
+    await makeStore(dir, { rollouts: 400 });
+    const free = await tokcap(['watch', dir, '--once', '--json']);
+    const limited = await execa('sh', ['-c', 'ulimit -n 128 && exec node "$@"', 'sh', BIN, 'watch', dir, '--once', '--json'], {
+      env: cleanEnv({}),
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    });
+    expect(free.exitCode).toBe(0);
+    expect(limited.stderr).toBe('');
+    expect(limited.exitCode).toBe(0);
+    expect(limited.stdout).toBe(free.stdout);
+    expect(Object.keys(JSON.parse(limited.stdout).rollouts)).toHaveLength(400);
+  });
+
   it('--once --json prints one snapshot of what the view shows and changes nothing', async () => {
     const dir = tempDir();
     await makeStore(dir);
