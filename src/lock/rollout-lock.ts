@@ -140,8 +140,8 @@ let syncHeld = false;
 /**
  * The read-only shared lock (`readOnly: true`) taken and released synchronously around a
  * synchronous `fn`, when that needs no wait: no other lock call of this process holds or awaits
- * its turn, and the first `LOCK_NB` attempt succeeds on a lock file whose inode is still the
- * path's. Otherwise nothing is run and NOT_NOW is returned, for `withRolloutLock` (which waits,
+ * its turn, and the first `LOCK_NB` attempt succeeds on a lock file that still has a link (its
+ * inode is still the path's). Otherwise nothing is run and NOT_NOW is returned, for `withRolloutLock` (which waits,
  * retries and handles a swept lock file). A watch load copies 100,000 rollouts this way without
  * a promise per rollout. Same refusals as `withRolloutLock`: a lock file that is not regular, a
  * worker thread, and any lock requested from inside `fn` or from inside another lock's `fn`.
@@ -157,18 +157,21 @@ export function withReadLockNow<T>(lockPath: string, rolloutId: string, fn: (hel
   if (fd === null) return runHeld(fn, { fd: -1, locked: false }, -1, lockPath, rolloutId);
   let locked = false;
   try {
-    const mine = fstat(fd, lockPath, rolloutId);
-    if (!mine.isFile()) {
-      throw notRegularLock(lockPath, rolloutId, mine.isDirectory() ? 'a directory' : mine.isFIFO() ? 'a FIFO' : 'a file that is not regular');
-    }
     try {
       locked = tryFlock(fd, 'shared');
     } catch (e) {
       throw ioError(e, lockPath, rolloutId);
     }
-    // Held by a writer, or swept meanwhile (docs/format.md#differs-lock-inode): the waiting path.
-    const current = locked ? statOrNull(lockPath, rolloutId) : null;
-    if (current === null || current.dev !== mine.dev || current.ino !== mine.ino) {
+    // Locking a FIFO or a directory is harmless (nothing waits); it is refused right after.
+    const mine = fstatNumbers(fd, lockPath, rolloutId);
+    if (!mine.isFile()) {
+      throw notRegularLock(lockPath, rolloutId, mine.isDirectory() ? 'a directory' : mine.isFIFO() ? 'a FIFO' : 'a file that is not regular');
+    }
+    // Held by a writer: the waiting path. The inode check (docs/format.md#differs-lock-inode)
+    // in one call instead of a stat of the path: a lock file swept or replaced since it was
+    // opened has no link left (tokcap and the writers unlink lock files, never link or rename
+    // them), and then the waiting path starts over on the current one.
+    if (!locked || mine.nlink === 0) {
       closeQuietly(fd, locked);
       return NOT_NOW;
     }
@@ -393,6 +396,14 @@ function closeQuietly(fd: number, locked: boolean): void {
 function fstat(fd: number, lockPath: string, rolloutId: string): fs.BigIntStats {
   try {
     return fs.fstatSync(fd, { bigint: true });
+  } catch (e) {
+    throw ioError(e, lockPath, rolloutId);
+  }
+}
+
+function fstatNumbers(fd: number, lockPath: string, rolloutId: string): fs.Stats {
+  try {
+    return fs.fstatSync(fd);
   } catch (e) {
     throw ioError(e, lockPath, rolloutId);
   }
