@@ -35,11 +35,16 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
     // wait behind parsing a big rollout.
     const workers = rowWorkers(ctx);
-    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace });
+    // The first batch of the load is the first screen's rows (the terminal's height at most).
+    const firstBatch = Math.max(48, process.stdout.rows ?? 0);
+    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace, firstBatch });
     try {
+      // The load starts before the renderer is loaded (~0.6 s): the worker lists the directory
+      // and stats it meanwhile (shared-stat.ts), and the view shows what the model has so far.
+      void live.rescan();
       const { runLive } = await import('./watch/live.js');
       trace?.('watch: ink and react loaded');
-      await runLive({ model: live, styles: ctx.styles, trace });
+      await runLive({ model: live, styles: ctx.styles, trace, initialScan: false });
     } finally {
       await workers?.close();
     }
@@ -112,5 +117,5 @@ function rowWorkers(ctx: CommandContext<'watch'>) {
   const workers = createWorkerReaders();
   // Its start (a thread, its modules) overlaps the directory listing, or the live view's renderer.
   workers.start();
-  return { readers: { readBatch: workers.readBatch }, close: () => workers.close() };
+  return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad }, close: () => workers.close() };
 }

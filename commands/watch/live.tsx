@@ -23,16 +23,18 @@ export interface LiveOptions {
   altScreen?: boolean;
   /** TOKCAP_TRACE (./trace.ts). */
   trace?: Trace;
+  /** The view starts the model's first scan (default true; false: the caller started it). */
+  initialScan?: boolean;
 }
 
-export async function runLive({ model, styles, stdout = process.stdout, stdin = process.stdin, altScreen = true, trace }: LiveOptions): Promise<void> {
+export async function runLive({ model, styles, stdout = process.stdout, stdin = process.stdin, altScreen = true, trace, initialScan }: LiveOptions): Promise<void> {
   if (altScreen) stdout.write(ALT_SCREEN_ON);
   const restore = () => {
     if (altScreen) stdout.write(ALT_SCREEN_OFF);
   };
   process.once('exit', restore);
   try {
-    const app = render(<WatchApp model={model} styles={styles} trace={trace} />, {
+    const app = render(<WatchApp model={model} styles={styles} trace={trace} initialScan={initialScan} />, {
       stdout,
       stdin,
       exitOnCtrlC: true,

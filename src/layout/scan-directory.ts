@@ -45,7 +45,15 @@ const MASK_KINDS: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 const MASK_BIT = { incomplete: 1, intents: 2, jsonl: 4, state: 8, lock: 0 } satisfies Record<FileKind, number>;
 const SETS_BY_MASK: ReadonlySet<FileKind>[] = Array.from({ length: 16 }, (_, m) => new Set(MASK_KINDS.filter((k) => m & MASK_BIT[k])));
 
-function filesOfMask(mask: number): ReadonlySet<FileKind> {
+/** The files of a rollout as a 4-bit mask (incomplete 1, intents 2, jsonl 4, state 8): a listing crosses threads as masks. */
+export function maskOfFiles(files: ReadonlySet<FileKind>): number {
+  let mask = 0;
+  for (const k of files) mask |= MASK_BIT[k];
+  return mask;
+}
+
+/** The (shared, read-only) set of files of a mask: `maskOfFiles`'s inverse. */
+export function filesOfMask(mask: number): ReadonlySet<FileKind> {
   return SETS_BY_MASK[mask];
 }
 

@@ -4,18 +4,25 @@
  * thread that handles keys and draws the screen spends its time on copies and frames only. This
  * thread takes no rollout lock and opens no capture file: every copy was taken by the main
  * thread, one rollout lock at a time (docs/format.md#lock-mechanism; src/watch/row-batch.ts).
+ * At the start of a live load it also lists the directory and takes its share of the stat pass
+ * (shared-stat.ts: names and mtimes only).
  *
  * Protocol (plain data): main → worker `{ type: 'batch', seq, store, arena, records, fds }`
  * (`arena` transferred: the bytes of every copy of the batch; `fds`: the descriptors the copies
  * left open, which this thread closes), answered by
- * `{ type: 'batch', seq, outcomes, arena }` (the arena moved back for the next batch).
+ * `{ type: 'batch', seq, outcomes, arena }` (the arena moved back for the next batch);
+ * `{ type: 'scan', seq, dir }`, answered by `{ type: 'listing', seq, listing }` (or `failed`: the
+ * main thread lists the directory itself) and, once this thread has no chunk of the stat pass
+ * left to claim, `{ type: 'stat-done', seq }`.
  */
 import { parentPort } from 'node:worker_threads';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import { closeDescriptors, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
+import { scanDirectory } from '../layout/scan-directory.js';
 import { rowFromCopy, type RowReadOutcome } from './row-batch.js';
+import { sharedListing, statNextChunk, type SharedListing } from './shared-stat.js';
 
 export interface BatchRequest {
   type: 'batch';
@@ -34,12 +41,33 @@ export interface BatchReply {
   arena: Uint8Array;
 }
 
+export interface ScanRequest {
+  type: 'scan';
+  seq: number;
+  dir: string;
+}
+
+export type ScanReply = { type: 'listing'; seq: number; listing: SharedListing } | { type: 'listing'; seq: number; failed: true } | { type: 'stat-done'; seq: number };
+
 const port = parentPort;
 if (port) {
   refuseRolloutLocksInThisThread();
   // One reader for every rollout this thread reads: its parser's buffers are made once.
   const json = new JsonBytesReader();
-  port.on('message', async (m: BatchRequest) => {
+  port.on('message', async (m: BatchRequest | ScanRequest) => {
+    if (m.type === 'scan') {
+      let listing: ReturnType<typeof sharedListing>;
+      try {
+        listing = sharedListing(await scanDirectory(m.dir));
+      } catch {
+        port.postMessage({ type: 'listing', seq: m.seq, failed: true } satisfies ScanReply);
+        return;
+      }
+      port.postMessage({ type: 'listing', seq: m.seq, listing: listing.shared } satisfies ScanReply);
+      while (statNextChunk(m.dir, listing.ids, listing.shared));
+      port.postMessage({ type: 'stat-done', seq: m.seq } satisfies ScanReply);
+      return;
+    }
     if (m.type !== 'batch') return;
     // Off the main thread, which copies the next batch meanwhile.
     closeDescriptors(m.fds);

@@ -11,8 +11,17 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CopyArena, closeCopied } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
-import type { BatchReply, BatchRequest } from './read-worker.js';
+import type { BatchReply, BatchRequest, ScanReply, ScanRequest } from './read-worker.js';
 import { copyBatch, readBatchHere, type RowReadOutcome } from './row-batch.js';
+import { listingOf, statHere, type LoadListing } from './shared-stat.js';
+
+interface PendingScan {
+  dir: string;
+  /** Settled by the listing (undefined: list in this thread instead). */
+  listed: (l: LoadListing | undefined) => void;
+  /** Settled when the worker's share of the stat pass is done (false: it stopped). */
+  statted: (completed: boolean) => void;
+}
 
 interface Pending {
   store: StoreOptions;
@@ -26,6 +35,11 @@ interface Pending {
 
 export interface WorkerReaders {
   readBatch(store: StoreOptions, ids: readonly string[]): Promise<RowReadOutcome[]>;
+  /**
+   * The directory listed by the worker, and a stat pass shared with it (shared-stat.ts), for the
+   * start of a live load; undefined when there is no worker (the caller lists it itself).
+   */
+  scanForLoad(dir: string): Promise<LoadListing | undefined>;
   /** Whether batches currently go to the worker (false before the first one and after a fallback). */
   readonly inWorker: boolean;
   /**
@@ -43,6 +57,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
   let closed = false;
   let seq = 0;
   const pending = new Map<number, Pending>();
+  const scans = new Map<number, PendingScan>();
   /** Arenas back from the worker, for the next batches. */
   const arenas: CopyArena[] = [];
   let drained: (() => void) | null = null;
@@ -59,6 +74,13 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     const w = worker;
     worker = null;
     void w?.terminate();
+    // A listing not given: this thread lists; a share of the stat pass not finished: this thread
+    // stats what has no mtime.
+    for (const s of scans.values()) {
+      s.listed(undefined);
+      s.statted(false);
+    }
+    scans.clear();
     // The copies went with the worker: read those batches again, here.
     for (const [key, p] of [...pending]) {
       pending.delete(key);
@@ -76,7 +98,11 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       // worker warns about each one, and would close its own at exit; it opens none).
       const w = new Worker(workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: 8 }, trackUnmanagedFds: false });
       w.unref();
-      w.on('message', (reply: BatchReply) => {
+      w.on('message', (reply: BatchReply | ScanReply) => {
+        if (reply.type !== 'batch') {
+          onScanReply(reply);
+          return;
+        }
         const p = pending.get(reply.seq);
         if (!p) return;
         pending.delete(reply.seq);
@@ -95,6 +121,23 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       broken = true;
     }
     return worker;
+  };
+
+  const onScanReply = (reply: ScanReply) => {
+    const s = scans.get(reply.seq);
+    if (!s) return;
+    if (reply.type === 'stat-done') {
+      scans.delete(reply.seq);
+      s.statted(true);
+    } else if ('failed' in reply) {
+      scans.delete(reply.seq);
+      s.listed(undefined);
+    } else {
+      const shared = reply.listing;
+      const { listing, ids } = listingOf(shared);
+      const done = new Promise<boolean>((resolve) => (s.statted = resolve));
+      s.listed({ listing, ids, stat: () => statHere(s.dir, ids, shared, done) });
+    }
   };
 
   return {
@@ -134,8 +177,23 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         w.postMessage(request, [arena.bytes.buffer as ArrayBuffer]);
       });
     },
+    scanForLoad(dir) {
+      const w = start();
+      if (!w) return Promise.resolve(undefined);
+      const request: ScanRequest = { type: 'scan', seq: ++seq, dir };
+      return new Promise<LoadListing | undefined>((resolve) => {
+        scans.set(request.seq, { dir, listed: resolve, statted: () => undefined });
+        w.postMessage(request);
+      });
+    },
     async close(timeoutMs = 2000) {
       closed = true;
+      // Nobody waits for a load any more.
+      for (const s of scans.values()) {
+        s.listed(undefined);
+        s.statted(true);
+      }
+      scans.clear();
       if (pending.size > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, timeoutMs);

@@ -11,7 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';
 import type { withRolloutLock as withRolloutLockFromSources } from '../../../src/lock/rollout-lock.js';
-import { DEFAULT_READERS } from '../../../src/watch/directory-model.js';
+import { DEFAULT_READERS, DirectoryModel } from '../../../src/watch/directory-model.js';
+import { NO_FILTER, visibleRows } from '../../../src/watch/rows.js';
 import { readRow } from '../../../src/watch/preview.js';
 import { rowOf, type RowReadOutcome } from '../../../src/watch/row-batch.js';
 import { createWorkerReaders as createFromSources } from '../../../src/watch/worker-readers.js';
@@ -105,12 +106,61 @@ describe('worker readers', () => {
     }
   });
 
+  it('list the directory in the worker and share the stat pass with this thread; the model reads the first screen first', async () => {
+    const dir = tempDir();
+    const ids = await makeStore(dir, { rollouts: 600, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false });
+    // Distinct ages (every file of a rollout the same), in no relation to the ids or the listing's order.
+    ids.forEach((id, i) => {
+      const t = 1_000_000 + ((i * 7919) % 600);
+      for (const p of Object.values(rolloutPaths(dir, id))) if (fs.existsSync(p)) fs.utimesSync(p, t, t);
+    });
+    const direct = await scanDirectory(dir);
+    const readers = createCompiled();
+    try {
+      const load = await readers.scanForLoad(dir);
+      expect(load).toBeDefined();
+      expect(load!.listing).toEqual(direct);
+      const mtimes = await load!.stat();
+      expect(Array.from(mtimes)).toEqual(load!.ids.map((id) => fs.lstatSync(rolloutPaths(dir, id).jsonl).mtimeMs));
+
+      // The model with both readers: rows placed with their mtimes before any read, and the
+      // first batch is the first screen of the default order.
+      const batches: string[][] = [];
+      let placed: readonly { mtimeMs: number; loaded: boolean }[] | undefined;
+      const model = new DirectoryModel({
+        dir,
+        firstBatch: 20,
+        readers: {
+          scanForLoad: readers.scanForLoad,
+          readBatch: (store, batch) => {
+            batches.push([...batch]);
+            return readers.readBatch(store, batch);
+          },
+        },
+      });
+      model.subscribe(() => {
+        if (placed === undefined && model.size > 0) placed = model.snapshot().rows;
+      });
+      await model.rescan();
+      await model.idle();
+      expect(placed!.every((r) => !r.loaded && r.mtimeMs >= 1_000_000_000)).toBe(true);
+      const final = model.snapshot();
+      expect(final.totals.loaded).toBe(600);
+      expect(batches[0]).toEqual(visibleRows(final.rows, NO_FILTER, 'recent').slice(0, 20).map((r) => r.id));
+      expect(batches.flat().sort()).toEqual([...ids].sort());
+      model.dispose();
+    } finally {
+      await readers.close();
+    }
+  });
+
   it('fall back to this thread when there is no compiled worker', async () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 2, mix: false });
     const readers = createFromSources(new URL('file:///nonexistent/read-worker.js'));
     const [r] = await readers.readBatch({ dir }, ['r0']);
     expect(readers.inWorker).toBe(false);
+    expect(await readers.scanForLoad(dir)).toBeUndefined();
     expect(rowIn(r)).toMatchObject({ loaded: true, wouldMask: false });
     await readers.close();
   });

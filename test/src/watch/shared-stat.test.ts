@@ -1,0 +1,90 @@
+/**
+ * The stat pass shared by two threads at the start of a live load: a listing that crosses
+ * threads intact, every rollout stat'ed exactly once by whichever thread claims it, and the
+ * mtime of the file the model's own stat pass takes (J, else S, I, M).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { scanDirectory } from '../../../src/layout/scan-directory.js';
+import { firstInOrder } from '../../../src/watch/directory-model.js';
+import { listingOf, sharedListing, statHere, statNextChunk } from '../../../src/watch/shared-stat.js';
+import { makeStore, useTempDirs } from '../../support/watch.js';
+
+const tempDir = useTempDirs();
+
+/** What the model's own stat pass gives an unread rollout: the mtime of its first file. */
+function firstFileMtime(dir: string, id: string): number {
+  for (const suffix of ['.tokens.jsonl', '.tokens.state.json', '.tokens.intents', '.tokens.incomplete']) {
+    const p = path.join(dir, id + suffix);
+    if (fs.existsSync(p)) return fs.lstatSync(p).mtimeMs;
+  }
+  return 0;
+}
+
+describe('shared stat pass', () => {
+  it('carries a listing across threads unchanged', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 12 });
+    fs.writeFileSync(path.join(dir, 'only-state.tokens.state.json'), '{}');
+    fs.writeFileSync(path.join(dir, 'bad id!.tokens.jsonl'), '');
+    fs.writeFileSync(path.join(dir, '.tokens-state-abcd1234'), '');
+    const direct = await scanDirectory(dir);
+    const { shared, ids } = sharedListing(direct);
+    // As a message between threads would carry it.
+    const crossed = listingOf(structuredClone(shared));
+    expect(crossed.ids).toEqual(ids);
+    expect(crossed.ids).toEqual([...direct.rollouts.keys()]);
+    expect(crossed.listing).toEqual(direct);
+    expect(listingOf(sharedListing({ rollouts: new Map(), invalidNames: [], tempStateFiles: [], lockOnly: [] }).shared).ids).toEqual([]);
+  });
+
+  it('stats every rollout once, whichever side claims it, with its first file\'s mtime', async () => {
+    const dir = tempDir();
+    const generated = await makeStore(dir, { rollouts: 700, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false });
+    // Rollouts without J: their state file, else their intents, gives the mtime.
+    fs.writeFileSync(path.join(dir, 'no-j.tokens.state.json'), '{}');
+    fs.writeFileSync(path.join(dir, 'intents-only.tokens.intents'), '');
+    fs.utimesSync(path.join(dir, 'intents-only.tokens.intents'), 1000, 1000);
+    fs.utimesSync(path.join(dir, `${generated[3]}.tokens.jsonl`), 2000, 2000);
+    const { shared, ids } = sharedListing(await scanDirectory(dir));
+    // Two claimants taking turns (each claim a chunk): between them every chunk is taken once.
+    let a = 0;
+    let b = 0;
+    for (;;) {
+      const tookA = statNextChunk(dir, ids, shared);
+      if (tookA) a++;
+      const tookB = statNextChunk(dir, ids, shared);
+      if (tookB) b++;
+      if (!tookA && !tookB) break;
+    }
+    expect(a).toBeGreaterThan(0);
+    expect(b).toBeGreaterThan(0);
+    const mtimes = await statHere(dir, ids, shared, Promise.resolve(true));
+    expect(Array.from(mtimes)).toEqual(ids.map((id) => firstFileMtime(dir, id)));
+    expect(mtimes[ids.indexOf('intents-only')]).toBe(1_000_000);
+    expect(mtimes[ids.indexOf(generated[3])]).toBe(2_000_000);
+  });
+
+  it('stats what the other side left when it stopped', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 600, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false });
+    const { shared, ids } = sharedListing(await scanDirectory(dir));
+    // The other side claimed the first chunk and died before stat'ing it.
+    new Int32Array(shared.next)[0] = 256;
+    const mtimes = await statHere(dir, ids, shared, Promise.resolve(false));
+    expect(Array.from(mtimes)).toEqual(ids.map((id) => firstFileMtime(dir, id)));
+  });
+});
+
+describe('firstInOrder', () => {
+  it('gives the first k of a full sort, in order', () => {
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const cmp = (x: { m: number; id: string }, y: { m: number; id: string }) => y.m - x.m || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+    for (const n of [0, 1, 5, 48, 1000]) {
+      const items = Array.from({ length: n }, (_, i) => ({ m: Math.floor(rand() * 50), id: `r${Math.floor(rand() * 1e6)}-${i}` }));
+      for (const k of [0, 1, 10, 48, 2000]) expect(firstInOrder(items, k, cmp)).toEqual([...items].sort(cmp).slice(0, k));
+    }
+  });
+});
