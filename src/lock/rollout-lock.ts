@@ -146,7 +146,16 @@ let syncHeld = false;
  * a promise per rollout. Same refusals as `withRolloutLock`: a lock file that is not regular, a
  * worker thread, and any lock requested from inside `fn` or from inside another lock's `fn`.
  */
-export function withReadLockNow<T>(lockPath: string, rolloutId: string, fn: (held: HeldLock) => T): T | typeof NOT_NOW {
+export function withReadLockNow<T>(
+  lockPath: string,
+  rolloutId: string,
+  fn: (held: HeldLock) => T,
+  /**
+   * Receives the lock file's descriptor once the lock is released (`LOCK_UN`), for the caller
+   * to close later (it locks nothing any more); without it the descriptor is closed at once.
+   */
+  unlocked?: (fd: number) => void,
+): T | typeof NOT_NOW {
   if (refuseLocks) {
     throw new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (only the main thread takes them)`, { rolloutId, file: lockPath });
   }
@@ -154,7 +163,7 @@ export function withReadLockNow<T>(lockPath: string, rolloutId: string, fn: (hel
   if (turnsTaken > 0) return NOT_NOW;
   const fd = openLockFile(lockPath, rolloutId, true);
   // No lock file: nobody holds the lock (see the module comment), as in `acquire`.
-  if (fd === null) return runHeld(fn, { fd: -1, locked: false }, -1, lockPath, rolloutId);
+  if (fd === null) return runHeld(fn, { fd: -1, locked: false }, -1, lockPath, rolloutId, unlocked);
   let locked = false;
   try {
     try {
@@ -179,10 +188,10 @@ export function withReadLockNow<T>(lockPath: string, rolloutId: string, fn: (hel
     closeQuietly(fd, locked);
     throw e;
   }
-  return runHeld(fn, { fd, locked: true }, fd, lockPath, rolloutId);
+  return runHeld(fn, { fd, locked: true }, fd, lockPath, rolloutId, unlocked);
 }
 
-function runHeld<T>(fn: (held: HeldLock) => T, held: HeldLock, fd: number, lockPath: string, rolloutId: string): T {
+function runHeld<T>(fn: (held: HeldLock) => T, held: HeldLock, fd: number, lockPath: string, rolloutId: string, unlocked?: (fd: number) => void): T {
   let result: T;
   syncHeld = true;
   try {
@@ -194,7 +203,18 @@ function runHeld<T>(fn: (held: HeldLock) => T, held: HeldLock, fd: number, lockP
     throw e;
   }
   syncHeld = false;
-  if (fd >= 0) release(fd, lockPath, rolloutId);
+  if (fd < 0) return result;
+  if (!unlocked) {
+    release(fd, lockPath, rolloutId);
+    return result;
+  }
+  try {
+    unlockFd(fd);
+  } catch (e) {
+    closeQuietly(fd, false);
+    throw ioError(e, lockPath, rolloutId);
+  }
+  unlocked(fd);
   return result;
 }
 

@@ -149,7 +149,13 @@ export function copyRolloutNow(store: StoreOptions, rolloutId: string, arena: Co
   const record: RolloutCopyRecord = { rolloutId, spans: {}, stamps: {} };
   const start = arena.used;
   try {
-    if (withReadLockNow(paths.lock, rolloutId, () => copyFiles(paths, rolloutId, arena, record)) === NOT_NOW) return undefined;
+    const done = withReadLockNow(
+      paths.lock,
+      rolloutId,
+      () => copyFiles(paths, rolloutId, arena, record),
+      (fd) => arena.fds.push(fd),
+    );
+    if (done === NOT_NOW) return undefined;
   } catch (e) {
     return failedCopy(e, rolloutId, arena, start);
   }

@@ -413,6 +413,15 @@ describe('withRolloutLock', () => {
       expect(fs.statSync(lock).size).toBe(0);
     });
 
+    it('hands the descriptor to `unlocked` once released: open, but locking nothing', async () => {
+      fs.writeFileSync(lock, '');
+      let kept = -1;
+      expect(withReadLockNow(lock, RID, (h) => probeNow('ex') + ' ' + h.fd, (fd) => (kept = fd))).toBe(`blocked ${kept}`);
+      expect(fs.fstatSync(kept).ino).toBe(fs.statSync(lock).ino);
+      expect(probeNow('ex')).toBe('acquired');
+      fs.closeSync(kept);
+    });
+
     it('returns NOT_NOW without running fn while a Python writer holds the lock', async () => {
       const py = await pyHold(lock, 'ex');
       let ran = false;
