@@ -17,6 +17,8 @@ export interface OutStream {
   write(chunk: string | Uint8Array, written?: (error?: Error | null) => void): unknown;
   /** A Node stream's bytes not written out yet. */
   readonly writableLength?: number;
+  /** A Node stream's: how many queued bytes make `write` return false. */
+  readonly writableHighWaterMark?: number;
   /** A Node stream's: `write` returned false and it can take more now. */
   once?(event: 'drain', listener: () => void): unknown;
   isTTY?: boolean;
@@ -156,6 +158,10 @@ function caughtUp(stdout: OutStream, full: boolean): Promise<void> | undefined {
   return new Promise<void>((resolve) => stdout.once!('drain', resolve));
 }
 
+const COMMA = Buffer.from(',');
+/** Bytes of map entries gathered into one write (jsonMap). */
+const MAP_CHUNK = 64 * 1024;
+
 /** The members of a serialised object, without its braces (empty for `{}`). */
 function membersOf(object: Uint8Array): Uint8Array {
   return object.subarray(1, object.length - 1);
@@ -266,17 +272,39 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       io.stdout.write(':{');
       let count = 0;
       let ended = false;
+      // Entries go out in chunks of up to MAP_CHUNK bytes: a write per entry was two system
+      // calls per rollout (`inspect --json`, `watch --once --json` of 100,000 rollouts: 200,000).
+      let chunk: Uint8Array[] = [];
+      let chunkBytes = 0;
+      // No more than the stream would queue before asking us to wait.
+      const chunkLimit = Math.min(MAP_CHUNK, io.stdout.writableHighWaterMark ?? MAP_CHUNK);
+      const flush = (): boolean => {
+        if (chunk.length === 0) return false;
+        const bytes = chunk.length === 1 ? chunk[0] : Buffer.concat(chunk, chunkBytes);
+        chunk = [];
+        chunkBytes = 0;
+        return io.stdout.write(bytes) === false;
+      };
       return {
         entry(k, value) {
           if (ended) throw new Error('internal: jsonMap().entry() after end()');
           // Serialised first: nothing is written if the value cannot be.
           const bytes = writer.orderedMember(k, value);
-          const full = count++ > 0 && io.stdout.write(',') === false;
-          return caughtUp(io.stdout, io.stdout.write(bytes) === false || full);
+          if (count++ > 0) {
+            chunk.push(COMMA);
+            chunkBytes++;
+          }
+          chunk.push(bytes);
+          chunkBytes += bytes.length;
+          // Gathered only while the stream keeps up (a file: always; a pipe: while its reader
+          // does): one that queues gets each entry as it comes, and the caller waits for it.
+          if (chunkBytes < chunkLimit && io.stdout.writableLength === 0) return undefined;
+          return caughtUp(io.stdout, flush());
         },
         end(tail) {
           if (ended) return;
           ended = true;
+          flush();
           const rest = membersOf(writer.outputBytes(tail));
           io.stdout.write('}');
           if (rest.length > 0) {
