@@ -417,12 +417,22 @@ export class DirectoryModel {
       this.forget(id);
       dirty = true;
     }
-    const ids = load?.ids ?? [...listing.rollouts.keys()];
+    let ids = load?.ids ?? [...listing.rollouts.keys()];
     // A shared stat pass ends soon after the listing: its rows are placed once, with their
-    // mtimes (placing 100,000 rows, then replacing each, costs this thread twice).
-    const firstMtimes = load ? await load.stat() : undefined;
-    if (firstMtimes) this.trace?.('scan: shared stat pass done');
+    // mtimes (placing 100,000 rows, then replacing each, costs this thread twice), in the
+    // view's default order, so that its sort and the read queue's are a pass over sorted rows.
+    let firstMtimes = load ? await load.stat() : undefined;
     if (this.disposed) return;
+    // The first screen's rollouts (the head of that order, not read yet): their batch is started
+    // before the rows are placed, and the worker reads it meanwhile.
+    let early = 0;
+    if (firstMtimes) {
+      this.trace?.('scan: shared stat pass done');
+      ({ ids, mtimes: firstMtimes } = recentFirst(ids, firstMtimes));
+      early = Math.min(this.firstBatch, ids.length);
+      for (let i = 0; i < early; i++) if (!this.rows.get(ids[i])?.loaded && !this.inflight.has(ids[i])) this.backlog.add(ids[i]);
+      this.pump();
+    }
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
       if (this.rows.has(id)) continue;
@@ -439,7 +449,7 @@ export class DirectoryModel {
     let todo: readonly string[] = ids;
     if (firstMtimes) {
       const loaded: string[] = [];
-      for (let i = 0; i < ids.length; i++) {
+      for (let i = early; i < ids.length; i++) {
         if (this.rows.get(ids[i])?.loaded) loaded.push(ids[i]);
         else changed.push({ id: ids[i], mtimeMs: firstMtimes[i] });
       }
@@ -702,6 +712,15 @@ interface Queued {
 /** The `recent` order of rows.ts (newest first, ties by id). */
 function byRecency(a: Queued, b: Queued): number {
   return b.mtimeMs - a.mtimeMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/** The ids and their mtimes in the `recent` order of rows.ts (newest first, ties by id). */
+function recentFirst(ids: readonly string[], mtimes: Float64Array): { ids: string[]; mtimes: Float64Array } {
+  const order = Array.from({ length: ids.length }, (_, i) => i);
+  order.sort((a, b) => mtimes[b] - mtimes[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
+  const sortedMtimes = new Float64Array(ids.length);
+  order.forEach((from, to) => (sortedMtimes[to] = mtimes[from]));
+  return { ids: order.map((i) => ids[i]), mtimes: sortedMtimes };
 }
 
 /** The first `k` items of `items` in `cmp` order, sorted (one pass: no sort of the whole array). */

@@ -16,12 +16,12 @@
  * left to claim, `{ type: 'stat-done', seq }`.
  */
 import { parentPort } from 'node:worker_threads';
-import { JsonBytesReader } from '../json/parse-json.js';
+import type { JsonBytesReader } from '../json/parse-json.js';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
-import { closeDescriptors, type RolloutCopyRecord } from '../ops/rollout-copy.js';
+import type { RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import { scanDirectory } from '../layout/scan-directory.js';
-import { rowFromCopy, type RowReadOutcome } from './row-batch.js';
+import type { RowReadOutcome } from './row-batch.js';
 import { sharedListing, statNextChunk, type SharedListing } from './shared-stat.js';
 
 export interface BatchRequest {
@@ -52,8 +52,17 @@ export type ScanReply = { type: 'listing'; seq: number; listing: SharedListing }
 const port = parentPort;
 if (port) {
   refuseRolloutLocksInThisThread();
-  // One reader for every rollout this thread reads: its parser's buffers are made once.
-  const json = new JsonBytesReader();
+  // The modules that read rows (parsers, chain building, digests) are loaded after the listing
+  // and the stat pass of a live load, which wait for nothing else: the first screen waits for
+  // those, while the main thread has their rows to place before the first batch comes.
+  let reading: Promise<{ rowFromCopy: typeof import('./row-batch.js').rowFromCopy; closeDescriptors: typeof import('../ops/rollout-copy.js').closeDescriptors; json: JsonBytesReader }> | undefined;
+  const readers = () =>
+    (reading ??= Promise.all([import('./row-batch.js'), import('../ops/rollout-copy.js'), import('../json/parse-json.js')]).then(([batch, copy, parse]) => ({
+      rowFromCopy: batch.rowFromCopy,
+      closeDescriptors: copy.closeDescriptors,
+      // One reader for every rollout this thread reads: its parser's buffers are made once.
+      json: new parse.JsonBytesReader(),
+    })));
   port.on('message', async (m: BatchRequest | ScanRequest) => {
     if (m.type === 'scan') {
       let listing: ReturnType<typeof sharedListing>;
@@ -66,9 +75,11 @@ if (port) {
       port.postMessage({ type: 'listing', seq: m.seq, listing: listing.shared } satisfies ScanReply);
       while (statNextChunk(m.dir, listing.ids, listing.shared));
       port.postMessage({ type: 'stat-done', seq: m.seq } satisfies ScanReply);
+      void readers();
       return;
     }
     if (m.type !== 'batch') return;
+    const { rowFromCopy, closeDescriptors, json } = await readers();
     // Off the main thread, which copies the next batch meanwhile.
     closeDescriptors(m.fds);
     const outcomes: RowReadOutcome[] = [];

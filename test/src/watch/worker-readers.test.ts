@@ -144,6 +144,8 @@ describe('worker readers', () => {
       await model.rescan();
       await model.idle();
       expect(placed!.every((r) => !r.loaded && r.mtimeMs >= 1_000_000_000)).toBe(true);
+      // Placed in the view's default order (its sort is then a pass over sorted rows).
+      expect(placed!.map((r) => r.id)).toEqual(visibleRows(placed!, NO_FILTER, 'recent').map((r) => r.id));
       const final = model.snapshot();
       expect(final.totals.loaded).toBe(600);
       expect(batches[0]).toEqual(visibleRows(final.rows, NO_FILTER, 'recent').slice(0, 20).map((r) => r.id));
