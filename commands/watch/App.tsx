@@ -7,7 +7,7 @@
  * The whole frame is `rows - 1` lines high: Ink clears the entire terminal on every frame whose
  * output is as tall as the terminal (visible flicker), and one line less avoids that path.
  */
-import { useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { Box, useApp, useInput } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
@@ -81,6 +81,15 @@ export function WatchApp(props: WatchAppProps) {
   // See KeyContext.followSelection.
   const selected = selectedIndex(snapshot.ready ? nav : { ...nav, selectedId: null }, rows);
   const offset = visibleOffset(nav.offset, selected, rows.length, page);
+  // During a load, the rows on screen not read yet are read next, whatever the sort, filter or
+  // scroll position (the load's own order is the default view's).
+  const loading = !snapshot.ready && screen === 'list';
+  useEffect(() => {
+    if (!loading) return;
+    const unread: string[] = [];
+    for (let i = offset; i < Math.min(rows.length, offset + page); i++) if (!rows[i].loaded) unread.push(rows[i].id);
+    if (unread.length > 0) model.readSoon(unread);
+  }, [model, loading, rows, offset, page]);
   const traced = useRef({ listed: false, read: false });
   if (props.trace && screen === 'list' && rows.length > 0) {
     if (!traced.current.listed) props.trace(`frame: ${rows.length} rows listed`);

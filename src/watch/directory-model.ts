@@ -300,6 +300,21 @@ export class DirectoryModel {
     return Promise.all(promises).then(() => undefined);
   }
 
+  /**
+   * Reads these rollouts next if they are still waiting in a load's queue: the unread rows a view
+   * shows (scrolled, sorted or filtered away from the load's order) are read before the others.
+   * Adds no read: rollouts not queued are left alone.
+   */
+  readSoon(ids: Iterable<string>): void {
+    let moved = false;
+    for (const id of ids) {
+      if (!this.backlog.delete(id)) continue;
+      this.urgent.add(id);
+      moved = true;
+    }
+    if (moved) this.pump();
+  }
+
   /** Resolves when no rescan runs and no read is queued or running. */
   idle(): Promise<void> {
     if (this.isIdle()) return Promise.resolve();

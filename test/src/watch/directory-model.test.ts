@@ -250,6 +250,25 @@ describe('DirectoryModel', () => {
     expect(new Set(facts).size).toBe(30);
   });
 
+  it('reads the rows a view shows next when asked, and nothing it was not going to read', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 30, calls: 2, mix: false });
+    const { readers, facts } = countingReaders();
+    const model = new DirectoryModel({ dir, readers, concurrency: 1, batchSize: 2, firstBatch: 2 });
+    await model.rescan(); // queued, one batch at a time
+    expect(model.busy).toBe(true);
+    // The view shows the rows at the end of the load's order (the oldest).
+    const waiting = visibleRows(model.snapshot().rows, NO_FILTER, 'recent').filter((r) => !r.loaded);
+    const shown = waiting.slice(-3).map((r) => r.id);
+    model.readSoon([...shown, 'not-a-rollout']);
+    const readBefore = facts.length;
+    await model.idle();
+    // Right after the batch in flight when asked (without it: the last three read).
+    expect(facts.slice(readBefore, readBefore + 4)).toEqual(expect.arrayContaining(shown));
+    expect(facts.length).toBe(30);
+    expect(new Set(facts).size).toBe(30);
+  });
+
   it('keeps its totals and each snapshot\'s delta true to its rows as rollouts are read, change and go', async () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 24 });
