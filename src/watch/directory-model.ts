@@ -17,9 +17,9 @@ import { toTokcapError } from '../errors.js';
 import { rolloutFileName, rolloutPaths, type FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
-import { CopyArena, type CopiedKind } from '../ops/rollout-copy.js';
-import { readBatchHere, type FileStamps, type RowReadOutcome } from './row-batch.js';
-import { SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
+import { CopyArena } from '../ops/rollout-copy.js';
+import { readBatchHere, type RowReadOutcome } from './row-batch.js';
+import { SIGNATURE_KINDS, SignatureBuilder, type CopySignature, type FileStat, type Signature } from './file-signature.js';
 import { countRow, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow, type RowDelta, type RowError } from './rows.js';
 import { emptySummary, type StatusSummary } from '../status/summary.js';
 import type { LoadListing } from './shared-stat.js';
@@ -116,8 +116,6 @@ const MAX_DELTA = 4096;
 /** Rollouts stat'ed between two yields to the event loop during a rescan. */
 const STAT_BATCH = 256;
 
-/** The capture files that make a rollout present (the lock file does not count). */
-const SIGNATURE_KINDS: readonly FileKind[] = ['jsonl', 'state', 'intents', 'incomplete'];
 
 interface Waiter {
   minRun: number;
@@ -661,17 +659,17 @@ export class DirectoryModel {
       if (this.rows.has(id)) this.forget(id);
       return;
     }
-    this.put(id, compactRow(id, outcome.row, changedAt, seq), outcome.stamps && stampSignature(outcome.stamps));
+    this.put(id, compactRow(id, outcome.row, changedAt, seq), outcome.signature);
   }
 
-  private put(id: string, row: RolloutRow, signature: Signature | undefined): void {
+  private put(id: string, row: RolloutRow, signature: CopySignature | undefined): void {
     this.setRow(id, row);
     if (signature === undefined) {
       this.signatures.delete(id);
       this.kinds.delete(id);
     } else {
       this.signatures.set(id, signature.key);
-      this.kinds.set(id, kindsKey(signature.present));
+      this.kinds.set(id, interned(signature.kinds));
     }
     this.touchedDuringScan?.add(id);
   }
@@ -679,14 +677,17 @@ export class DirectoryModel {
 
 const NONE: readonly never[] = Object.freeze([]);
 
-/** The kinds present, joined by `+`, one string per combination (not one per rollout). */
-const KINDS_KEYS = new Map<string, string>();
-function kindsKey(present: ReadonlySet<FileKind>): string {
-  const key = SIGNATURE_KINDS.filter((k) => present.has(k)).join('+');
-  const known = KINDS_KEYS.get(key);
-  if (known !== undefined) return known;
-  KINDS_KEYS.set(key, key);
-  return key;
+/**
+ * One string for each of a few values (kinds present, status, verdict), not one per rollout:
+ * those of a row that crossed from the worker are copies of their own.
+ */
+const WORDS = new Map<string, string>();
+function interned<T extends string | null>(word: T): T {
+  if (word === null) return word;
+  const known = WORDS.get(word);
+  if (known !== undefined) return known as T;
+  if (WORDS.size < 256) WORDS.set(word, word);
+  return word;
 }
 
 /**
@@ -699,6 +700,8 @@ function compactRow(id: string, row: RolloutRow, changedAt: number | null, seq: 
   return {
     ...row,
     id,
+    status: interned(row.status),
+    verdict: interned(row.verdict),
     conditions: list(row.conditions),
     danglingIntents: list(row.danglingIntents),
     incompleteMarkers: list(row.incompleteMarkers),
@@ -706,16 +709,6 @@ function compactRow(id: string, row: RolloutRow, changedAt: number | null, seq: 
     changedAt,
     seq,
   };
-}
-
-/** The signature `signature()` gives, from the stamps of a copy (fstat of what was read). */
-function stampSignature(stamps: FileStamps): Signature {
-  const sig = new SignatureBuilder();
-  SIGNATURE_KINDS.forEach((kind, i) => {
-    const s = stamps[kind as CopiedKind];
-    if (s !== undefined) sig.add(kind, i, s);
-  });
-  return sig.done();
 }
 
 /** A rollout to read, with the mtime that gives its place in the queue. */

@@ -7,6 +7,7 @@
  * same number with a probability of about 2^-53 (a change then shows at the next one).
  */
 import type { FileKind } from '../layout/file-names.js';
+import type { CopiedKind, FileStamp } from '../ops/rollout-copy.js';
 
 export interface FileStat {
   ino: number;
@@ -65,4 +66,30 @@ function fmix(h: number): number {
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h;
+}
+
+/** The capture files that make a rollout present, in signature order (the lock file does not count). */
+export const SIGNATURE_KINDS: readonly FileKind[] = ['jsonl', 'state', 'intents', 'incomplete'];
+
+/** A copy's signature as the model keeps it: the number, and the kinds present joined by `+`. */
+export interface CopySignature {
+  key: number;
+  kinds: string;
+}
+
+/**
+ * The signature a rescan's lstats give (`SignatureBuilder` over SIGNATURE_KINDS), from the stamps
+ * of a copy (the fstat of what was read): computed by the thread that builds the row, so the
+ * main thread of a load only stores it.
+ */
+export function copySignature(stamps: Partial<Record<CopiedKind, FileStamp>>): CopySignature {
+  const sig = new SignatureBuilder();
+  let kinds = '';
+  SIGNATURE_KINDS.forEach((kind, i) => {
+    const s = stamps[kind as CopiedKind];
+    if (s === undefined) return;
+    sig.add(kind, i, s);
+    kinds = kinds === '' ? kind : `${kinds}+${kind}`;
+  });
+  return { key: sig.done().key, kinds };
 }

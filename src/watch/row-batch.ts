@@ -10,16 +10,15 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { toTokcapError } from '../errors.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import type { FileKind } from '../layout/file-names.js';
-import { COPIED_KINDS, closeCopied, copyRolloutInTurn, copyRolloutNow, type CopiedKind, type CopyArena, type FileStamp, type RolloutCopyRecord } from '../ops/rollout-copy.js';
+import { COPIED_KINDS, closeCopied, copyRolloutInTurn, copyRolloutNow, type CopyArena, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
+import { copySignature, type CopySignature } from './file-signature.js';
 import { readRow, type RowRead } from './preview.js';
 import { deriveRow, type RolloutRow, type RowError } from './rows.js';
 
-export type FileStamps = Partial<Record<CopiedKind, FileStamp>>;
-
 export type RowReadOutcome =
-  /** `stamps`: the files as read; absent when the copy failed (the lock was not granted). */
-  | { ok: true; row: RolloutRow; stamps?: FileStamps }
+  /** `signature`: of the files as read; absent when the copy failed (the lock was not granted). */
+  | { ok: true; row: RolloutRow; signature?: CopySignature }
   /** No capture file was there any more. */
   | { ok: true; gone: true }
   /** The read failed as a whole (an unexpected error, not a store condition). */
@@ -48,7 +47,7 @@ export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record
   if (files?.size === 0) return { ok: true, gone: true };
   try {
     const read = await readRow(store, id, files, { copy: { arena, record }, json });
-    return record.failure ? { ok: true, row: rowOf(id, read) } : { ok: true, row: rowOf(id, read), stamps: record.stamps };
+    return record.failure ? { ok: true, row: rowOf(id, read) } : { ok: true, row: rowOf(id, read), signature: copySignature(record.stamps) };
   } catch (e) {
     const err = toTokcapError(e, { rolloutId: id });
     return { ok: false, error: { kind: err.kind, message: err.message } };
