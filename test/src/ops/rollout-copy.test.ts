@@ -5,14 +5,16 @@
  * states, torn and corrupt lines, FIFOs, symlinks, retired tombstones...), and with a Python
  * process holding a rollout's lock.
  */
-import { mkdirSync, readdirSync } from 'node:fs';
+import { appendFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildRolloutDetailed, type DetailedBuild } from '../../../src/build/build-rollout.js';
 import { rolloutFacts } from '../../../src/facts/rollout-facts.js';
 import { generateStore } from '../../../src/fixture/generate-store.js';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';
-import { CopyArena, copyRollout, snapshotCopyOf } from '../../../src/ops/rollout-copy.js';
+import { CopyArena, copyRollout, copyRolloutNow, closeCopied, snapshotCopyOf, spanBytes, COPIED_KINDS } from '../../../src/ops/rollout-copy.js';
+import { rolloutPaths } from '../../../src/layout/file-names.js';
 import type { StoreOptions } from '../../../src/ops/store.js';
 import { makeCorpus, rawMaterial } from '../../support/hostile-corpus.js';
 import { holdLock, tempBase } from '../../support/reliability.js';
@@ -97,5 +99,45 @@ describe('copyRollout: one locked read for the facts and the preview', () => {
       holder.child.kill();
       await holder.done;
     }
+  });
+
+  it('copies the files as they are at the copy, not as the scan listed them: grown J, a marker that appeared', async () => {
+    const dir = tmp();
+    const [id] = (await generateStore({ dir }, { rollouts: 1, calls: 2, prompt: 8, gen: 2, turn: 2, prefix: 'r' })).rollouts;
+    const paths = rolloutPaths(dir, id);
+    const listed = (await scanDirectory(dir)).rollouts.get(id)!;
+    expect(listed.has('incomplete')).toBe(false);
+    appendFileSync(paths.jsonl, '{"torn');
+    writeFileSync(paths.incomplete, 'c9\n');
+    const arena = new CopyArena(16);
+    const record = copyRolloutNow({ dir }, id, arena)!;
+    // Taken at once (nobody holds the lock): the descriptors wait in the arena, locks released.
+    expect(record).toBeDefined();
+    expect(arena.fds.length).toBe(5);
+    for (const kind of COPIED_KINDS) {
+      expect(spanBytes(arena.bytes, record.spans[kind])?.toString('latin1'), kind).toBe(readFileSync(paths[kind], 'latin1'));
+      const st = lstatSync(paths[kind]);
+      expect(record.stamps[kind], kind).toEqual({ ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
+    }
+    closeCopied(arena);
+    expect(arena.fds).toEqual([]);
+    // The files the copy found (as the watch's rows take them), not the listing's.
+    const files = new Set(COPIED_KINDS.filter((k) => record.spans[k]));
+    const facts = await rolloutFacts({ dir }, id, { files, copy: { arena: arena.bytes, record } });
+    expect(facts.incomplete_marker_calls).toEqual(['c9']);
+  });
+
+  it('refuses a FIFO named like a capture file, at once, and still copies the other files', async () => {
+    const dir = tmp();
+    const [id] = (await generateStore({ dir }, { rollouts: 1, calls: 2, prompt: 8, gen: 2, turn: 2, prefix: 'r' })).rollouts;
+    const paths = rolloutPaths(dir, id);
+    execFileSync('mkfifo', [paths.incomplete]);
+    const arena = new CopyArena(16);
+    const record = await copyRollout({ dir }, id, arena);
+    expect(record.errors?.incomplete?.message).toMatch(/refusing to read a FIFO/);
+    expect(record.spans.incomplete).toBeUndefined();
+    expect(spanBytes(arena.bytes, record.spans.jsonl)?.toString('latin1')).toBe(readFileSync(paths.jsonl, 'latin1'));
+    // copyRollout closed every descriptor it opened.
+    expect(arena.fds).toEqual([]);
   });
 });
