@@ -1,17 +1,18 @@
 /**
  * Builds many rollouts on every core (src/threads/parallel-rollouts.ts), handing each outcome to
  * `emit` in input order as soon as it is ready, so results are written out as they come and
- * never held together. Locks stay in this thread: a worker asks for the locked copy (a freeze's
- * or a read-only one), this thread takes the lock in turn with its own (one rollout lock at a
- * time per process, docs/format.md#lock-mechanism), copies, and transfers the bytes; parsing, building and
- * serialising happen in the worker.
+ * never held together. A worker takes each rollout's lock itself (a freeze's or a read-only copy),
+ * in turn with this thread (one rollout lock at a time per process, docs/format.md#lock-mechanism,
+ * src/lock/lock-turns.ts); copying, parsing, building and serialising happen in the worker.
+ * `workerSnapshotSource` and `serveSnapshotRequest` serve export's workers, which ask this thread
+ * for the locked copies instead.
  */
 import { JsonWriter } from '../json/canonical-json.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { freezeAndCopy, type FrozenCopy } from '../ops/freeze.js';
 import { copyReadOnlySnapshot, type ReadOnlyCopy } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
-import { giveBackCopyBuffer, releaseOnce } from '../jsonl/copy-buffers.js';
+import { releaseOnce } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { forTransfer, mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
 import { appendMembers, statusAfterBuild, statusMembers } from '../status/result-status.js';
@@ -69,8 +70,8 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     concurrency: 1,
     threads: options.threads,
     local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise, writer, json }),
-    serve: serveSnapshotRequest(store),
-    recycle: giveBackCopyBuffer,
+    // Each worker takes its rollouts' locks itself, in turn with this thread.
+    workersLock: true,
     onDone: (n) => {
       done += n;
       options.onProgress?.(done, ids.length);

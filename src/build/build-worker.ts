@@ -1,13 +1,13 @@
 /**
  * Worker thread for `buildMany` (src/build/build-many.ts): builds and serialises the rollouts it
- * claims; the locked copy of each comes from the main thread on request.
+ * claims, taking each rollout's lock itself in turn with the other threads (src/lock/lock-turns.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { JsonWriter } from '../json/canonical-json.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
-import { workerSnapshotSource, type BuildWorkerShared } from './build-many.js';
+import type { BuildWorkerShared } from './build-many.js';
 import { buildOutcome } from './build-outcome.js';
 
 if (parentPort) {
@@ -17,9 +17,9 @@ if (parentPort) {
   serveRolloutWorker(
     parentPort,
     workerData,
-    async (id, _index, sharedData, request, giveBack) => {
+    async (id, _index, sharedData) => {
       const { store, freeze, model, serialise } = sharedData as BuildWorkerShared;
-      return buildOutcome(store, id, { freeze, model, serialise, source: workerSnapshotSource(request, giveBack), writer, json });
+      return buildOutcome(store, id, { freeze, model, serialise, writer, json });
     },
     reviveError,
     // The serialised result is moved, not copied, to the main thread.

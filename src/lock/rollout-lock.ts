@@ -39,11 +39,14 @@
  * or a symlinked directory does not slip past the guard.
  *
  * docs/format.md#lock-mechanism also requires never holding two different rollouts' locks at once. Calls in
- * this process take turns (a FIFO mutex around acquire-run-release), so concurrent readers never
- * hold two locks together; requesting a second rollout's lock from inside `fn` is rejected.
- * Holders must therefore keep `fn` short (copy bytes, then parse outside the lock).
+ * this thread take turns (a FIFO mutex around acquire-run-release), and each `flock` attempt and
+ * each held lock also takes the process's turn shared with the other threads (lock-turns.ts), so
+ * concurrent readers never hold two locks together, in one thread or in several; requesting a
+ * second rollout's lock from inside `fn` is rejected. Holders must therefore keep `fn` short
+ * (copy bytes, then parse outside the lock): the other threads wait for it.
  * `withReadLockNow` is the same read-only shared lock for a synchronous `fn`, taken only when no
- * other call holds or awaits a turn and the lock is free at once (a watch load's copies).
+ * other call holds or awaits a turn, the process's turn is free and the lock is free at once (a
+ * watch load's copies).
  */
 import * as fs from 'node:fs';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -52,6 +55,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ioError, TokcapError } from '../errors.js';
 import { tryFlock, unlockFd, type LockMode } from './flock.js';
+import { giveLockTurn, noteLockedFd, takeLockTurn, tryTakeLockTurn } from './lock-turns.js';
 
 export type { LockMode } from './flock.js';
 
@@ -91,10 +95,11 @@ const heldScopes = new AsyncLocalStorage<readonly Scope[]>();
 let refuseLocks = false;
 
 /**
- * Called first thing by tokcap's worker threads: they ask the main thread for every copy taken
- * under a lock, so that the process holds one rollout lock at a time (docs/format.md#lock-mechanism) and a
- * worker that dies never leaves one held. A lock requested in such a thread anyway is a bug:
- * it fails (the work is then redone in the main thread) instead of being taken.
+ * Called first thing by tokcap's worker threads that ask the main thread for every copy taken
+ * under a lock (watch's reader, export, inspect's facts), so that a worker that dies never leaves
+ * one held. A lock requested in such a thread anyway is a bug: it fails (the work is then redone
+ * in the main thread) instead of being taken. Workers that take their own locks (build, verify)
+ * join the process's lock turns instead (lock-turns.ts).
  */
 export function refuseRolloutLocksInThisThread(): void {
   refuseLocks = true;
@@ -108,7 +113,7 @@ export async function withRolloutLock<T>(
   fn: (held: HeldLock) => Promise<T> | T,
 ): Promise<T> {
   if (refuseLocks) {
-    throw new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (only the main thread takes them)`, { rolloutId, file: lockPath });
+    throw new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (this thread takes none)`, { rolloutId, file: lockPath });
   }
   const key = resolvePath(lockPath);
   const chain = heldScopes.getStore() ?? [];
@@ -157,15 +162,28 @@ export function withReadLockNow<T>(
   unlocked?: (fd: number) => void,
 ): T | typeof NOT_NOW {
   if (refuseLocks) {
-    throw new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (only the main thread takes them)`, { rolloutId, file: lockPath });
+    throw new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (this thread takes none)`, { rolloutId, file: lockPath });
   }
   if (syncHeld || heldScopes.getStore()?.some((s) => s.active)) throw nestedError(rolloutId, lockPath);
   if (turnsTaken > 0) return NOT_NOW;
-  const fd = openLockFile(lockPath, rolloutId, true);
+  // The process's turn, shared with the other threads (lock-turns.ts): held from here to the
+  // release, or given back on every way out that holds no lock.
+  if (!tryTakeLockTurn()) return NOT_NOW;
+  let fd: number | null;
+  try {
+    fd = openLockFile(lockPath, rolloutId, true);
+  } catch (e) {
+    giveLockTurn();
+    throw e;
+  }
   // No lock file: nobody holds the lock (see the module comment), as in `acquire`.
-  if (fd === null) return runHeld(fn, { fd: -1, locked: false }, -1, lockPath, rolloutId, unlocked);
+  if (fd === null) {
+    giveLockTurn();
+    return runHeld(fn, { fd: -1, locked: false }, -1, lockPath, rolloutId, unlocked);
+  }
   let locked = false;
   try {
+    noteLockedFd(fd);
     try {
       locked = tryFlock(fd, 'shared');
     } catch (e) {
@@ -181,11 +199,15 @@ export function withReadLockNow<T>(
     // opened has no link left (tokcap and the writers unlink lock files, never link or rename
     // them), and then the waiting path starts over on the current one.
     if (!locked || mine.nlink === 0) {
+      if (!locked) noteLockedFd(-1);
       closeQuietly(fd, locked);
+      giveLockTurn();
       return NOT_NOW;
     }
   } catch (e) {
+    if (!locked) noteLockedFd(-1);
     closeQuietly(fd, locked);
+    giveLockTurn();
     throw e;
   }
   return runHeld(fn, { fd, locked: true }, fd, lockPath, rolloutId, unlocked);
@@ -199,21 +221,29 @@ function runHeld<T>(fn: (held: HeldLock) => T, held: HeldLock, fd: number, lockP
   } catch (e) {
     syncHeld = false;
     // fn's error is the one to report; the descriptor is closed either way.
-    if (fd >= 0) closeQuietly(fd, true);
+    if (fd >= 0) {
+      closeQuietly(fd, true);
+      giveLockTurn();
+    }
     throw e;
   }
   syncHeld = false;
   if (fd < 0) return result;
   if (!unlocked) {
-    release(fd, lockPath, rolloutId);
+    releaseAndGiveTurn(fd, lockPath, rolloutId);
     return result;
   }
   try {
     unlockFd(fd);
   } catch (e) {
+    noteLockedFd(-1);
     closeQuietly(fd, false);
+    giveLockTurn();
     throw ioError(e, lockPath, rolloutId);
   }
+  // Unlocked: the turn goes on now; the descriptor is the caller's to close.
+  noteLockedFd(-1);
+  giveLockTurn();
   unlocked(fd);
   return result;
 }
@@ -254,7 +284,7 @@ async function lockedCall<T>(
     scope.active = false;
     if (acquired) {
       try {
-        release(acquired.fd, lockPath, rolloutId);
+        releaseAndGiveTurn(acquired.fd, lockPath, rolloutId);
       } catch {
         // fn's error is the one to report; the descriptor is closed either way.
       }
@@ -262,7 +292,7 @@ async function lockedCall<T>(
     throw e;
   }
   scope.active = false;
-  if (acquired) release(acquired.fd, lockPath, rolloutId);
+  if (acquired) releaseAndGiveTurn(acquired.fd, lockPath, rolloutId);
   return result;
 }
 
@@ -301,11 +331,20 @@ async function acquire(
         throw nestedError(rolloutId, lockPath);
       }
       for (;;) {
-        let got: boolean;
+        // The process's turn (shared with its other threads) for this attempt only; kept from a
+        // successful one until the lock is released, never across the backoff below.
+        await takeLockTurn();
+        let got = false;
         try {
+          noteLockedFd(fd);
           got = tryFlock(fd, mode);
         } catch (e) {
           throw ioError(e, lockPath, rolloutId);
+        } finally {
+          if (!got) {
+            noteLockedFd(-1);
+            giveLockTurn();
+          }
         }
         if (got) {
           locked = true;
@@ -319,6 +358,7 @@ async function acquire(
       current = statOrNull(lockPath, rolloutId);
     } catch (e) {
       closeQuietly(fd, locked);
+      if (locked) giveLockTurn();
       throw e;
     }
 
@@ -327,7 +367,7 @@ async function acquire(
     }
     // The lock file vanished (swept) or was replaced while we waited: our lock is on an inode
     // newer callers no longer open. Drop it and start over on whatever the path is now.
-    release(fd, lockPath, rolloutId);
+    releaseAndGiveTurn(fd, lockPath, rolloutId);
     if (current === null && readOnly) return null;
   }
 }
@@ -383,6 +423,15 @@ function notRegularLock(lockPath: string, rolloutId: string, what: string): Tokc
   });
 }
 
+/** Unlocks and closes `fd`, then gives the process's turn (held since the lock was taken) on. */
+function releaseAndGiveTurn(fd: number, lockPath: string, rolloutId: string): void {
+  try {
+    release(fd, lockPath, rolloutId);
+  } finally {
+    giveLockTurn();
+  }
+}
+
 function release(fd: number, lockPath: string, rolloutId: string): void {
   let error: unknown;
   try {
@@ -390,6 +439,8 @@ function release(fd: number, lockPath: string, rolloutId: string): void {
   } catch (e) {
     error = e;
   }
+  // Unlocked: a thread that dies from here on leaves no lock behind (lock-turns.ts).
+  noteLockedFd(-1);
   try {
     fs.closeSync(fd);
   } catch (e) {
@@ -405,6 +456,7 @@ function closeQuietly(fd: number, locked: boolean): void {
     } catch {
       // closing releases it anyway
     }
+    noteLockedFd(-1);
   }
   try {
     fs.closeSync(fd);

@@ -2,9 +2,10 @@
  * Work that is independent across rollouts, spread over the cores: this thread and up to
  * `cores - 1` worker threads claim chunks of the id list from a shared counter (so a slow chunk
  * does not stall the others), results are put back in input order, so output stays
- * deterministic. Locks: a worker never takes a rollout lock itself; it asks this thread
- * (`request`), which takes it in turn with its own reads (the process holds one rollout lock at a
- * time, docs/format.md#lock-mechanism).
+ * deterministic. Locks (the process holds one rollout lock at a time,
+ * docs/format.md#lock-mechanism): with `workersLock` a worker takes them itself, in turn with
+ * this thread and the other workers (src/lock/lock-turns.ts); otherwise it asks this thread
+ * (`request`), which takes them in turn with its own reads.
  *
  * Workers are an optimisation only: below `minItems` or `WORKER_MIN_BYTES`, when the compiled
  * worker module is absent (running from sources), with `threads: 1`, or if a worker fails,
@@ -17,7 +18,9 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker, type TransferListItem } from 'node:worker_threads';
+import { closeSync } from 'node:fs';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
+import { joinLockTurns, lockTurnsMemory, reclaimLockTurn } from '../lock/lock-turns.js';
 import { mapInOrder } from './map-in-order.js';
 import { mainThreadRequests, replyToWorker, type SerialisedError, type ThreadGive, type ThreadRequest } from './thread-requests.js';
 
@@ -42,6 +45,11 @@ export interface ParallelOptions<R, Q> {
   shared: unknown;
   /** Computes one item in this thread (also the fallback). */
   local: (id: string, index: number) => Promise<R>;
+  /**
+   * Workers take rollout locks themselves, in turn with this thread and each other
+   * (src/lock/lock-turns.ts), instead of asking this thread for every locked copy.
+   */
+  workersLock?: boolean;
   /** Answers a worker's request (e.g. a copy of J under the lock), in this thread. */
   serve?: (request: Q) => Promise<{ value: unknown; transfer?: TransferListItem[] }>;
   /** Takes back memory a worker gives back when done with it (e.g. a copy of J it was sent). */
@@ -187,6 +195,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   // with its full detail.
   const redo: number[] = [];
   const workers: Promise<void>[] = [];
+  const lockTurns = options.workersLock && nWorkers > 0 ? lockTurnsMemory() : undefined;
   for (let w = 0; w < nWorkers; w++) {
     workers.push(
       new Promise<void>((resolve) => {
@@ -195,7 +204,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
           // A smaller young generation than V8's default: each worker is a whole heap, and its
           // default nursery alone adds tens of MB of peak RSS at no measurable speed gain.
           worker = new Worker(options.workerUrl, {
-            workerData: { shared: options.shared, ids, chunkSize, counter, claims, slot: w },
+            workerData: { shared: options.shared, ids, chunkSize, counter, claims, slot: w, lockTurns },
             resourceLimits: { maxYoungGenerationSizeMb: 8 },
           });
         } catch {
@@ -206,6 +215,16 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
         const finish = () => {
           if (finished) return;
           finished = true;
+          // Died between taking a lock and releasing it: closing its descriptor unlocks it.
+          if (lockTurns) {
+            reclaimLockTurn(lockTurns, w, (fd) => {
+              try {
+                closeSync(fd);
+              } catch {
+                // already closed
+              }
+            });
+          }
           // Stopped without saying it was done (it died): its chunk is an orphan.
           const c = Atomics.load(claims, w);
           if (c >= 0 && !returned[c]) orphans.push(c);
@@ -296,7 +315,7 @@ export function forTransfer(bytes: Uint8Array | undefined, transfer: ArrayBuffer
  */
 export function serveRolloutWorker<R>(
   port: import('node:worker_threads').MessagePort,
-  data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array; claims: Int32Array; slot: number },
+  data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array; claims: Int32Array; slot: number; lockTurns?: SharedArrayBuffer },
   compute: (
     id: string,
     index: number,
@@ -309,7 +328,8 @@ export function serveRolloutWorker<R>(
   /** Memory of a result to move to the main thread rather than copy (e.g. its encoded bytes). */
   transferOf?: (result: R) => ArrayBuffer[],
 ): void {
-  refuseRolloutLocksInThisThread();
+  if (data.lockTurns) joinLockTurns(data.lockTurns, data.slot);
+  else refuseRolloutLocksInThisThread();
   const { request, giveBack, settle } = mainThreadRequests(port, reviveError);
   port.on('message', settle);
   const { ids, chunkSize, counter, claims, slot } = data;

@@ -1,8 +1,9 @@
 /**
  * A worker thread asking the main thread for something and waiting for the answer. In tokcap the
- * answer is a copy taken under a rollout lock: only the main thread takes rollout locks, in turn
- * with its own (the process holds one rollout lock at a time, docs/format.md#lock-mechanism), and a worker that
- * dies or is terminated can never leave a lock held. Messages are plain data:
+ * answer is a copy taken under a rollout lock, for workers that take no lock themselves (watch's
+ * reader, export, inspect's facts): the main thread takes it in turn with its own (the process
+ * holds one rollout lock at a time, docs/format.md#lock-mechanism), and such a worker that dies or
+ * is terminated can never leave a lock held. Messages are plain data:
  * worker → main `{ type: 'request', seq, request }` and `{ type: 'give', memory }` (memory the
  * worker is done with, moved back); main → worker `{ type: 'reply', seq, ok, value | error }`.
  */

@@ -3,9 +3,8 @@ import { scanDirectory } from '../layout/scan-directory.js';
 import { compareCodePoints } from '../json/canonical-json.js';
 import type { Shard } from '../layout/shard.js';
 import type { StoreOptions } from '../ops/store.js';
-import { reviveError, serveJsonlRequest, type JsonlRequest } from '../jsonl/remote-jsonl.js';
+import { reviveError } from '../jsonl/remote-jsonl.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
-import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { mapRolloutsParallel, type SerialisedError, type ThreadOptions } from '../threads/parallel-rollouts.js';
 
 /** What verify-worker.ts returns for a rollout it could not verify. */
@@ -46,7 +45,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
   // This thread's JSON reader for the job (each worker has its own).
   const json = new JsonBytesReader();
   // Rollouts are verified on every core (src/threads/parallel-rollouts.ts); results in id order.
-  const perRollout = await mapRolloutsParallel<Finding[] | WorkerFailure, JsonlRequest>(ids, {
+  const perRollout = await mapRolloutsParallel<Finding[] | WorkerFailure>(ids, {
     workerUrl: new URL('./verify-worker.js', import.meta.url),
     shared: { ...store },
     minItems: 8,
@@ -62,8 +61,8 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
         return [];
       }
     },
-    serve: serveJsonlRequest,
-    recycle: giveBackCopyBuffer,
+    // Each worker copies J under the lock itself, in turn with this thread.
+    workersLock: true,
     onDone: (n) => {
       done += n;
       options.onProgress?.(done, ids.length);

@@ -1,11 +1,11 @@
 /**
  * Worker thread for `verifyDirectory` (src/threads/parallel-rollouts.ts): verifies the rollouts it
- * claims; J is copied under the lock by the main thread on request. A rollout that cannot be
+ * claims, taking each rollout's lock itself in turn with the other threads (src/lock/lock-turns.ts). A rollout that cannot be
  * verified (lock timeout, I/O error) comes back as its error, not retried.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { JsonBytesReader } from '../json/parse-json.js';
-import { jsonlViaMain, reviveError } from '../jsonl/remote-jsonl.js';
+import { reviveError } from '../jsonl/remote-jsonl.js';
 import type { StoreOptions } from '../ops/store.js';
 import { serialiseError, serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import type { WorkerFailure } from './verify-directory.js';
@@ -17,9 +17,9 @@ if (parentPort) {
   serveRolloutWorker(
     parentPort,
     workerData,
-    async (id, _index, shared, request, giveBack) => {
+    async (id, _index, shared) => {
       try {
-        return await verifyRollout(shared as StoreOptions, id, { readJsonl: jsonlViaMain(request, giveBack), json });
+        return await verifyRollout(shared as StoreOptions, id, { json });
       } catch (e) {
         return { failed: serialiseError(e) } satisfies WorkerFailure;
       }
