@@ -6,10 +6,13 @@
  * lock (a short copy); never across a backoff sleep, so a rollout a writer holds does not stall
  * the other threads.
  *
- * Fairness: a thread that finds the turn taken raises its bit in a second word; whoever gives the
- * turn back hands it to the next waiter after itself, round-robin, so no thread starves. The
- * main thread never blocks (it waits with `Atomics.waitAsync`); a worker blocks in `Atomics.wait`,
- * for at most one other thread's copy.
+ * Fairness: a worker that finds the turn taken raises its bit in a second word; whoever gives the
+ * turn back hands it to the next waiting worker after itself, round-robin, so no worker starves.
+ * A worker blocks in `Atomics.wait`, for at most one other thread's copy. The main thread never
+ * blocks: it raises its bit too, waits with `Atomics.waitAsync` and takes the turn when it finds
+ * it free; it is never handed the turn, because it may be busy for a while before its wait resolves, and a worker
+ * would be blocked all that time (measured: 170 ms of a 1.3 s build). It does not starve: a
+ * worker computes between its copies.
  *
  * A third word holds the descriptor the turn's holder has locked (-1: none), so that the main
  * thread can close it and free the turn should a worker die holding it.
@@ -81,7 +84,7 @@ export function tryTakeLockTurn(): boolean {
   return Atomics.compareExchange(shared(), HOLDER, 0, me) === 0;
 }
 
-/** Gives the turn back: to the next waiting thread after this one, or to nobody. */
+/** Gives the turn back: to the next waiting worker after this one, or to nobody. */
 export function giveLockTurn(): void {
   const w = shared();
   Atomics.store(w, FD, -1);
@@ -93,14 +96,16 @@ function handOn(w: Int32Array, from: number): void {
   let next = 0;
   for (let k = 1; k <= MAX_THREADS && waiting !== 0; k++) {
     const id = ((from - 1 + k) % MAX_THREADS) + 1;
-    if (waiting & bit(id)) {
+    if (id !== 1 && waiting & bit(id)) {
       next = id;
       break;
     }
   }
   if (next !== 0) Atomics.and(w, WAITING, ~bit(next));
   Atomics.store(w, HOLDER, next);
-  Atomics.notify(w, HOLDER);
+  // A wake-up is a system call: only when someone waits. Read after the store: a waiter raises
+  // its bit before it reads the holder, so either it sees this store or this read sees its bit.
+  if (next !== 0 || Atomics.load(w, WAITING) !== 0) Atomics.notify(w, HOLDER);
 }
 
 /** Records the descriptor the turn's holder has just locked (-1 once it is unlocked). */
