@@ -35,7 +35,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
     // wait behind parsing a big rollout.
     const workers = rowWorkers(ctx);
-    // The first batch of the load is the first screen's rows (the terminal's height at most).
+    // The first batch of the load holds the first screen's rows: 48, or the terminal's height.
     const firstBatch = Math.max(48, process.stdout.rows ?? 0);
     const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace, firstBatch });
     try {
@@ -46,6 +46,8 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
       trace?.('watch: ink and react loaded');
       await runLive({ model: live, styles: ctx.styles, trace, initialScan: false });
     } finally {
+      // Also when the renderer could not be loaded: the load started above stops.
+      live.dispose();
       await workers?.close();
     }
     return;
@@ -53,7 +55,8 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
 
   // The one-shot forms answer a question; the live view may wait for a run to start writing.
   requireCaptureFiles(ctx);
-  // The live view's load, without a screen: the same batches on both cores, in listing order.
+  // The live view's load, without a screen: the same batches on both cores, in id order (no stat
+  // pass: nothing to show first).
   const workers = rowWorkers(ctx);
   const model = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, statUnread: false });
   let snapshot;

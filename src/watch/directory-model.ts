@@ -12,7 +12,7 @@
  * No UI here: listeners are told "something changed" and take a `snapshot()` when they want.
  */
 import { lstatSync } from 'node:fs';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { setImmediate as yieldToEventLoop, setTimeout as delay } from 'node:timers/promises';
 import { toTokcapError } from '../errors.js';
 import { rolloutFileName, rolloutPaths, type FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
@@ -110,6 +110,9 @@ export interface DirectorySnapshot {
 /** Rollouts in the first batch of a load (about a screenful), unless told otherwise. */
 const FIRST_BATCH = 48;
 
+/** How long the first listing of a load waits for its first screen to be read before it is shown. */
+const FIRST_SCREEN_WAIT_MS = 250;
+
 /** A delta of more ids than this (and than half the rows) is not kept: see `markDirty`. */
 const MAX_DELTA = 4096;
 
@@ -168,6 +171,9 @@ export class DirectoryModel {
   private initialDone = false;
   private firstScanDone = false;
   private disposed = false;
+  /** Listeners are not told of changes (`heldChange`: there was one) while the first screen is read. */
+  private quiet = false;
+  private heldChange = false;
   private version = 0;
   private cached: DirectorySnapshot | null = null;
   private readonly listeners = new Set<() => void>();
@@ -355,6 +361,8 @@ export class DirectoryModel {
 
   private changed(): void {
     this.version++;
+    this.heldChange = this.quiet;
+    if (this.quiet) return;
     for (const l of [...this.listeners]) {
       try {
         l();
@@ -436,15 +444,25 @@ export class DirectoryModel {
     // view's default order, so that its sort and the read queue's are a pass over sorted rows.
     let firstMtimes = load ? await load.stat() : undefined;
     if (this.disposed) return;
-    // The first screen's rollouts (the head of that order, not read yet): their batch is started
-    // before the rows are placed, and the worker reads it meanwhile.
+    // The first screen's rollouts (the head of that order, not read yet) are read before the
+    // rows are placed (for a moment at most), and listeners hear of both at once: the first
+    // frame of a large load is then its first screen, not a frame of 100,000 rows without a
+    // state followed by another (each a pass over every row, in this thread).
     let early = 0;
     if (firstMtimes) {
       this.trace?.('scan: shared stat pass done');
       ({ ids, mtimes: firstMtimes } = recentFirst(ids, firstMtimes));
       early = Math.min(this.firstBatch, ids.length);
       for (let i = 0; i < early; i++) if (!this.rows.get(ids[i])?.loaded && !this.inflight.has(ids[i])) this.backlog.add(ids[i]);
-      this.pump();
+      const earlyRead = early > 0 ? new Promise<void>((resolve) => this.addWaiter(ids[early - 1], resolve)) : undefined;
+      this.quiet = true;
+      try {
+        this.pump();
+        if (earlyRead) await Promise.race([earlyRead, delay(FIRST_SCREEN_WAIT_MS)]);
+      } finally {
+        this.quiet = false;
+      }
+      if (this.disposed) return;
     }
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
@@ -452,19 +470,25 @@ export class DirectoryModel {
       this.setRow(id, placeholderRow(id, firstMtimes ? firstMtimes[i] : 0));
       dirty = true;
     }
-    if (dirty) this.changed();
+    // Also when only the first screen's reads changed something.
+    if (dirty || this.heldChange) this.changed();
     this.trace?.('scan: rows placed');
 
     // Stat pass: which rollouts changed since they were read?
     const changed: Queued[] = [];
-    // With the shared pass's mtimes, an unread rollout needs nothing more: only the others are
-    // visited below (none, at the start of a load).
+    // With the shared pass's mtimes, an unread rollout needs nothing more: it is queued now, in
+    // that order; only the others are visited below (none, at the start of a load).
     let todo: readonly string[] = ids;
+    let queuedUnread = 0;
     if (firstMtimes) {
       const loaded: string[] = [];
       for (let i = early; i < ids.length; i++) {
-        if (this.rows.get(ids[i])?.loaded) loaded.push(ids[i]);
-        else changed.push({ id: ids[i], mtimeMs: firstMtimes[i] });
+        const id = ids[i];
+        if (this.rows.get(id)?.loaded) loaded.push(id);
+        else if (!this.urgent.has(id) && !this.inflight.has(id)) {
+          this.backlog.add(id);
+          queuedUnread++;
+        }
       }
       todo = loaded;
     }
@@ -504,11 +528,11 @@ export class DirectoryModel {
     };
     await Promise.all(Array.from({ length: Math.min(this.statConcurrency, todo.length) }, worker));
     if (this.disposed) return;
-    this.trace?.(`scan: stat pass done, ${changed.length} to read`);
+    this.trace?.(`scan: stat pass done, ${changed.length + queuedUnread} to read`);
     this.queueRecentFirst(changed);
     this.lastRescanMs = performance.now() - t0;
     this.firstScanDone = true;
-    if (changed.length > 0) this.changed();
+    if (changed.length > 0 || queuedUnread > 0) this.changed();
     this.pump();
   }
 
