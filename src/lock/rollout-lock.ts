@@ -113,7 +113,7 @@ export async function withRolloutLock<T>(
   fn: (held: HeldLock) => Promise<T> | T,
 ): Promise<T> {
   if (refuseLocks) {
-    throw new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (this thread takes none)`, { rolloutId, file: lockPath });
+    throw workerThreadError(rolloutId, lockPath);
   }
   const key = resolvePath(lockPath);
   const chain = heldScopes.getStore() ?? [];
@@ -162,7 +162,7 @@ export function withReadLockNow<T>(
   unlocked?: (fd: number) => void,
 ): T | typeof NOT_NOW {
   if (refuseLocks) {
-    throw new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (this thread takes none)`, { rolloutId, file: lockPath });
+    throw workerThreadError(rolloutId, lockPath);
   }
   if (syncHeld || heldScopes.getStore()?.some((s) => s.active)) throw nestedError(rolloutId, lockPath);
   if (turnsTaken > 0) return NOT_NOW;
@@ -514,6 +514,10 @@ function timeoutError(waitMs: number, rolloutId: string, lockPath: string): Tokc
     `timed out after ${formatWait(waitMs)} waiting for the lock of rollout ${rolloutId}`,
     { rolloutId, file: lockPath },
   );
+}
+
+function workerThreadError(rolloutId: string, lockPath: string): TokcapError {
+  return new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (this thread takes none)`, { rolloutId, file: lockPath });
 }
 
 function nestedError(rolloutId: string, lockPath: string): TokcapError {
