@@ -121,7 +121,7 @@ function measureAll(jobs, dir) {
   const runs = jobs.map(() => []);
   for (let i = 0; i < REPS; i++) {
     jobs.forEach((job, j) => {
-      const argv = job.setup ? (job.oneThread ? oneThread(job.setup(i)) : job.setup(i)) : job.argv;
+      const argv = job.setup ? (job.workers ? withWorkers(job.setup(i)) : job.setup(i)) : job.argv;
       const r = timeOnce(argv, { shell: job.shell, figures: job.figures });
       if (!(job.okStatus ?? [0, 1]).includes(r.status)) {
         process.stderr.write(`${job.label}: exit ${r.status}\n${r.stderr}\n`);
@@ -164,7 +164,6 @@ function sameAsOneThread(dir) {
 }
 /** `argv` run with a worker thread whatever the job's size. */
 const withWorkers = (argv) => ['env', 'TOKCAP_WORKERS=2', ...argv];
-const oneThread = (argv) => ['env', 'TOKCAP_WORKERS=1', ...argv];
 
 function hasCommand(name) {
   return sh(process.execPath, [BIN, name, '--help']).status === 0;
@@ -235,10 +234,9 @@ for (const store of STORES) {
     add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
     add('build (preview, all)', tokcap('build', dir, '--json'));
     add('watch --once --json', tokcap('watch', dir, '--once', '--json'));
-    // Whether the worker pays at this size (by default build starts one from ~32 MB of JSONL,
-    // verify from ~48 MB): the same jobs in one thread.
+    // Whether a worker pays at this size (by default none starts below ~96 MB of JSONL).
     add('verify-digests, TOKCAP_WORKERS=2', withWorkers(tokcap('verify-digests', dir, '--json')));
-    add('build (preview, all), TOKCAP_WORKERS=1', oneThread(tokcap('build', dir, '--json')));
+    add('build (preview, all), TOKCAP_WORKERS=2', withWorkers(tokcap('build', dir, '--json')));
   } else {
     add('verify-digests', tokcap('verify-digests', dir, '--json'));
     add('inspect (summary)', tokcap('inspect', dir, '--json'));
@@ -258,11 +256,10 @@ for (const store of STORES) {
       // The reference consumer's job with a text summary instead of the results (issue 15).
       if (store.sideBySide) {
         add('build --all --freeze, text (copy)', null, freezeCopy());
-        // Whether the worker pays at this size (by default build starts one from ~32 MB of
-        // JSONL, verify from ~48 MB): the same jobs in one thread.
-        add('verify-digests, TOKCAP_WORKERS=1', oneThread(tokcap('verify-digests', dir, '--json')));
-        add('build (preview, all), TOKCAP_WORKERS=1', oneThread(tokcap('build', dir, '--json')));
-        add('build --all --freeze (copy), TOKCAP_WORKERS=1', null, { ...freezeCopy('--json'), oneThread: true });
+        // Whether a worker pays at this size (by default none starts below ~96 MB of JSONL).
+        add('verify-digests, TOKCAP_WORKERS=2', withWorkers(tokcap('verify-digests', dir, '--json')));
+        add('build (preview, all), TOKCAP_WORKERS=2', withWorkers(tokcap('build', dir, '--json')));
+        add('build --all --freeze (copy), TOKCAP_WORKERS=2', null, { ...freezeCopy('--json'), workers: true });
       }
       add('sweep --dry-run', tokcap('sweep', dir, '--older-than', '0s', '--dry-run', '--json'));
     } else {

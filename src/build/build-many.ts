@@ -40,9 +40,6 @@ export interface BuildManyOptions {
   threads?: ThreadOptions;
 }
 
-/** Below about this much JSONL a build stays in one thread (see `buildMany`). */
-export const BUILD_WORKER_MIN_BYTES = 32 * 2 ** 20;
-
 /** A worker's request: the locked copy for one rollout. */
 export interface SnapshotRequest {
   freeze: boolean;
@@ -68,12 +65,6 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     shared,
     minItems: 8,
     estimatedBytes: estimateJsonlBytes(store.dir, ids),
-    // With a worker the main thread does 25-30 % less of a build of 200 rollouts of 12 calls
-    // (~0.9 s of one thread's CPU at 16 MB of deltas and at 65 MB of full prompts), 40-55 % less
-    // of 5,000 small rollouts (40 MB), for 30-45 % more CPU in all. Bytes are a rough measure of
-    // a build's time (full prompts cost less per byte), hence a margin below 40 MB (BENCHMARKS.md,
-    // "Issue 15 (session 8)").
-    minBytes: BUILD_WORKER_MIN_BYTES,
     chunkSize: 4,
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,

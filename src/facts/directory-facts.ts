@@ -85,7 +85,7 @@ export async function forEachRolloutFacts(
     // A worker pays for its start-up (~0.1 s on 2 cores) only with enough to share. The summary
     // reads a few small files per rollout: from about 20,000 rollouts (100,000: 3.4 s in one
     // thread, 2.4 s with a worker; 10,000: 0.65 s, 0.78 s). --deep parses J, but each copy is
-    // made in this thread (under the lock), so as for export it pays from about 96 MB of JSONL
+    // made in this thread (under the lock), so as for verify it pays from about 96 MB of JSONL
     // (mix-2k, 60 MB: 0.74 s in one thread, 0.85 s with a worker).
     minItems: options.deep ? 8 : SUMMARY_WORKER_MIN_ROLLOUTS,
     estimatedBytes: options.deep ? estimateJsonlBytes(store.dir, ids) : undefined,

@@ -7,7 +7,7 @@
  * this thread and the other workers (src/lock/lock-turns.ts); otherwise it asks this thread
  * (`request`), which takes them in turn with its own reads.
  *
- * Workers are an optimisation only: below `minItems` or `minBytes`, when the compiled
+ * Workers are an optimisation only: below `minItems` or `WORKER_MIN_BYTES`, when the compiled
  * worker module is absent (running from sources), with `threads: 1`, or if a worker fails,
  * everything (or the chunks it did not return) is computed here, by the same function.
  *
@@ -73,12 +73,10 @@ export interface ParallelOptions<R, Q> {
   /** Fewer items than this: no worker. */
   minItems?: number;
   /**
-   * The job's size in JSONL bytes (an estimate): below `minBytes` no worker is started, unless
-   * `threads.threads` asks for them explicitly.
+   * The job's size in JSONL bytes (an estimate): below `WORKER_MIN_BYTES` no worker is started,
+   * unless `threads.threads` asks for them explicitly.
    */
   estimatedBytes?: number;
-  /** Below this many JSONL bytes no worker (default `WORKER_MIN_BYTES`). */
-  minBytes?: number;
   chunkSize?: number;
   /** Items of a chunk in flight at once in this thread (default 16). */
   concurrency?: number;
@@ -93,11 +91,9 @@ type FromWorker =
   | { type: 'done' };
 
 /**
- * Below about this much JSONL, a job whose workers ask this thread for their locked copies
- * (export, inspect --deep) finishes as fast in one thread as with a worker, whose start-up
- * (module loading, a cold JIT) the job is too short to pay back (measured on 2 cores: 65 MB
- * even, 260 MB 1.3x faster with a worker). Jobs whose workers lock for themselves pay sooner
- * and say so (`minBytes`).
+ * Below about this much JSONL, verify, build and export finish as fast in one thread as with a
+ * worker, whose start-up (module loading, a cold JIT) the job is too short to pay back
+ * (measured on 2 cores: 65 MB even, 260 MB 1.3x faster with a worker).
  */
 export const WORKER_MIN_BYTES = 96 * 2 ** 20;
 
@@ -116,7 +112,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   // Two threads or more asked for explicitly: workers whatever the job's size.
   const bigEnough =
     (threads.threads !== undefined && threads.threads >= 2) ||
-    ((options.estimatedBytes === undefined || options.estimatedBytes >= (options.minBytes ?? WORKER_MIN_BYTES)) && ids.length >= (options.minItems ?? 2000));
+    ((options.estimatedBytes === undefined || options.estimatedBytes >= WORKER_MIN_BYTES) && ids.length >= (options.minItems ?? 2000));
   const nWorkers = bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(threads), nChunks - 1) : 0;
   threads.onWorkers?.(nWorkers, ids.length);
   const counter = new Int32Array(new SharedArrayBuffer(4));

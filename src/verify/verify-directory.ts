@@ -36,9 +36,6 @@ export interface VerifyOptions {
   threads?: ThreadOptions;
 }
 
-/** Below about this much JSONL verify-digests stays in one thread. */
-export const VERIFY_WORKER_MIN_BYTES = 48 * 2 ** 20;
-
 /** verify-digests over every rollout present (or the given ids), findings sorted as defined. */
 export async function verifyDirectory(store: StoreOptions, options: VerifyOptions = {}): Promise<VerifyResult> {
   const listing = await scanDirectory(store.dir, { shard: options.shard });
@@ -53,10 +50,6 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
     shared: { ...store },
     minItems: 8,
     estimatedBytes: estimateJsonlBytes(store.dir, ids),
-    // One thread verifies 65 MB in ~0.5 s of CPU; a worker takes 25 % of that off the main
-    // thread (for 40-55 % more CPU in all); at 40 MB of small rollouts too little to risk it
-    // (BENCHMARKS.md, "Issue 15 (session 8)").
-    minBytes: VERIFY_WORKER_MIN_BYTES,
     chunkSize: 4,
     concurrency: 8,
     threads: options.threads,

@@ -9,7 +9,7 @@ import { ensureBuilt, tokcap } from '../support/cli-binary.js';
  * inspect, verify-digests, build and export spread rollouts over worker threads in the built
  * binary (never when running from sources). The output must be byte-identical with the workers
  * turned off. These stores are small, so TOKCAP_WORKERS=2 asks for workers explicitly (on their
- * own, build starts one only from about 32 MB of JSONL, verify from 48 MB, export from 96 MB).
+ * own, verify, build and export start one only for about 96 MB of JSONL or more).
  */
 let dir: string;
 
