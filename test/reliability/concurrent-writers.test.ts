@@ -24,7 +24,7 @@
  *     errors of the expected kinds only.
  * CI: 20 s. Torture (TOKCAP_TORTURE=1): 10 minutes.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../support/cli-binary.js';
@@ -126,8 +126,13 @@ describe('reliability: concurrent writers and tokcap actions', () => {
     };
 
     const loop = async () => {
-      // Let the writers create some rollouts first.
-      await new Promise((r) => setTimeout(r, 500));
+      // Let the writers create some rollouts first. Not a fixed pause: under load Python's start
+      // can take longer, and an inspect or verify of a store with no capture file yet rightly
+      // exits 3 (docs/cli.md#unavailable), which would read as a failure of the action.
+      const startBy = Date.now() + 30_000;
+      while (readdirSync(dir).filter((n) => n.endsWith('.tokens.jsonl')).length < 5 && Date.now() < startBy) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
       while (Date.now() < deadline) {
         const u = rng();
         const common = ['--json', '--lock-wait', '10s'];
