@@ -33,6 +33,7 @@ export async function runLive({ model, styles, stdout = process.stdout, stdin = 
     if (altScreen) stdout.write(ALT_SCREEN_OFF);
   };
   process.once('exit', restore);
+  let frames = 0;
   try {
     const app = render(<WatchApp model={model} styles={styles} trace={trace} initialScan={initialScan} />, {
       stdout,
@@ -41,6 +42,8 @@ export async function runLive({ model, styles, stdout = process.stdout, stdin = 
       patchConsole: true,
       incrementalRendering: false,
       maxFps: 60,
+      // When the first frames reached the terminal (the App traces when it computed them).
+      onRender: trace ? () => frames < 8 && trace(`ink: frame ${++frames} written`) : undefined,
     });
     await app.waitUntilExit();
   } finally {

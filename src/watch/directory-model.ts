@@ -116,6 +116,9 @@ const FIRST_SCREEN_WAIT_MS = 250;
 /** A delta of more ids than this (and than half the rows) is not kept: see `markDirty`. */
 const MAX_DELTA = 4096;
 
+/** Rows placed between two yields to the event loop at the start of a load. */
+const PLACE_CHUNK = 16384;
+
 /** Rollouts stat'ed between two yields to the event loop during a rescan. */
 const STAT_BATCH = 256;
 
@@ -451,25 +454,22 @@ export class DirectoryModel {
     let early = 0;
     if (firstMtimes) {
       this.trace?.('scan: shared stat pass done');
-      ({ ids, mtimes: firstMtimes } = recentFirst(ids, firstMtimes));
+      ({ ids, mtimes: firstMtimes } = inRecentOrder(ids, firstMtimes));
       early = Math.min(this.firstBatch, ids.length);
       for (let i = 0; i < early; i++) if (!this.rows.get(ids[i])?.loaded && !this.inflight.has(ids[i])) this.backlog.add(ids[i]);
       const earlyRead = early > 0 ? new Promise<void>((resolve) => this.addWaiter(ids[early - 1], resolve)) : undefined;
       this.quiet = true;
       try {
         this.pump();
+        // The rows are placed while the worker reads the first batch (this thread copied it
+        // first: placing yields between chunks).
+        if (await this.placeRows(ids, firstMtimes)) dirty = true;
         if (earlyRead) await Promise.race([earlyRead, delay(FIRST_SCREEN_WAIT_MS)]);
       } finally {
         this.quiet = false;
       }
       if (this.disposed) return;
-    }
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i];
-      if (this.rows.has(id)) continue;
-      this.setRow(id, placeholderRow(id, firstMtimes ? firstMtimes[i] : 0));
-      dirty = true;
-    }
+    } else if (this.placeRowsNow(ids, undefined, 0, ids.length)) dirty = true;
     // Also when only the first screen's reads changed something.
     if (dirty || this.heldChange) this.changed();
     this.trace?.('scan: rows placed');
@@ -483,6 +483,11 @@ export class DirectoryModel {
     if (firstMtimes) {
       const loaded: string[] = [];
       for (let i = early; i < ids.length; i++) {
+        // The view draws its first screen in between.
+        if ((i - early) % PLACE_CHUNK === PLACE_CHUNK - 1) {
+          await yieldToEventLoop();
+          if (this.disposed) return;
+        }
         const id = ids[i];
         if (this.rows.get(id)?.loaded) loaded.push(id);
         else if (!this.urgent.has(id) && !this.inflight.has(id)) {
@@ -534,6 +539,40 @@ export class DirectoryModel {
     this.firstScanDone = true;
     if (changed.length > 0 || queuedUnread > 0) this.changed();
     this.pump();
+  }
+
+  /**
+   * Places a row for each listed rollout not known yet, in chunks, yielding in between: the
+   * first batch's copy goes to the worker first, and keys are handled. Whether any was placed.
+   */
+  private async placeRows(ids: readonly string[], mtimes: Float64Array): Promise<boolean> {
+    const bulk = this.rows.size === 0 && ids.length > MAX_DELTA;
+    let placed = false;
+    for (let from = 0; from < ids.length && !this.disposed; from += PLACE_CHUNK) {
+      await yieldToEventLoop();
+      if (this.placeRowsNow(ids, mtimes, from, Math.min(ids.length, from + PLACE_CHUNK), bulk)) placed = true;
+    }
+    return placed;
+  }
+
+  /**
+   * `bulk`: into an empty model, a large listing is placed without a delta (`markDirty` would
+   * drop it anyway, and a view sorts that snapshot afresh): the rows and their count only.
+   */
+  private placeRowsNow(ids: readonly string[], mtimes: Float64Array | undefined, from: number, to: number, bulk = false): boolean {
+    if (bulk) this.dirty = null;
+    let placed = false;
+    for (let i = from; i < to; i++) {
+      const id = ids[i];
+      if (this.rows.has(id)) continue;
+      const row = placeholderRow(id, mtimes ? mtimes[i] : 0);
+      if (bulk) {
+        this.rows.set(id, row);
+        this.totals.rollouts++;
+      } else this.setRow(id, row);
+      placed = true;
+    }
+    return placed;
   }
 
   /**
@@ -747,12 +786,71 @@ function byRecency(a: Queued, b: Queued): number {
 }
 
 /** The ids and their mtimes in the `recent` order of rows.ts (newest first, ties by id). */
-function recentFirst(ids: readonly string[], mtimes: Float64Array): { ids: string[]; mtimes: Float64Array } {
-  const order = Array.from({ length: ids.length }, (_, i) => i);
-  order.sort((a, b) => mtimes[b] - mtimes[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
-  const sortedMtimes = new Float64Array(ids.length);
-  order.forEach((from, to) => (sortedMtimes[to] = mtimes[from]));
-  return { ids: order.map((i) => ids[i]), mtimes: sortedMtimes };
+function inRecentOrder(ids: readonly string[], mtimes: Float64Array): { ids: string[]; mtimes: Float64Array } {
+  const order = recentOrder(ids, mtimes);
+  const sortedIds = new Array<string>(order.length);
+  const sortedMtimes = new Float64Array(order.length);
+  for (let to = 0; to < order.length; to++) {
+    sortedIds[to] = ids[order[to]];
+    sortedMtimes[to] = mtimes[order[to]];
+  }
+  return { ids: sortedIds, mtimes: sortedMtimes };
+}
+
+/**
+ * The indices of `ids` in the `recent` order of rows.ts (newest first, ties by id). A sort with
+ * a comparator takes ~0.15 s of this thread for 100,000 rollouts; here the mtimes are sorted as
+ * plain numbers (natively), each index is placed by the rank of its mtime (a counting sort), and
+ * only rollouts that share an mtime are compared by id (a coarse file-system clock makes short
+ * runs of them).
+ */
+export function recentOrder(ids: readonly string[], mtimes: Float64Array): Uint32Array {
+  const n = ids.length;
+  // The distinct mtimes, oldest first.
+  const distinct = Float64Array.from(mtimes).sort();
+  let u = 0;
+  for (let i = 0; i < n; i++) if (u === 0 || distinct[i] !== distinct[u - 1]) distinct[u++] = distinct[i];
+  // rank[i]: 0 for the newest mtime; starts[r]: where rank r begins in the order.
+  const rank = new Uint32Array(n);
+  const starts = new Uint32Array(u + 1);
+  for (let i = 0; i < n; i++) {
+    const m = mtimes[i];
+    let lo = 0;
+    let hi = u - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (distinct[mid] < m) lo = mid + 1;
+      else hi = mid;
+    }
+    rank[i] = u - 1 - lo;
+    starts[rank[i] + 1]++;
+  }
+  for (let r = 0; r < u; r++) starts[r + 1] += starts[r];
+  const order = new Uint32Array(n);
+  const next = starts.slice(0, u);
+  for (let i = 0; i < n; i++) order[next[rank[i]]++] = i;
+  for (let r = 0; r < u; r++) {
+    const from = starts[r];
+    const to = starts[r + 1];
+    if (to - from < 2) continue;
+    if (to - from > 32) {
+      const run = order.subarray(from, to);
+      run.set(Array.from(run).sort((a, b) => (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0)));
+      continue;
+    }
+    // Insertion sort: runs are short.
+    for (let i = from + 1; i < to; i++) {
+      const at = order[i];
+      const id = ids[at];
+      let j = i - 1;
+      while (j >= from && ids[order[j]] > id) {
+        order[j + 1] = order[j];
+        j--;
+      }
+      order[j + 1] = at;
+    }
+  }
+  return order;
 }
 
 /** The first `k` items of `items` in `cmp` order, sorted (one pass: no sort of the whole array). */

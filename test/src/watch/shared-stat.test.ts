@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';
-import { firstInOrder } from '../../../src/watch/directory-model.js';
+import { firstInOrder, recentOrder } from '../../../src/watch/directory-model.js';
 import { listingOf, sharedListing, statHere, statNextChunk } from '../../../src/watch/shared-stat.js';
 import { makeStore, useTempDirs } from '../../support/watch.js';
 
@@ -85,6 +85,20 @@ describe('firstInOrder', () => {
     for (const n of [0, 1, 5, 48, 1000]) {
       const items = Array.from({ length: n }, (_, i) => ({ m: Math.floor(rand() * 50), id: `r${Math.floor(rand() * 1e6)}-${i}` }));
       for (const k of [0, 1, 10, 48, 2000]) expect(firstInOrder(items, k, cmp)).toEqual([...items].sort(cmp).slice(0, k));
+    }
+  });
+});
+
+describe('recentOrder', () => {
+  it("is the `recent` order (newest first, ties by id), with short and long runs of equal mtimes", () => {
+    let seed = 11;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    // Few distinct mtimes (runs longer than an insertion sort takes), many, all equal, none.
+    for (const [n, distinct] of [[0, 1], [1, 1], [300, 4], [2000, 300], [500, 1], [1000, 1e9]] as const) {
+      const ids = Array.from({ length: n }, (_, i) => `r${Math.floor(rand() * 1e6)}-${i}`);
+      const mtimes = Float64Array.from({ length: n }, () => 1.7e12 + Math.floor(rand() * distinct) * 4.25);
+      const want = ids.map((_, i) => i).sort((a, b) => mtimes[b] - mtimes[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
+      expect(Array.from(recentOrder(ids, mtimes))).toEqual(want);
     }
   });
 });
