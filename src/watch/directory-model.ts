@@ -20,7 +20,7 @@ import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { CopyArena } from '../ops/rollout-copy.js';
 import { readBatchHere, type RowReadOutcome } from './row-batch.js';
 import { SIGNATURE_KINDS, SignatureBuilder, type CopySignature, type FileStat, type Signature } from './file-signature.js';
-import { countRow, errorRow, placeholderRow, type DirectoryTotals, type RolloutRow, type RowDelta, type RowError } from './rows.js';
+import { countRow, errorRow, packRow, placeholderRow, withBookkeeping, type DirectoryTotals, type RolloutRow, type RowDelta, type RowError } from './rows.js';
 import { emptySummary, type StatusSummary } from '../status/summary.js';
 import type { LoadListing } from './shared-stat.js';
 
@@ -619,7 +619,7 @@ export class DirectoryModel {
   /** Sets the mtime of a rollout not read yet on its placeholder row (its place in `recent` order). */
   private placeMtime(id: string, mtimeMs: number): void {
     const row = this.rows.get(id);
-    if (row && !row.loaded && row.mtimeMs !== mtimeMs) this.setRow(id, { ...row, mtimeMs });
+    if (row && !row.loaded && row.mtimeMs !== mtimeMs) this.setRow(id, packRow(row, { mtimeMs }));
   }
 
   private async signature(id: string, kinds: readonly FileKind[] = SIGNATURE_KINDS): Promise<Signature> {
@@ -722,7 +722,7 @@ export class DirectoryModel {
       if (this.rows.has(id)) this.forget(id);
       return;
     }
-    this.put(id, compactRow(id, outcome.row, changedAt, seq), outcome.signature);
+    this.put(id, withBookkeeping(outcome.row, changedAt, seq), outcome.signature);
   }
 
   private put(id: string, row: RolloutRow, signature: CopySignature | undefined): void {
@@ -738,40 +738,16 @@ export class DirectoryModel {
   }
 }
 
-const NONE: readonly never[] = Object.freeze([]);
-
 /**
- * One string for each of a few values (kinds present, status, verdict), not one per rollout:
- * those of a row that crossed from the worker are copies of their own.
+ * One string for each of a few values (the kinds present), not one per rollout: those that
+ * crossed from the worker are copies of their own.
  */
 const WORDS = new Map<string, string>();
-function interned<T extends string | null>(word: T): T {
-  if (word === null) return word;
+function interned(word: string): string {
   const known = WORDS.get(word);
-  if (known !== undefined) return known as T;
+  if (known !== undefined) return known;
   if (WORDS.size < 256) WORDS.set(word, word);
   return word;
-}
-
-/**
- * The row as kept: the model's own id string, and one shared empty array for every empty list
- * (a row that crossed from the worker has arrays of its own; 100,000 rows keep ~100 bytes each
- * less).
- */
-function compactRow(id: string, row: RolloutRow, changedAt: number | null, seq: number): RolloutRow {
-  const list = <T>(a: readonly T[]): readonly T[] => (a.length === 0 ? NONE : a);
-  return {
-    ...row,
-    id,
-    status: interned(row.status),
-    verdict: interned(row.verdict),
-    conditions: list(row.conditions),
-    danglingIntents: list(row.danglingIntents),
-    incompleteMarkers: list(row.incompleteMarkers),
-    causes: list(row.causes),
-    changedAt,
-    seq,
-  };
 }
 
 /** A rollout to read, with the mtime that gives its place in the queue. */

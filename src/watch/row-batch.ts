@@ -14,18 +14,18 @@ import { COPIED_KINDS, closeCopied, copyRolloutInTurn, copyRolloutNow, type Copy
 import type { StoreOptions } from '../ops/store.js';
 import { copySignature, type CopySignature } from './file-signature.js';
 import { readRow, type RowRead } from './preview.js';
-import { deriveRow, type RolloutRow, type RowError } from './rows.js';
+import { deriveRow, type PackedRow, type RowError } from './rows.js';
 
 export type RowReadOutcome =
   /** `signature`: of the files as read; absent when the copy failed (the lock was not granted). */
-  | { ok: true; row: RolloutRow; signature?: CopySignature }
+  | { ok: true; row: PackedRow; signature?: CopySignature }
   /** No capture file was there any more. */
   | { ok: true; gone: true }
   /** The read failed as a whole (an unexpected error, not a store condition). */
   | { ok: false; error: RowError };
 
 /** The row of a read, before the model gives it its `changedAt` and `seq`. */
-export function rowOf(id: string, read: RowRead): RolloutRow {
+export function rowOf(id: string, read: RowRead): PackedRow {
   return deriveRow({ id, ...read, changedAt: null, seq: 0 });
 }
 

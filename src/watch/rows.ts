@@ -6,7 +6,7 @@
 import type { ErrorKind } from '../errors.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
-import type { Condition, RolloutStatus, RolloutStatusAnswer } from '../status/rollout-status.js';
+import { CONDITIONS, type Condition, type RolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 import { countRollout, emptySummary, type StatusSummary } from '../status/summary.js';
 import type { Verdict, VerdictAnswer } from '../status/verdict.js';
 import type { RowPreview } from './preview.js';
@@ -54,32 +54,193 @@ export interface RolloutRow {
   readonly seq: number;
 }
 
-/** One empty list for every empty list of every placeholder (100,000 rows keep no 400,000 arrays). */
+/** One empty list for every empty list of every row (100,000 rows keep no 400,000 arrays). */
 const NONE: readonly never[] = Object.freeze([]);
 
-export function placeholderRow(id: string, mtimeMs = 0): RolloutRow {
-  return {
-    id,
-    loaded: false,
-    status: 'live',
-    conditions: NONE,
-    frozen: false,
-    retired: false,
-    tornTail: false,
-    incompleteFlag: false,
-    calls: 0,
-    danglingIntents: NONE,
-    incompleteMarkers: NONE,
-    version: 0,
-    snapshotId: '',
-    mtimeMs,
-    changedAt: null,
-    verdict: null,
-    unbuilt: false,
-    wouldMask: null,
-    causes: NONE,
-    seq: 0,
+// A row as the model keeps it (`PackedRow`): the flags, status, verdict and conditions in one
+// small integer, the lists that are almost always empty in one optional object. 100,000 rows
+// then hold 9 fields each instead of 22 (about 100 bytes less per row), and a row crosses
+// from the read worker as a few numbers.
+const LOADED = 1;
+const FROZEN = 2;
+const RETIRED = 4;
+const TORN_TAIL = 8;
+const INCOMPLETE_FLAG = 16;
+const UNBUILT = 32;
+const STATUS_SHIFT = 6;
+const VERDICT_SHIFT = 8;
+const WOULD_MASK_SHIFT = 10;
+const CONDITIONS_SHIFT = 12;
+
+const STATUSES: readonly RolloutStatus[] = ['live', 'frozen', 'retired', 'unavailable'];
+const VERDICT_CODES: readonly (Verdict | null)[] = [null, 'trainable', 'masked', 'unavailable'];
+const WOULD_MASK_CODES: readonly (boolean | null)[] = [null, false, true];
+/** One frozen list per combination of conditions (in CONDITIONS order, as src/status gives them). */
+const CONDITION_LISTS: (readonly Condition[] | undefined)[] = [NONE];
+
+function conditionsOfMask(mask: number): readonly Condition[] {
+  return (CONDITION_LISTS[mask] ??= Object.freeze(CONDITIONS.filter((_, i) => mask & (1 << i))));
+}
+
+function maskOfConditions(conditions: readonly Condition[]): number {
+  let mask = 0;
+  for (const c of conditions) mask |= 1 << CONDITIONS.indexOf(c);
+  return mask;
+}
+
+/** What a few rows have (lists, errors); null on a row that has none of it. */
+interface RowExtra {
+  readonly danglingIntents: readonly string[];
+  readonly incompleteMarkers: readonly string[];
+  readonly causes: readonly MaskCause[];
+  readonly buildError?: string;
+  readonly error?: RowError;
+}
+
+/**
+ * A `RolloutRow` in 9 fields. Immutable; its plain fields cross threads by structured clone
+ * (`revivePackedRow` gives the prototype back). Not spreadable: `rowData` gives a plain copy.
+ */
+export class PackedRow implements RolloutRow {
+  constructor(
+    readonly id: string,
+    readonly bits: number,
+    readonly calls: number,
+    readonly version: number,
+    readonly mtimeMs: number,
+    readonly changedAt: number | null,
+    readonly seq: number,
+    readonly snapshotId: string,
+    readonly extra: RowExtra | null,
+  ) {}
+
+  get loaded(): boolean {
+    return (this.bits & LOADED) !== 0;
+  }
+  get status(): RolloutStatus {
+    return STATUSES[(this.bits >> STATUS_SHIFT) & 3];
+  }
+  get conditions(): readonly Condition[] {
+    return conditionsOfMask((this.bits >> CONDITIONS_SHIFT) & 0xff);
+  }
+  get frozen(): boolean {
+    return (this.bits & FROZEN) !== 0;
+  }
+  get retired(): boolean {
+    return (this.bits & RETIRED) !== 0;
+  }
+  get tornTail(): boolean {
+    return (this.bits & TORN_TAIL) !== 0;
+  }
+  get incompleteFlag(): boolean {
+    return (this.bits & INCOMPLETE_FLAG) !== 0;
+  }
+  get verdict(): Verdict | null {
+    return VERDICT_CODES[(this.bits >> VERDICT_SHIFT) & 3];
+  }
+  get unbuilt(): boolean {
+    return (this.bits & UNBUILT) !== 0;
+  }
+  get wouldMask(): boolean | null {
+    return WOULD_MASK_CODES[(this.bits >> WOULD_MASK_SHIFT) & 3];
+  }
+  get danglingIntents(): readonly string[] {
+    return this.extra?.danglingIntents ?? NONE;
+  }
+  get incompleteMarkers(): readonly string[] {
+    return this.extra?.incompleteMarkers ?? NONE;
+  }
+  get causes(): readonly MaskCause[] {
+    return this.extra?.causes ?? NONE;
+  }
+  get buildError(): string | undefined {
+    return this.extra?.buildError;
+  }
+  get error(): RowError | undefined {
+    return this.extra?.error;
+  }
+}
+
+/** Any row (packed or a plain object) as a `PackedRow`; `over` replaces some of its fields. */
+export function packRow(r: RolloutRow, over?: Partial<RolloutRow>): PackedRow {
+  return packFields(over === undefined && !(r instanceof PackedRow) ? r : { ...rowData(r), ...over });
+}
+
+function packFields(v: RolloutRow): PackedRow {
+  const list = <T>(a: readonly T[]): readonly T[] => (a.length === 0 ? NONE : a);
+  const bits =
+    (v.loaded ? LOADED : 0) |
+    (v.frozen ? FROZEN : 0) |
+    (v.retired ? RETIRED : 0) |
+    (v.tornTail ? TORN_TAIL : 0) |
+    (v.incompleteFlag ? INCOMPLETE_FLAG : 0) |
+    (v.unbuilt ? UNBUILT : 0) |
+    (STATUSES.indexOf(v.status) << STATUS_SHIFT) |
+    (VERDICT_CODES.indexOf(v.verdict) << VERDICT_SHIFT) |
+    (WOULD_MASK_CODES.indexOf(v.wouldMask) << WOULD_MASK_SHIFT) |
+    (maskOfConditions(v.conditions) << CONDITIONS_SHIFT);
+  const hasExtra = v.danglingIntents.length > 0 || v.incompleteMarkers.length > 0 || v.causes.length > 0 || v.buildError !== undefined || v.error !== undefined;
+  const extra: RowExtra | null = hasExtra
+    ? {
+        danglingIntents: list(v.danglingIntents),
+        incompleteMarkers: list(v.incompleteMarkers),
+        causes: list(v.causes),
+        ...(v.buildError !== undefined && { buildError: v.buildError }),
+        ...(v.error !== undefined && { error: v.error }),
+      }
+    : null;
+  return new PackedRow(v.id, bits, v.calls, v.version, v.mtimeMs, v.changedAt, v.seq, v.snapshotId, extra);
+}
+
+/**
+ * A `PackedRow` from its fields as they crossed threads (a structured clone keeps the fields,
+ * not the class), with this thread's `id` string (the clone's is a copy of its own).
+ */
+export function revivePackedRow(fields: PackedRow, id: string): PackedRow {
+  const e = fields.extra;
+  const list = <T>(a: readonly T[]): readonly T[] => (a.length === 0 ? NONE : a);
+  const extra = e === null ? null : { ...e, danglingIntents: list(e.danglingIntents), incompleteMarkers: list(e.incompleteMarkers), causes: list(e.causes) };
+  return new PackedRow(id, fields.bits, fields.calls, fields.version, fields.mtimeMs, fields.changedAt, fields.seq, fields.snapshotId, extra);
+}
+
+/** The row with the model's bookkeeping (when it changed, its sequence number) set. */
+export function withBookkeeping(r: PackedRow, changedAt: number | null, seq: number): PackedRow {
+  return new PackedRow(r.id, r.bits, r.calls, r.version, r.mtimeMs, changedAt, seq, r.snapshotId, r.extra);
+}
+
+/** A plain-object copy of a row (packed or not), with every field as its own property. */
+export function rowData(r: RolloutRow): RolloutRow {
+  const out: RolloutRow = {
+    id: r.id,
+    loaded: r.loaded,
+    status: r.status,
+    conditions: r.conditions,
+    frozen: r.frozen,
+    retired: r.retired,
+    tornTail: r.tornTail,
+    incompleteFlag: r.incompleteFlag,
+    calls: r.calls,
+    danglingIntents: r.danglingIntents,
+    incompleteMarkers: r.incompleteMarkers,
+    version: r.version,
+    snapshotId: r.snapshotId,
+    mtimeMs: r.mtimeMs,
+    changedAt: r.changedAt,
+    verdict: r.verdict,
+    unbuilt: r.unbuilt,
+    wouldMask: r.wouldMask,
+    causes: r.causes,
+    seq: r.seq,
   };
+  // Optional fields are left out rather than set to undefined.
+  if (r.buildError !== undefined) (out as { buildError?: string }).buildError = r.buildError;
+  if (r.error !== undefined) (out as { error?: RowError }).error = r.error;
+  return out;
+}
+
+/** The row of a rollout not read yet. */
+export function placeholderRow(id: string, mtimeMs = 0): PackedRow {
+  return new PackedRow(id, (STATUSES.indexOf('live') << STATUS_SHIFT) | (VERDICT_CODES.indexOf(null) << VERDICT_SHIFT), 0, 0, mtimeMs, null, 0, '', null);
 }
 
 function wouldMaskOf(v: VerdictAnswer | undefined): boolean | null {
@@ -96,15 +257,15 @@ export interface RowInputs {
 }
 
 /** Derives a row from what was read. */
-export function deriveRow({ id, facts, status, preview, changedAt, seq }: RowInputs): RolloutRow {
+export function deriveRow({ id, facts, status, preview, changedAt, seq }: RowInputs): PackedRow {
   let error: RowError | undefined = facts.errors.length > 0 ? { kind: facts.errors[0].kind, message: facts.errors[0].message } : undefined;
   if (preview?.kind === 'unreadable') error ??= preview.error;
   const built = preview?.kind === 'built' ? preview : undefined;
-  return {
+  return packFields({
     id,
     loaded: true,
     status: status.status,
-    conditions: [...status.conditions],
+    conditions: status.conditions,
     frozen: facts.frozen,
     retired: facts.retired,
     tornTail: facts.torn_tail,
@@ -124,12 +285,12 @@ export function deriveRow({ id, facts, status, preview, changedAt, seq }: RowInp
     buildError: built?.buildError,
     error,
     seq,
-  };
+  });
 }
 
 /** A row for a rollout whose read failed as a whole: unavailable, nothing else claimed. */
-export function errorRow(previous: RolloutRow, error: RowError, changedAt: number | null, seq: number): RolloutRow {
-  return { ...previous, loaded: true, status: 'unavailable', conditions: [], verdict: 'unavailable', unbuilt: true, wouldMask: null, causes: [], error, changedAt, seq };
+export function errorRow(previous: RolloutRow, error: RowError, changedAt: number | null, seq: number): PackedRow {
+  return packRow(previous, { loaded: true, status: 'unavailable', conditions: NONE, verdict: 'unavailable', unbuilt: true, wouldMask: null, causes: NONE, error, changedAt, seq });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest, ScanReply, ScanRequest } from './read-worker.js';
 import { copyBatch, readBatchHere, type RowReadOutcome } from './row-batch.js';
 import { listingOf, statHere, type LoadListing } from './shared-stat.js';
+import { revivePackedRow } from './rows.js';
 
 interface PendingScan {
   dir: string;
@@ -109,6 +110,11 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         handedOff -= p.fds;
         p.arena.bytes = Buffer.from(reply.arena.buffer);
         arenas.push(p.arena);
+        // The rows crossed as their fields: the class back, and this thread's id strings.
+        for (let i = 0; i < reply.outcomes.length; i++) {
+          const o = reply.outcomes[i];
+          if (o.ok && 'row' in o) o.row = revivePackedRow(o.row, p.ids[i]);
+        }
         p.resolve(reply.outcomes);
         settle();
       });

@@ -8,7 +8,7 @@ import { createStyles } from '../../../commands/styles.js';
 import type { DirectorySnapshot } from '../../../src/watch/directory-model.js';
 import { verdictOf } from '../../../src/status/verdict.js';
 import { assembleDetail } from '../../../src/status/rollout-detail.js';
-import { directoryTotals, NO_FILTER, placeholderRow, visibleRows, type RolloutRow } from '../../../src/watch/rows.js';
+import { directoryTotals, NO_FILTER, packRow, placeholderRow, visibleRows, type RolloutRow } from '../../../src/watch/rows.js';
 import { DirectoryView, HEADER_HEIGHT } from '../../../commands/watch/DirectoryView.js';
 import { RolloutView } from '../../../commands/watch/RolloutView.js';
 import { Footer } from '../../../commands/watch/Footer.js';
@@ -28,7 +28,7 @@ function lines(frame: string | undefined): string[] {
 }
 
 function row(id: string, over: Partial<RolloutRow> = {}): RolloutRow {
-  return { ...placeholderRow(id), loaded: true, calls: 3, version: 3, mtimeMs: NOW - 42_000, seq: 1, verdict: 'trainable', wouldMask: false, ...over };
+  return packRow(placeholderRow(id), { loaded: true, calls: 3, version: 3, mtimeMs: NOW - 42_000, seq: 1, verdict: 'trainable', wouldMask: false, ...over });
 }
 
 function snapshot(rows: RolloutRow[], over: Partial<DirectorySnapshot> = {}): DirectorySnapshot {

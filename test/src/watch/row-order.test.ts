@@ -7,6 +7,7 @@ import {
   VisibleRowsCache,
   countRow,
   directoryTotals,
+  packRow,
   placeholderRow,
   updateVisibleRows,
   visibleRows,
@@ -33,8 +34,7 @@ function randomRow(rng: Rng, id: string): RolloutRow {
   if (rng.int(5) === 0) return placeholderRow(id, rng.int(4) * 1000);
   const conditions = CONDITIONS.filter(() => rng.int(4) === 0) as Condition[];
   const verdict = rng.int(6) === 0 ? null : rng.pick(VERDICTS);
-  return {
-    ...placeholderRow(id),
+  return packRow(placeholderRow(id), {
     loaded: true,
     status: rng.pick(ROLLOUT_STATUSES),
     conditions,
@@ -45,7 +45,7 @@ function randomRow(rng: Rng, id: string): RolloutRow {
     wouldMask: verdict === null || verdict === 'unavailable' ? null : verdict === 'masked',
     error: rng.int(10) === 0 ? { kind: 'io', message: 'x' } : undefined,
     danglingIntents: conditions.includes('dangling') ? ['c1'] : [],
-  };
+  });
 }
 
 const FILTERS: RowFilter[] = [NO_FILTER, { ...NO_FILTER, masked: true }, { ...NO_FILTER, dangling: true }, { ...NO_FILTER, search: 'R1' }];
