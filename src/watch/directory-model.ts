@@ -19,8 +19,8 @@ import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.j
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { CopyArena } from '../ops/rollout-copy.js';
 import { readBatchHere, type RowReadOutcome } from './row-batch.js';
-import { SIGNATURE_KINDS, SignatureBuilder, type CopySignature, type FileStat, type Signature } from './file-signature.js';
-import { countRow, errorRow, packRow, placeholderRow, withBookkeeping, type DirectoryTotals, type RolloutRow, type RowDelta, type RowError } from './rows.js';
+import { SIGNATURE_KINDS, SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
+import { countRow, errorRow, packRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta, type RowError } from './rows.js';
 import { emptySummary, type StatusSummary } from '../status/summary.js';
 import type { LoadListing } from './shared-stat.js';
 
@@ -141,7 +141,8 @@ export class DirectoryModel {
   private readonly now: () => number;
   private readonly trace: ((event: string) => void) | undefined;
 
-  private readonly rows = new Map<string, RolloutRow>();
+  /** Each row carries the signature of the files it was read from (`readKey`, `readKinds`). */
+  private readonly rows = new Map<string, PackedRow>();
   /** The totals of `rows`, kept up to date row by row (`setRow`, `deleteRow`). */
   private readonly totals: DirectoryTotals = { rollouts: 0, loaded: 0, summary: emptySummary(), invalidNames: 0, tempStateFiles: 0 };
   /**
@@ -149,9 +150,6 @@ export class DirectoryModel {
    * (null: none); null when that grew too long to keep.
    */
   private dirty: Map<string, RolloutRow | null> | null = new Map();
-  private readonly signatures = new Map<string, number>();
-  /** The capture files present at the last read (kinds joined by `+`). */
-  private readonly kinds = new Map<string, string>();
   /** Ids added or read since the running rescan listed the directory: that listing does not remove them. */
   private touchedDuringScan: Set<string> | null = null;
   private invalidNames: string[] = [];
@@ -376,7 +374,7 @@ export class DirectoryModel {
   }
 
   /** Every change of `rows` goes through here and `deleteRow`: the totals and the delta follow. */
-  private setRow(id: string, row: RolloutRow): void {
+  private setRow(id: string, row: PackedRow): void {
     const prev = this.rows.get(id);
     if (prev) countRow(this.totals, prev, -1);
     countRow(this.totals, row);
@@ -438,7 +436,7 @@ export class DirectoryModel {
     for (const id of [...this.rows.keys()]) {
       if (listing.rollouts.has(id) || this.inflight.has(id) || this.urgent.has(id)) continue;
       if (this.touchedDuringScan?.has(id)) continue;
-      this.forget(id);
+      this.deleteRow(id);
       dirty = true;
     }
     let ids = load?.ids ?? [...listing.rollouts.keys()];
@@ -519,7 +517,7 @@ export class DirectoryModel {
         // A frozen or retired rollout no longer takes writes (the writer refuses them): what can
         // still happen to it (retire, drop, delete, sweep) removes files, which the listing
         // shows. Skipping its stat makes the backstop cheap in a long run, where most are.
-        if (settled?.loaded && !settled.error && (settled.frozen || settled.retired) && this.kinds.get(id) === kinds.join('+')) continue;
+        if (settled?.loaded && !settled.error && (settled.frozen || settled.retired) && settled.readKinds === kinds.join('+')) continue;
         let sig: Signature;
         try {
           sig = await this.signature(id, kinds);
@@ -528,7 +526,7 @@ export class DirectoryModel {
           continue;
         }
         const row = this.rows.get(id);
-        if (!row || !row.loaded || row.error || this.signatures.get(id) !== sig.key) changed.push({ id, mtimeMs: sig.mtimeMs });
+        if (!row || !row.loaded || row.error || row.readKey !== sig.key) changed.push({ id, mtimeMs: sig.mtimeMs });
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.statConcurrency, todo.length) }, worker));
@@ -592,12 +590,6 @@ export class DirectoryModel {
     const queuedFirst = new Set(first);
     changed.sort(byRecency);
     for (const q of changed) if (!queuedFirst.has(q)) queue(q);
-  }
-
-  private forget(id: string): void {
-    this.deleteRow(id);
-    this.signatures.delete(id);
-    this.kinds.delete(id);
   }
 
   /**
@@ -687,7 +679,7 @@ export class DirectoryModel {
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
       const prev = this.rows.get(id);
-      if (!forced[i] && prev?.loaded && !prev.error && this.signatures.has(id)) {
+      if (!forced[i] && prev?.loaded && !prev.error && prev.readKey !== null) {
         let sig: Signature;
         try {
           sig = await this.signature(id);
@@ -695,7 +687,7 @@ export class DirectoryModel {
           todo.push(id);
           continue;
         }
-        if (this.signatures.get(id) === sig.key) continue;
+        if (this.rows.get(id)?.readKey === sig.key) continue;
       }
       todo.push(id);
     }
@@ -715,25 +707,20 @@ export class DirectoryModel {
     const changedAt = this.initialDone ? this.now() : (prev?.changedAt ?? null);
     const seq = (prev?.seq ?? 0) + 1;
     if (!outcome.ok) {
-      this.put(id, errorRow(prev ?? placeholderRow(id), outcome.error, changedAt, seq), undefined);
+      this.put(id, errorRow(prev ?? placeholderRow(id), outcome.error, changedAt, seq));
       return;
     }
     if ('gone' in outcome) {
-      if (this.rows.has(id)) this.forget(id);
+      if (this.rows.has(id)) this.deleteRow(id);
       return;
     }
-    this.put(id, withBookkeeping(outcome.row, changedAt, seq), outcome.signature);
+    const signature = outcome.signature && { key: outcome.signature.key, kinds: interned(outcome.signature.kinds) };
+    this.put(id, withBookkeeping(outcome.row, changedAt, seq, signature));
   }
 
-  private put(id: string, row: RolloutRow, signature: CopySignature | undefined): void {
+  /** A row read (its signature on it: none when the read failed). */
+  private put(id: string, row: PackedRow): void {
     this.setRow(id, row);
-    if (signature === undefined) {
-      this.signatures.delete(id);
-      this.kinds.delete(id);
-    } else {
-      this.signatures.set(id, signature.key);
-      this.kinds.set(id, interned(signature.kinds));
-    }
     this.touchedDuringScan?.add(id);
   }
 }

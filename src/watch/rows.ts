@@ -112,6 +112,14 @@ export class PackedRow implements RolloutRow {
     readonly seq: number,
     readonly snapshotId: string,
     readonly extra: RowExtra | null,
+    /**
+     * The change signature of the files this row was read from (file-signature.ts), and the
+     * kinds present joined by `+`, for the model to tell whether to read it again; null when
+     * unknown (not read, or the read failed). On the row, not in two maps beside it: ~90 bytes
+     * per rollout less.
+     */
+    readonly readKey: number | null = null,
+    readonly readKinds: string | null = null,
   ) {}
 
   get loaded(): boolean {
@@ -203,9 +211,12 @@ export function revivePackedRow(fields: PackedRow, id: string): PackedRow {
   return new PackedRow(id, fields.bits, fields.calls, fields.version, fields.mtimeMs, fields.changedAt, fields.seq, fields.snapshotId, extra);
 }
 
-/** The row with the model's bookkeeping (when it changed, its sequence number) set. */
-export function withBookkeeping(r: PackedRow, changedAt: number | null, seq: number): PackedRow {
-  return new PackedRow(r.id, r.bits, r.calls, r.version, r.mtimeMs, changedAt, seq, r.snapshotId, r.extra);
+/**
+ * The row with the model's bookkeeping set: when it changed, its sequence number, and the
+ * signature of the files it was read from (`kinds` one string per combination, from the caller).
+ */
+export function withBookkeeping(r: PackedRow, changedAt: number | null, seq: number, signature?: { key: number; kinds: string }): PackedRow {
+  return new PackedRow(r.id, r.bits, r.calls, r.version, r.mtimeMs, changedAt, seq, r.snapshotId, r.extra, signature?.key ?? null, signature?.kinds ?? null);
 }
 
 /** A plain-object copy of a row (packed or not), with every field as its own property. */
