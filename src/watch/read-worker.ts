@@ -20,7 +20,7 @@ import type { JsonBytesReader } from '../json/parse-json.js';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import type { RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
-import { scanDirectory } from '../layout/scan-directory.js';
+import { listDirectory } from '../layout/scan-directory.js';
 import type { RowReadOutcome } from './row-batch.js';
 import { sharedListing, statNextChunk, type SharedListing } from './shared-stat.js';
 
@@ -67,7 +67,7 @@ if (port) {
     if (m.type === 'scan') {
       let listing: ReturnType<typeof sharedListing>;
       try {
-        listing = sharedListing(await scanDirectory(m.dir));
+        listing = sharedListing(listDirectory(m.dir));
       } catch {
         port.postMessage({ type: 'listing', seq: m.seq, failed: true } satisfies ScanReply);
         return;

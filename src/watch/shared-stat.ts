@@ -9,7 +9,8 @@
 import { lstatSync } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { SUFFIX } from '../layout/file-names.js';
-import { filesOfMask, maskOfFiles, type DirectoryListing } from '../layout/scan-directory.js';
+import type { FileKind } from '../layout/file-names.js';
+import { filesOfMask, type DirectoryListing, type IndexedListing } from '../layout/scan-directory.js';
 
 /** Rollouts stat'ed per claim (a millisecond or so): the main thread yields between two. */
 const STAT_CHUNK = 256;
@@ -18,7 +19,7 @@ const STAT_CHUNK = 256;
 export interface SharedListing {
   /** The rollout ids, in listing order, joined by newlines (one string crosses faster than 100,000). */
   ids: string;
-  /** Each rollout's files (scan-directory.ts `maskOfFiles`), in the order of `ids`. */
+  /** Each rollout's files (scan-directory.ts `filesOfMask`), in the order of `ids`. */
   masks: Uint8Array;
   invalidNames: string[];
   tempStateFiles: string[];
@@ -42,16 +43,11 @@ export interface LoadListing {
   stat(): Promise<Float64Array>;
 }
 
-export function sharedListing(listing: DirectoryListing): { shared: SharedListing; ids: string[] } {
-  const ids: string[] = [];
-  const masks = new Uint8Array(listing.rollouts.size);
-  for (const [id, files] of listing.rollouts) {
-    masks[ids.length] = maskOfFiles(files);
-    ids.push(id);
-  }
+export function sharedListing(listing: IndexedListing): { shared: SharedListing; ids: string[] } {
+  const { ids } = listing;
   const shared = {
     ids: ids.join('\n'),
-    masks,
+    masks: listing.masks,
     invalidNames: listing.invalidNames,
     tempStateFiles: listing.tempStateFiles,
     lockOnly: listing.lockOnly,
@@ -64,9 +60,67 @@ export function sharedListing(listing: DirectoryListing): { shared: SharedListin
 /** The listing of a `SharedListing` (rollouts in the same order) and its ids. */
 export function listingOf(shared: SharedListing): { listing: DirectoryListing; ids: string[] } {
   const ids = shared.ids === '' ? [] : shared.ids.split('\n');
-  const rollouts = new Map<string, ReturnType<typeof filesOfMask>>();
-  ids.forEach((id, i) => rollouts.set(id, filesOfMask(shared.masks[i])));
+  const rollouts = new ListedRollouts(ids, shared.masks);
   return { listing: { rollouts, invalidNames: shared.invalidNames, tempStateFiles: shared.tempStateFiles, lockOnly: shared.lockOnly }, ids };
+}
+
+/**
+ * A listing's rollouts as a Map made when first looked into: the first scan of a load, into an
+ * empty model, only counts them and takes their ids in order (100,000 Map entries made by this
+ * thread would hold up the first screen by ~0.15 s).
+ */
+class ListedRollouts extends Map<string, ReadonlySet<FileKind>> {
+  private unmade: { ids: readonly string[]; masks: Uint8Array } | undefined;
+
+  constructor(ids: readonly string[], masks: Uint8Array) {
+    super();
+    this.unmade = { ids, masks };
+  }
+
+  private made(): this {
+    const unmade = this.unmade;
+    if (unmade) {
+      this.unmade = undefined;
+      for (let i = 0; i < unmade.ids.length; i++) super.set(unmade.ids[i], filesOfMask(unmade.masks[i]));
+    }
+    return this;
+  }
+
+  override get size(): number {
+    return this.unmade ? this.unmade.ids.length : super.size;
+  }
+  override get(id: string) {
+    return this.made() && super.get(id);
+  }
+  override has(id: string): boolean {
+    return this.made() && super.has(id);
+  }
+  override set(id: string, files: ReadonlySet<FileKind>): this {
+    return this.made() && super.set(id, files);
+  }
+  override delete(id: string): boolean {
+    return this.made() && super.delete(id);
+  }
+  override clear(): void {
+    this.unmade = undefined;
+    super.clear();
+  }
+  override forEach(visit: (files: ReadonlySet<FileKind>, id: string, map: Map<string, ReadonlySet<FileKind>>) => void, thisArg?: unknown): void {
+    this.made();
+    super.forEach(visit, thisArg);
+  }
+  override keys() {
+    return this.made() && super.keys();
+  }
+  override values() {
+    return this.made() && super.values();
+  }
+  override entries() {
+    return this.made() && super.entries();
+  }
+  override [Symbol.iterator]() {
+    return this.made() && super[Symbol.iterator]();
+  }
 }
 
 /** The first capture file's suffix for a mask (J, else S, I, M), as the model's own stat pass. */

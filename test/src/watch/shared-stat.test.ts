@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scanDirectory } from '../../../src/layout/scan-directory.js';
+import { listDirectory, scanDirectory } from '../../../src/layout/scan-directory.js';
 import { firstInOrder, recentOrder } from '../../../src/watch/directory-model.js';
 import { listingOf, sharedListing, statHere, statNextChunk } from '../../../src/watch/shared-stat.js';
 import { makeStore, useTempDirs } from '../../support/watch.js';
@@ -29,14 +29,25 @@ describe('shared stat pass', () => {
     fs.writeFileSync(path.join(dir, 'only-state.tokens.state.json'), '{}');
     fs.writeFileSync(path.join(dir, 'bad id!.tokens.jsonl'), '');
     fs.writeFileSync(path.join(dir, '.tokens-state-abcd1234'), '');
+    fs.writeFileSync(path.join(dir, 'lock-only.tokens.lock'), '');
     const direct = await scanDirectory(dir);
-    const { shared, ids } = sharedListing(direct);
+    const { shared, ids } = sharedListing(listDirectory(dir));
     // As a message between threads would carry it.
-    const crossed = listingOf(structuredClone(shared));
+    const cross = () => listingOf(structuredClone(shared));
+    const crossed = cross();
     expect(crossed.ids).toEqual(ids);
     expect(crossed.ids).toEqual([...direct.rollouts.keys()]);
-    expect(crossed.listing).toEqual(direct);
-    expect(listingOf(sharedListing({ rollouts: new Map(), invalidNames: [], tempStateFiles: [], lockOnly: [] }).shared).ids).toEqual([]);
+    // The rollouts' Map is made when first looked into: the same, whichever way first.
+    expect(crossed.listing.rollouts.size).toBe(direct.rollouts.size);
+    expect({ ...crossed.listing, rollouts: new Map(crossed.listing.rollouts) }).toEqual(direct);
+    expect(direct.lockOnly).toEqual(['lock-only']);
+    const looked = cross().listing.rollouts;
+    expect(looked.get('only-state')).toEqual(new Set(['state']));
+    expect(looked.has('bad id!')).toBe(false);
+    expect(new Map(looked)).toEqual(direct.rollouts);
+    const empty = listingOf(sharedListing({ ids: [], masks: new Uint8Array(0), invalidNames: [], tempStateFiles: [], lockOnly: [] }).shared);
+    expect(empty.ids).toEqual([]);
+    expect(empty.listing.rollouts.size).toBe(0);
   });
 
   it('stats every rollout once, whichever side claims it, with its first file\'s mtime', async () => {
@@ -47,7 +58,7 @@ describe('shared stat pass', () => {
     fs.writeFileSync(path.join(dir, 'intents-only.tokens.intents'), '');
     fs.utimesSync(path.join(dir, 'intents-only.tokens.intents'), 1000, 1000);
     fs.utimesSync(path.join(dir, `${generated[3]}.tokens.jsonl`), 2000, 2000);
-    const { shared, ids } = sharedListing(await scanDirectory(dir));
+    const { shared, ids } = sharedListing(listDirectory(dir));
     // Two claimants taking turns (each claim a chunk): between them every chunk is taken once.
     let a = 0;
     let b = 0;
@@ -69,7 +80,7 @@ describe('shared stat pass', () => {
   it('stats what the other side left when it stopped', async () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 600, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false });
-    const { shared, ids } = sharedListing(await scanDirectory(dir));
+    const { shared, ids } = sharedListing(listDirectory(dir));
     // The other side claimed the first chunk and died before stat'ing it.
     new Int32Array(shared.next)[0] = 256;
     const mtimes = await statHere(dir, ids, shared, Promise.resolve(false));
