@@ -8,9 +8,10 @@
  * (shared-stat.ts: names and mtimes only).
  *
  * Protocol (plain data): main → worker `{ type: 'batch', seq, store, arena, records, fds }`
- * (`arena` transferred: the bytes of every copy of the batch; `fds`: the descriptors the copies
- * left open, which this thread closes), answered by
- * `{ type: 'batch', seq, outcomes, arena }` (the arena moved back for the next batch);
+ * (`arena` transferred: the bytes of every copy of the batch; `records`: where each copy is in it
+ * (batch-codec.ts); `fds`: the descriptors the copies left open, which this thread closes),
+ * answered by `{ type: 'batch', seq, outcomes, arena }` (the rows, batch-codec.ts; the arena
+ * moved back for the next batch);
  * `{ type: 'scan', seq, dir }`, answered by `{ type: 'listing', seq, listing }` (or `failed`: the
  * main thread lists the directory itself) and, once this thread has no chunk of the stat pass
  * left to claim, `{ type: 'stat-done', seq }`.
@@ -18,10 +19,10 @@
 import { parentPort } from 'node:worker_threads';
 import type { JsonBytesReader } from '../json/parse-json.js';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
-import type { RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import { listDirectory } from '../layout/scan-directory.js';
 import type { RowReadOutcome } from './row-batch.js';
+import { decodeRecords, encodeOutcomes, type EncodedOutcomes, type EncodedRecords } from './batch-codec.js';
 import { sharedListing, statNextChunk, type SharedListing } from './shared-stat.js';
 
 export interface BatchRequest {
@@ -29,7 +30,7 @@ export interface BatchRequest {
   seq: number;
   store: StoreOptions;
   arena: Uint8Array;
-  records: RolloutCopyRecord[];
+  records: EncodedRecords;
   /** Descriptors of the files copied (their locks released): this thread closes them. */
   fds: number[];
 }
@@ -37,7 +38,7 @@ export interface BatchRequest {
 export interface BatchReply {
   type: 'batch';
   seq: number;
-  outcomes: RowReadOutcome[];
+  outcomes: EncodedOutcomes;
   arena: Uint8Array;
 }
 
@@ -82,9 +83,10 @@ if (port) {
     const { rowFromCopy, closeDescriptors, json } = await readers();
     // Off the main thread, which copies the next batch meanwhile.
     closeDescriptors(m.fds);
+    const records = decodeRecords(m.records);
     const outcomes: RowReadOutcome[] = [];
-    for (let i = 0; i < m.records.length; i++) outcomes.push(await rowFromCopy(m.store, m.arena, m.records[i], json));
-    const reply: BatchReply = { type: 'batch', seq: m.seq, outcomes, arena: m.arena };
-    port.postMessage(reply, [m.arena.buffer as ArrayBuffer]);
+    for (let i = 0; i < records.length; i++) outcomes.push(await rowFromCopy(m.store, m.arena, records[i], json));
+    const reply: BatchReply = { type: 'batch', seq: m.seq, outcomes: encodeOutcomes(outcomes), arena: m.arena };
+    port.postMessage(reply, [m.arena.buffer as ArrayBuffer, reply.outcomes.numbers.buffer as ArrayBuffer]);
   });
 }

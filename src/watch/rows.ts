@@ -98,8 +98,8 @@ interface RowExtra {
 }
 
 /**
- * A `RolloutRow` in 9 fields. Immutable; its plain fields cross threads by structured clone
- * (`revivePackedRow` gives the prototype back). Not spreadable: `rowData` gives a plain copy.
+ * A `RolloutRow` in 9 fields (and the model's two). Immutable; crosses threads as numbers
+ * (batch-codec.ts). Not spreadable: `rowData` gives a plain copy.
  */
 export class PackedRow implements RolloutRow {
   constructor(
@@ -198,17 +198,6 @@ function packFields(v: RolloutRow): PackedRow {
       }
     : null;
   return new PackedRow(v.id, bits, v.calls, v.version, v.mtimeMs, v.changedAt, v.seq, v.snapshotId, extra);
-}
-
-/**
- * A `PackedRow` from its fields as they crossed threads (a structured clone keeps the fields,
- * not the class), with this thread's `id` string (the clone's is a copy of its own).
- */
-export function revivePackedRow(fields: PackedRow, id: string): PackedRow {
-  const e = fields.extra;
-  const list = <T>(a: readonly T[]): readonly T[] => (a.length === 0 ? NONE : a);
-  const extra = e === null ? null : { ...e, danglingIntents: list(e.danglingIntents), incompleteMarkers: list(e.incompleteMarkers), causes: list(e.causes) };
-  return new PackedRow(id, fields.bits, fields.calls, fields.version, fields.mtimeMs, fields.changedAt, fields.seq, fields.snapshotId, extra);
 }
 
 /**

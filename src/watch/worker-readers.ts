@@ -14,7 +14,7 @@ import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest, ScanReply, ScanRequest } from './read-worker.js';
 import { copyBatch, readBatchHere, type RowReadOutcome } from './row-batch.js';
 import { listingOf, statHere, type LoadListing } from './shared-stat.js';
-import { revivePackedRow } from './rows.js';
+import { decodeOutcomes, encodeRecords } from './batch-codec.js';
 
 interface PendingScan {
   dir: string;
@@ -110,12 +110,8 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         handedOff -= p.fds;
         p.arena.bytes = Buffer.from(reply.arena.buffer);
         arenas.push(p.arena);
-        // The rows crossed as their fields: the class back, and this thread's id strings.
-        for (let i = 0; i < reply.outcomes.length; i++) {
-          const o = reply.outcomes[i];
-          if (o.ok && 'row' in o) o.row = revivePackedRow(o.row, p.ids[i]);
-        }
-        p.resolve(reply.outcomes);
+        // The rows with this thread's id strings.
+        p.resolve(decodeOutcomes(reply.outcomes, p.ids));
         settle();
       });
       w.on('error', fallBack);
@@ -175,12 +171,12 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         store: { dir: store.dir, lockWaitMs: store.lockWaitMs },
         // The whole buffer moves (and comes back): no copy of the bytes.
         arena: new Uint8Array(arena.bytes.buffer, 0, arena.used),
-        records,
+        records: encodeRecords(records),
         fds,
       };
       return new Promise<RowReadOutcome[]>((resolve, reject) => {
         pending.set(request.seq, { store, ids, arena, fds: fds.length, resolve, reject });
-        w.postMessage(request, [arena.bytes.buffer as ArrayBuffer]);
+        w.postMessage(request, [arena.bytes.buffer as ArrayBuffer, request.records.numbers.buffer as ArrayBuffer]);
       });
     },
     scanForLoad(dir) {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CONDITIONS, ROLLOUT_STATUSES, type Condition } from '../../../src/status/rollout-status.js';
 import { VERDICTS } from '../../../src/status/verdict.js';
-import { errorRow, packRow, placeholderRow, revivePackedRow, rowData, withBookkeeping, PackedRow, type RolloutRow } from '../../../src/watch/rows.js';
+import { decodeOutcomes, encodeOutcomes } from '../../../src/watch/batch-codec.js';
+import { errorRow, packRow, placeholderRow, rowData, withBookkeeping, PackedRow, type RolloutRow } from '../../../src/watch/rows.js';
 import { rowJson } from '../../../src/watch/snapshot-json.js';
 
 /** A plain row with every field given. */
@@ -9,9 +10,11 @@ function plain(over: Partial<RolloutRow> = {}): RolloutRow {
   return { ...rowData(placeholderRow('r1', 1700000000123.5)), loaded: true, calls: 7, version: 3, snapshotId: 'snap-1', changedAt: 42, seq: 9, ...over };
 }
 
-/** Through the structured clone a worker's reply takes, and back. */
+/** As a row crosses from the read worker (encoded, cloned, decoded), its bookkeeping set again as the model does. */
 function crossed(r: PackedRow): PackedRow {
-  return revivePackedRow(structuredClone(r), r.id);
+  const [out] = decodeOutcomes(structuredClone(encodeOutcomes([{ ok: true, row: r }])), [r.id]);
+  if (!out.ok || !('row' in out)) throw new Error('not a row');
+  return withBookkeeping(out.row, r.changedAt, r.seq);
 }
 
 describe('packed rows', () => {
