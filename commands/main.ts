@@ -4,6 +4,8 @@
  * (commands/complete.ts), which needs neither commander nor any renderer.
  */
 export async function main(argv: readonly string[]): Promise<number> {
+  // The live view's listing starts before the command line is parsed (./watch/early.ts).
+  if (argv[2] === 'watch') (await import('./watch/early.js')).startEarly(argv.slice(3), process.env, process.stdout.isTTY === true);
   if (argv[2] !== '__complete') return (await import('./run.js')).run(argv);
   // A shell that stops reading gets no stack trace on its prompt.
   process.stdout.on('error', () => process.exit(0));

@@ -19,7 +19,8 @@ import { rowJson, rowsById, watchSnapshotHead } from '../src/watch/snapshot-json
 import { createWorkerReaders } from '../src/watch/worker-readers.js';
 import { requireCaptureFiles } from './shared.js';
 import { columnHeading, columnsFor, headerLines, rowLine } from './watch/layout.js';
-import { traceFromEnv } from './watch/trace.js';
+import { takeEarlyWorkers } from './watch/early.js';
+import { traceFromEnv, type Trace } from './watch/trace.js';
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   const lockWaitMs = ctx.options.lockWait * 1000;
@@ -34,7 +35,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     trace?.('watch: start');
     // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
     // wait behind parsing a big rollout.
-    const workers = rowWorkers(ctx);
+    const workers = rowWorkers(ctx, trace);
     // The first batch of the load holds the first screen's rows: 48, or the terminal's height.
     const firstBatch = Math.max(48, process.stdout.rows ?? 0);
     const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace, firstBatch });
@@ -115,9 +116,14 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
 
 
 /** The read worker, unless TOKCAP_WORKERS=1 keeps everything in this thread. */
-function rowWorkers(ctx: CommandContext<'watch'>) {
-  if (ctx.threads.threads === 1) return undefined;
-  const workers = createWorkerReaders();
+function rowWorkers(ctx: CommandContext<'watch'>, trace?: Trace) {
+  // Started before the command line was parsed, listing DIR already (./watch/early.ts).
+  const early = takeEarlyWorkers(ctx.dir, trace);
+  if (ctx.threads.threads === 1) {
+    void early?.close(0);
+    return undefined;
+  }
+  const workers = early ?? createWorkerReaders();
   // Its start (a thread, its modules) overlaps the directory listing, or the live view's renderer.
   workers.start();
   return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad }, close: () => workers.close() };

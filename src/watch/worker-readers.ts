@@ -9,12 +9,20 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { CopyArena, closeCopied } from '../ops/rollout-copy.js';
+import type { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest, ScanReply, ScanRequest } from './read-worker.js';
-import { copyBatch, readBatchHere, type RowReadOutcome } from './row-batch.js';
+import type { RowReadOutcome } from './row-batch.js';
 import { listingOf, statHere, type LoadListing } from './shared-stat.js';
 import { decodeOutcomes, encodeRecords } from './batch-codec.js';
+
+/**
+ * The modules that copy and read batches, loaded with the first batch: the worker and its
+ * listing can start before them (commands/watch/early.ts starts both before the command line is
+ * parsed; these take ~0.1 s to load).
+ */
+let batchModules: Promise<[typeof import('./row-batch.js'), typeof import('../ops/rollout-copy.js')]> | undefined;
+const readingModules = () => (batchModules ??= Promise.all([import('./row-batch.js'), import('../ops/rollout-copy.js')]));
 
 interface PendingScan {
   dir: string;
@@ -48,6 +56,11 @@ export interface WorkerReaders {
    * thread does something else (the live view loads its renderer), not while a batch waits.
    */
   start(): void;
+  /**
+   * Starts the worker and its listing of `dir` for a load now; the next `scanForLoad(dir)` (the
+   * same string) takes that listing instead of asking for another.
+   */
+  prefetch(dir: string): void;
   /** Lets the batches in flight finish (at most `timeoutMs`), then stops the worker. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -85,7 +98,9 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     // The copies went with the worker: read those batches again, here.
     for (const [key, p] of [...pending]) {
       pending.delete(key);
-      readBatchHere(p.store, p.ids, new CopyArena()).then(p.resolve, p.reject);
+      readingModules()
+        .then(([{ readBatchHere }, { CopyArena }]) => readBatchHere(p.store, p.ids, new CopyArena()))
+        .then(p.resolve, p.reject);
     }
     settle();
   };
@@ -125,6 +140,18 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     return worker;
   };
 
+  const scanInWorker = (dir: string): Promise<LoadListing | undefined> => {
+    const w = start();
+    if (!w) return Promise.resolve(undefined);
+    const request: ScanRequest = { type: 'scan', seq: ++seq, dir };
+    return new Promise<LoadListing | undefined>((resolve) => {
+      scans.set(request.seq, { dir, listed: resolve, statted: () => undefined });
+      w.postMessage(request);
+    });
+  };
+  /** A listing asked for before the load (`prefetch`), for the first `scanForLoad` of its dir. */
+  let prefetched: { dir: string; listing: Promise<LoadListing | undefined> } | undefined;
+
   const onScanReply = (reply: ScanReply) => {
     const s = scans.get(reply.seq);
     if (!s) return;
@@ -150,6 +177,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       start();
     },
     async readBatch(store, ids) {
+      const [{ copyBatch, readBatchHere }, { CopyArena, closeCopied }] = await readingModules();
       const arena = arenas.pop() ?? new CopyArena();
       if (!start()) return readBatchHere(store, ids, arena);
       // Descriptors left for the worker to close stay within a share of the process's limit.
@@ -179,14 +207,13 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         w.postMessage(request, [arena.bytes.buffer as ArrayBuffer, request.records.numbers.buffer as ArrayBuffer]);
       });
     },
+    prefetch(dir) {
+      prefetched = { dir, listing: scanInWorker(dir) };
+    },
     scanForLoad(dir) {
-      const w = start();
-      if (!w) return Promise.resolve(undefined);
-      const request: ScanRequest = { type: 'scan', seq: ++seq, dir };
-      return new Promise<LoadListing | undefined>((resolve) => {
-        scans.set(request.seq, { dir, listed: resolve, statted: () => undefined });
-        w.postMessage(request);
-      });
+      const early = prefetched;
+      prefetched = undefined;
+      return early?.dir === dir ? early.listing : scanInWorker(dir);
     },
     async close(timeoutMs = 2000) {
       closed = true;
