@@ -14,6 +14,7 @@ export default defineConfig({
     testTimeout: 3_600_000,
     hookTimeout: 600_000,
     pool: 'forks',
+    globalSetup: ['test/support/python-on-path.ts'],
     // One suite at a time: they measure timing and compete for the same CPUs.
     fileParallelism: false,
   },
