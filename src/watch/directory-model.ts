@@ -456,12 +456,15 @@ export class DirectoryModel {
       early = Math.min(this.firstBatch, ids.length);
       for (let i = 0; i < early; i++) if (!this.rows.get(ids[i])?.loaded && !this.inflight.has(ids[i])) this.backlog.add(ids[i]);
       const earlyRead = early > 0 ? new Promise<void>((resolve) => this.addWaiter(ids[early - 1], resolve)) : undefined;
+      const bulk = this.rows.size === 0 && ids.length > MAX_DELTA;
       this.quiet = true;
       try {
+        // The first screen's rows first: a read of one that fails keeps its place (its mtime).
+        if (this.placeRowsNow(ids, firstMtimes, 0, early, bulk)) dirty = true;
         this.pump();
-        // The rows are placed while the worker reads the first batch (this thread copied it
-        // first: placing yields between chunks).
-        if (await this.placeRows(ids, firstMtimes)) dirty = true;
+        // The others while the worker reads the first batch (this thread copied it first:
+        // placing yields between chunks).
+        if (await this.placeRows(ids, firstMtimes, early, bulk)) dirty = true;
         if (earlyRead) await Promise.race([earlyRead, delay(FIRST_SCREEN_WAIT_MS)]);
       } finally {
         this.quiet = false;
@@ -547,13 +550,13 @@ export class DirectoryModel {
   }
 
   /**
-   * Places a row for each listed rollout not known yet, in chunks, yielding in between: the
-   * first batch's copy goes to the worker first, and keys are handled. Whether any was placed.
+   * Places a row for each listed rollout from `start` on not known yet, in chunks, yielding in
+   * between: the first batch's copy goes to the worker first, and keys are handled. Whether any
+   * was placed.
    */
-  private async placeRows(ids: readonly string[], mtimes: Float64Array): Promise<boolean> {
-    const bulk = this.rows.size === 0 && ids.length > MAX_DELTA;
+  private async placeRows(ids: readonly string[], mtimes: Float64Array, start: number, bulk: boolean): Promise<boolean> {
     let placed = false;
-    for (let from = 0; from < ids.length && !this.disposed; from += PLACE_CHUNK) {
+    for (let from = start; from < ids.length && !this.disposed; from += PLACE_CHUNK) {
       await yieldToEventLoop();
       if (this.placeRowsNow(ids, mtimes, from, Math.min(ids.length, from + PLACE_CHUNK), bulk)) placed = true;
     }

@@ -161,6 +161,60 @@ describe('worker readers', () => {
     }
   });
 
+  it('place a large load (more rows than a delta keeps) whole, in the recent order, before anyone hears of it', async () => {
+    const dir = tempDir();
+    // 4,500 rollouts of one empty J file each, whose ages repeat (runs of equal mtimes, ties
+    // broken by id), in no relation to the ids or the listing's order.
+    const n = 4500;
+    const ids = Array.from({ length: n }, (_, i) => `x${String((i * 7919) % n).padStart(5, '0')}`);
+    ids.forEach((id, i) => {
+      const p = rolloutPaths(dir, id).jsonl;
+      fs.writeFileSync(p, '');
+      const t = 1_000_000 + (i % 97);
+      fs.utimesSync(p, t, t);
+    });
+    const readers = createCompiled();
+    try {
+      const batches: string[][] = [];
+      const seen: { rows: number; loaded: number; order: string[] }[] = [];
+      const model = new DirectoryModel({
+        dir,
+        firstBatch: 40,
+        readers: {
+          scanForLoad: readers.scanForLoad,
+          // What a read says does not matter here, only which rollouts are read when.
+          readBatch: async (_store, batch) => {
+            batches.push([...batch]);
+            return batch.map(() => ({ ok: false, error: { kind: 'io', message: 'not read in this test' } }) satisfies RowReadOutcome);
+          },
+        },
+      });
+      model.subscribe(() => {
+        if (seen.length === 0) {
+          const s = model.snapshot();
+          seen.push({ rows: s.rows.length, loaded: s.totals.loaded, order: s.rows.map((r) => r.id) });
+        }
+      });
+      await model.rescan();
+      await model.idle();
+      const final = model.snapshot();
+      const recent = visibleRows(final.rows, NO_FILTER, 'recent').map((r) => r.id);
+      // The first snapshot has every row, placed in the recent order; only the first screen read
+      // (reads that failed keep their rows' places).
+      expect(seen[0].rows).toBe(n);
+      expect(seen[0].order).toEqual(recent);
+      expect(seen[0].loaded).toBe(40);
+      expect(batches[0]).toEqual(recent.slice(0, 40));
+      // Each rollout read once, and the totals agree with the rows.
+      expect(batches.flat().sort()).toEqual([...ids].sort());
+      expect(final.totals.rollouts).toBe(n);
+      expect(final.totals.loaded).toBe(n);
+      model.dispose();
+    } finally {
+      await readers.close();
+    }
+  });
+
   it('fall back to this thread when there is no compiled worker', async () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 2, mix: false });
