@@ -111,7 +111,9 @@ export class StoreCopyWriter {
       await fsyncAsync(fd);
       closeSync(fd);
       fd = undefined;
-      if (mtimeMs !== undefined) utimesSync(temp, new Date(), new Date(mtimeMs));
+      // In seconds as a number: a Date keeps whole milliseconds only, and libuv's conversion can
+      // then lose one more, so the copy's mtime could differ from the source's by over 1 ms.
+      if (mtimeMs !== undefined) utimesSync(temp, new Date(), mtimeMs / 1000);
       renameSync(temp, path);
       this.temp = undefined;
     } catch (e) {
