@@ -43,7 +43,7 @@ describe('tokcap watch without a terminal', () => {
   it('--once --json under a low limit on open files: the descriptors left for the worker to close stay within it', async () => {
     const dir = tempDir();
     // 400 rollouts of 3 files: a few batches' descriptors would pass 128 if all were left open.
-    await makeStore(dir, { rollouts: 400 });
+    await makeStore(dir, { rollouts: 400, fast: true });
     const free = await tokcap(['watch', dir, '--once', '--json']);
     const limited = await execa('sh', ['-c', 'ulimit -n 128 && exec node "$@"', 'sh', BIN, 'watch', dir, '--once', '--json'], {
       env: cleanEnv({}),
