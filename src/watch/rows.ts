@@ -71,6 +71,8 @@ const STATUS_SHIFT = 6;
 const VERDICT_SHIFT = 8;
 const WOULD_MASK_SHIFT = 10;
 const CONDITIONS_SHIFT = 12;
+/** As many bits as there are conditions: a condition added to src/status is kept, not cut off. */
+const CONDITIONS_MASK = (1 << CONDITIONS.length) - 1;
 
 const STATUSES: readonly RolloutStatus[] = ['live', 'frozen', 'retired', 'unavailable'];
 const VERDICT_CODES: readonly (Verdict | null)[] = [null, 'trainable', 'masked', 'unavailable'];
@@ -129,7 +131,7 @@ export class PackedRow implements RolloutRow {
     return STATUSES[(this.bits >> STATUS_SHIFT) & 3];
   }
   get conditions(): readonly Condition[] {
-    return conditionsOfMask((this.bits >> CONDITIONS_SHIFT) & 0xff);
+    return conditionsOfMask((this.bits >> CONDITIONS_SHIFT) & CONDITIONS_MASK);
   }
   get frozen(): boolean {
     return (this.bits & FROZEN) !== 0;
