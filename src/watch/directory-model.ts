@@ -565,7 +565,7 @@ export class DirectoryModel {
 
   /**
    * `bulk`: into an empty model, a large listing is placed without a delta (`markDirty` would
-   * drop it anyway, and a view sorts that snapshot afresh): the rows and their count only.
+   * drop it anyway, and a view sorts that snapshot afresh).
    */
   private placeRowsNow(ids: readonly string[], mtimes: Float64Array | undefined, from: number, to: number, bulk = false): boolean {
     if (bulk) this.dirty = null;
@@ -573,11 +573,7 @@ export class DirectoryModel {
     for (let i = from; i < to; i++) {
       const id = ids[i];
       if (this.rows.has(id)) continue;
-      const row = placeholderRow(id, mtimes ? mtimes[i] : 0);
-      if (bulk) {
-        this.rows.set(id, row);
-        this.totals.rollouts++;
-      } else this.setRow(id, row);
+      this.setRow(id, placeholderRow(id, mtimes ? mtimes[i] : 0));
       placed = true;
     }
     return placed;
