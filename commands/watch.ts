@@ -9,7 +9,7 @@
  *
  * Read-only in every way: the model (src/watch/) reads with short shared locks on existing lock
  * files only, creates nothing and writes nothing. React and Ink are loaded only for the live
- * view (./watch/live.js, imported dynamically).
+ * view (./watch/live.js, imported dynamically, from its bundle when there is one: ./watch/view-loader.ts).
  */
 import type { CommandContext } from './context.js';
 import { TokcapError } from '../src/errors.js';
@@ -20,6 +20,7 @@ import { createWorkerReaders } from '../src/watch/worker-readers.js';
 import { requireCaptureFiles } from './shared.js';
 import { columnHeading, columnsFor, headerLines, rowLine } from './watch/layout.js';
 import { takeEarlyWorkers } from './watch/early.js';
+import { loadLiveView } from './watch/view-loader.js';
 import { traceFromEnv, type Trace } from './watch/trace.js';
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
@@ -43,9 +44,9 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
       // The load starts before the renderer is loaded (~0.6 s): the worker lists the directory
       // and stats it meanwhile (shared-stat.ts), and the view shows what the model has so far.
       void live.rescan();
-      const { runLive } = await import('./watch/live.js');
-      trace?.('watch: ink and react loaded');
-      await runLive({ model: live, styles: ctx.styles, trace, initialScan: false });
+      const { view, source } = await loadLiveView();
+      trace?.(`watch: ink and react loaded (${source})`);
+      await view.runLive({ model: live, styles: ctx.styles, trace, initialScan: false });
     } finally {
       // Also when the renderer could not be loaded: the load started above stops.
       live.dispose();

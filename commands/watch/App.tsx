@@ -11,7 +11,6 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { Box, useApp, useInput } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
-import { loadRolloutDetail } from '../../src/status/rollout-detail.js';
 import { visibleRows, VisibleRowsCache, type SortMode } from '../../src/watch/rows.js';
 import { DirectoryView, listHeight } from './DirectoryView.js';
 import { Footer } from './Footer.js';
@@ -53,7 +52,12 @@ export function WatchApp(props: WatchAppProps) {
   // The model is the watcher's target: it re-reads named rollouts and rescans (its own queue).
   useDirectoryWatcher(model.dir, model, props.watcher);
 
-  const loadDetail = useMemo<DetailLoader>(() => props.loadDetail ?? ((id) => loadRolloutDetail(model.storeOptions, id)), [props.loadDetail, model]);
+  // The detail's reader (most of the library's build and verify code) is loaded when a rollout is
+  // first opened, not on the way to the first screen.
+  const loadDetail = useMemo<DetailLoader>(
+    () => props.loadDetail ?? (async (id) => (await import('../../src/status/rollout-detail.js')).loadRolloutDetail(model.storeOptions, id)),
+    [props.loadDetail, model],
+  );
 
   // The view state lives in a ref as well as in React state: keys that arrive together are
   // applied one after the other on the ref, without waiting for a render (see keys.ts).

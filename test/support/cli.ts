@@ -1,12 +1,13 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import type { CliIo, CommandContext } from '../../commands/context.js';
 import type { CommandLoaders } from '../../commands/program.js';
 import { COMMAND_NAMES, type CommandName } from '../../commands/options.js';
 import { run } from '../../commands/run.js';
+import { currentBundle } from '../../commands/watch/view-loader.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'tokcap.js');
@@ -117,6 +118,17 @@ export async function ensureBuilt(): Promise<void> {
   if (fresh) return;
   await execa('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, reject: false });
   if (!existsSync(out)) throw new Error('dist/commands/run.js missing after tsc');
+}
+
+/**
+ * ensureBuilt, and the live view's bundle made from that build (scripts/bundle-view.mjs, which
+ * `npm test` runs after tsc), for the tests of the view as a person runs it.
+ */
+export async function ensureViewBundle(): Promise<void> {
+  await ensureBuilt();
+  if (currentBundle(pathToFileURL(join(ROOT, 'dist', 'commands', 'watch') + '/')) !== undefined) return;
+  const made = await execa('node', [join(ROOT, 'scripts', 'bundle-view.mjs')], { cwd: ROOT, reject: false });
+  if (made.exitCode !== 0) throw new Error(`scripts/bundle-view.mjs failed: ${made.stderr}`);
 }
 
 /** The environment of a spawned tokcap, without TOKCAP_DIR / NO_COLOR / TOKCAP_DEBUG from the outer shell. */

@@ -15,7 +15,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeTokenDigest } from '../../../src/digest/token-digest.js';
 import { generateStore } from '../../../src/fixture/generate-store.js';
-import { BIN, ROOT, cleanEnv, ensureBuilt } from '../../support/cli.js';
+import { BIN, ROOT, cleanEnv, ensureViewBundle } from '../../support/cli.js';
 import { listing } from '../../support/watch.js';
 
 const PY_STORE = path.join(ROOT, 'test', 'support', 'py_store.py');
@@ -74,7 +74,7 @@ beforeAll(async () => {
   if (!tmuxAvailable()) {
     throw new Error('tmux is not installed: the watch end-to-end test drives a real terminal through tmux. Install it (Debian: apt-get install tmux; .ci/run does this).');
   }
-  await ensureBuilt();
+  await ensureViewBundle();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-e2e-'));
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-e2e-work-'));
   await generateStore({ dir }, { rollouts: 6, calls: 3, prompt: 20, gen: 4, turn: 3, mix: true });
@@ -96,12 +96,15 @@ describe('tokcap watch in tmux', () => {
   it('shows a python writer’s new call and dangling intent within a second, opens the rollout, quits', async () => {
     const before = listing(dir);
     const script = path.join(work, 'run.sh');
-    fs.writeFileSync(script, `#!/bin/sh\nnode ${JSON.stringify(BIN)} watch ${JSON.stringify(dir)}\necho "TOKCAP_EXIT=$?"\nsleep 60\n`, { mode: 0o755 });
+    // TOKCAP_TRACE: which build of the view was loaded (the bundle that npm test makes).
+    const trace = path.join(work, 'trace.txt');
+    fs.writeFileSync(script, `#!/bin/sh\nTOKCAP_TRACE=${JSON.stringify(trace)} node ${JSON.stringify(BIN)} watch ${JSON.stringify(dir)}\necho "TOKCAP_EXIT=$?"\nsleep 60\n`, { mode: 0o755 });
     tmux('-u', 'new-session', '-d', '-s', 'watch', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'LANG=C.UTF-8', '-e', 'NO_COLOR=', script);
 
     const first = await poll('the first full render', (p) => p.includes('up to date') && /^[ ›] r0 /m.test(p), 10_000);
     await expect(normalise(first.pane) + '\n').toMatchFileSnapshot('__snapshots__/watch-directory.txt');
     expect(rowOf(first.pane, 'r0')).toMatch(/^ {2}r0 +live +3 +0 +0 /); // the oldest: last
+    expect(fs.readFileSync(trace, 'utf8')).toMatch(/ watch: ink and react loaded \(bundle\)$/m);
 
     // The python writer: call-003 continues r0's main chain, then call-004 is dispatched.
     const lines = fs.readFileSync(path.join(dir, 'r0.tokens.jsonl'), 'utf8').trimEnd().split('\n');
