@@ -3,7 +3,7 @@
  * reloads it whenever the rollout's row changes (its `seq`). The previous detail stays on screen
  * while a reload runs, so a live rollout does not flicker.
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { RolloutDetail } from '../../../src/status/rollout-detail.js';
 
 export type DetailLoader = (id: string) => Promise<RolloutDetail>;
@@ -14,11 +14,18 @@ export interface DetailState {
   error?: string;
 }
 
+/** No rollout open. */
+const CLOSED: DetailState = { detail: null, loading: false };
+
 export function useRolloutDetail(load: DetailLoader, id: string | null, seq: number): DetailState {
-  const [state, setState] = useState<DetailState>({ detail: null, loading: id !== null });
+  const [state, setState] = useState<DetailState>(id === null ? CLOSED : { detail: null, loading: true });
+  // Set only when it changes: a new state, even an equal one, renders the app and writes a whole
+  // frame, and this effect runs at mount, on the first screen's path.
+  const shown = useRef(state);
+  shown.current = state;
   useEffect(() => {
     if (id === null) {
-      setState({ detail: null, loading: false });
+      if (shown.current !== CLOSED) setState(CLOSED);
       return;
     }
     let live = true;

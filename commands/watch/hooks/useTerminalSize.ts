@@ -2,7 +2,7 @@
  * The terminal's size, following resizes. Reads Ink's stdout (or the stream given, for tests);
  * defaults to 80x24 when the stream does not know.
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useStdout } from 'ink';
 
 export interface TerminalSize {
@@ -25,10 +25,15 @@ export function useTerminalSize(stream?: SizedStream): TerminalSize {
   const { stdout } = useStdout();
   const target: SizedStream = stream ?? (stdout as unknown as SizedStream);
   const [size, setSize] = useState<TerminalSize>(() => readSize(target));
+  // Compared here, not in an updater: an update that returns the same size still renders the app
+  // and writes a whole frame (on the first screen's path: the effect below runs at mount).
+  const shown = useRef(size);
+  shown.current = size;
   useEffect(() => {
     const onResize = () => {
       const next = readSize(target);
-      setSize((prev) => (prev.columns === next.columns && prev.rows === next.rows ? prev : next));
+      const prev = shown.current;
+      if (prev.columns !== next.columns || prev.rows !== next.rows) setSize((shown.current = next));
     };
     onResize();
     target.on('resize', onResize);

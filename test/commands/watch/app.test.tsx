@@ -166,6 +166,21 @@ describe('WatchApp', () => {
     expect(close).toHaveBeenCalledTimes(1);
   });
 
+  it('draws one frame at mount when nothing changed (none of its hooks sets an equal state again)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-app-'));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const model = new DirectoryModel({ dir });
+    const { watch } = fakeWatch();
+    const app = render(<WatchApp model={model} styles={PLAIN} sizeStream={new FakeTerminal(80, 24)} watcher={{ watch, rescanMs: 0 }} initialScan={false} />);
+    cleanups.push(() => {
+      app.unmount();
+      model.dispose();
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(app.frames).toHaveLength(1);
+    expect(app.lastFrame()).toContain('listing the directory…');
+  });
+
   it('follows terminal resizes', async () => {
     const { frame, size } = start(DIR, new FakeTerminal(80, 24));
     await until(() => frame().includes('up to date'), 'the first load');
