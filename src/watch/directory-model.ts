@@ -146,6 +146,11 @@ export class DirectoryModel {
   /** The totals of `rows`, kept up to date row by row (`setRow`, `deleteRow`). */
   private readonly totals: DirectoryTotals = { rollouts: 0, loaded: 0, summary: emptySummary(), invalidNames: 0, tempStateFiles: 0 };
   /**
+   * Rollouts listed by a load whose rows are not placed yet (they follow the first screen's,
+   * see `scanListing`): counted in the totals' rollouts, as rows not read.
+   */
+  private unplaced = 0;
+  /**
    * Ids whose row was set or deleted since the last snapshot, with the row that snapshot had
    * (null: none); null when that grew too long to keep.
    */
@@ -212,9 +217,12 @@ export class DirectoryModel {
     return this.rows.get(id);
   }
 
-  /** Rollouts known (read or not); what `snapshot().rows.length` would say, without a snapshot. */
+  /**
+   * Rollouts known (read or not): what `snapshot().totals.rollouts` would say, without a
+   * snapshot (`rows.length` too, except while a load's first screen is shown alone).
+   */
   get size(): number {
-    return this.rows.size;
+    return this.rows.size + this.unplaced;
   }
 
   /** Rollouts read at least once; what `snapshot().totals.loaded` would say, without a snapshot. */
@@ -250,7 +258,7 @@ export class DirectoryModel {
       dir: this.dir,
       rows: [...this.rows.values()],
       delta,
-      totals: { ...t, summary: copySummary(t.summary), invalidNames: this.invalidNames.length, tempStateFiles: this.tempStateFiles.length },
+      totals: { ...t, rollouts: t.rollouts + this.unplaced, summary: copySummary(t.summary), invalidNames: this.invalidNames.length, tempStateFiles: this.tempStateFiles.length },
       invalidNames: this.invalidNames,
       tempStateFiles: this.tempStateFiles,
       pending: this.urgent.size + this.backlog.size + this.inflight.size,
@@ -445,10 +453,11 @@ export class DirectoryModel {
     // view's default order, so that its sort and the read queue's are a pass over sorted rows.
     let firstMtimes = load ? await load.stat() : undefined;
     if (this.disposed) return;
-    // The first screen's rollouts (the head of that order, not read yet) are read before the
-    // rows are placed (for a moment at most), and listeners hear of both at once: the first
-    // frame of a large load is then its first screen, not a frame of 100,000 rows without a
-    // state followed by another (each a pass over every row, in this thread).
+    // The first screen's rollouts (the head of that order, not read yet) are read before any
+    // row is shown, and only their rows are placed before listeners hear of them: the first frame
+    // of a large load is then its first screen, exactly as the `recent` order has it, and costs
+    // what it costs at 10,000 rollouts. The other rows (all older: they come after it in that
+    // order) are placed once that frame is drawn; until then the totals count them, not read.
     let early = 0;
     if (firstMtimes) {
       this.trace?.('scan: shared stat pass done');
@@ -459,19 +468,27 @@ export class DirectoryModel {
       const bulk = this.rows.size === 0 && ids.length > MAX_DELTA;
       this.quiet = true;
       try {
-        // The first screen's rows first: a read of one that fails keeps its place (its mtime).
+        // A read of one that fails keeps its place (its mtime).
         if (this.placeRowsNow(ids, firstMtimes, 0, early, bulk)) dirty = true;
+        this.unplaced = ids.length - early;
         this.pump();
-        // The others while the worker reads the first batch (this thread copied it first:
-        // placing yields between chunks).
-        if (await this.placeRows(ids, firstMtimes, early, bulk)) dirty = true;
         if (earlyRead) await Promise.race([earlyRead, delay(FIRST_SCREEN_WAIT_MS)]);
       } finally {
         this.quiet = false;
       }
       if (this.disposed) return;
+      // Also when only the first screen's reads changed something.
+      if (dirty || this.heldChange) this.changed();
+      this.trace?.('scan: first screen placed');
+      // The live view takes the snapshot with the first screen read on a zero timeout, and React
+      // renders it on the next immediate: that frame is drawn before the other rows are placed
+      // (~0.2 s of this thread at 100,000) and the rest of the load is queued.
+      await delay(0);
+      await yieldToEventLoop();
+      if (this.disposed) return;
+      dirty = await this.placeRows(ids, firstMtimes, early, bulk);
+      if (this.disposed) return;
     } else if (this.placeRowsNow(ids, undefined, 0, ids.length)) dirty = true;
-    // Also when only the first screen's reads changed something.
     if (dirty || this.heldChange) this.changed();
     this.trace?.('scan: rows placed');
 
@@ -482,12 +499,6 @@ export class DirectoryModel {
     let todo: readonly string[] = ids;
     let queuedUnread = 0;
     if (firstMtimes) {
-      // The live view takes the snapshot with the first screen read on a zero timeout, and React
-      // renders it on the next immediate: that frame is drawn before the rest of the load is
-      // queued (~0.1 s of this thread at 100,000) and the next batches are copied.
-      await delay(0);
-      await yieldToEventLoop();
-      if (this.disposed) return;
       const loaded: string[] = [];
       for (let i = early; i < ids.length; i++) {
         // Reads go on, and keys are handled, in between.
@@ -557,9 +568,12 @@ export class DirectoryModel {
   private async placeRows(ids: readonly string[], mtimes: Float64Array, start: number, bulk: boolean): Promise<boolean> {
     let placed = false;
     for (let from = start; from < ids.length && !this.disposed; from += PLACE_CHUNK) {
-      await yieldToEventLoop();
-      if (this.placeRowsNow(ids, mtimes, from, Math.min(ids.length, from + PLACE_CHUNK), bulk)) placed = true;
+      if (from > start) await yieldToEventLoop();
+      const to = Math.min(ids.length, from + PLACE_CHUNK);
+      if (this.placeRowsNow(ids, mtimes, from, to, bulk)) placed = true;
+      this.unplaced = ids.length - to;
     }
+    this.unplaced = 0;
     return placed;
   }
 

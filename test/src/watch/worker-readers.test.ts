@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';
 import type { withRolloutLock as withRolloutLockFromSources } from '../../../src/lock/rollout-lock.js';
-import { DEFAULT_READERS, DirectoryModel } from '../../../src/watch/directory-model.js';
+import { DEFAULT_READERS, DirectoryModel, type DirectorySnapshot } from '../../../src/watch/directory-model.js';
 import { NO_FILTER, visibleRows, type RolloutRow } from '../../../src/watch/rows.js';
 import { readRow } from '../../../src/watch/preview.js';
 import { rowOf, type RowReadOutcome } from '../../../src/watch/row-batch.js';
@@ -124,9 +124,10 @@ describe('worker readers', () => {
       const mtimes = await load!.stat();
       expect(Array.from(mtimes)).toEqual(load!.ids.map((id) => fs.lstatSync(rolloutPaths(dir, id).jsonl).mtimeMs));
 
-      // The model with both readers: rows placed with their mtimes before any read, and the
-      // first batch is the first screen of the default order.
+      // The model with both readers: the first batch is the first screen of the default order;
+      // listeners hear first of that screen alone, read, then of every row, placed with its mtime.
       const batches: string[][] = [];
+      let first: DirectorySnapshot | undefined;
       let placed: readonly RolloutRow[] | undefined;
       const model = new DirectoryModel({
         dir,
@@ -140,13 +141,18 @@ describe('worker readers', () => {
         },
       });
       model.subscribe(() => {
-        if (placed === undefined && model.size > 0) placed = model.snapshot().rows;
+        const s = model.snapshot();
+        first ??= s;
+        if (placed === undefined && s.rows.length === 600) placed = s.rows;
       });
       await model.rescan();
       await model.idle();
-      // Listeners hear of the rows once all are placed, with their mtimes; by then only rows of
-      // the first batch (the first screen) may have been read.
-      expect(placed!.length).toBe(600);
+      // The first screen's 20 rows, read, and the other 580 counted as not read.
+      expect(first!.rows.map((r) => r.id)).toEqual(batches[0]);
+      expect(first!.rows.every((r) => r.loaded)).toBe(true);
+      expect(first!.totals).toMatchObject({ rollouts: 600, loaded: 20 });
+      // Then every row, with its mtime; by then only rows of the first batch may have been read.
+      expect(placed!.every((r) => r.mtimeMs >= 1_000_000_000)).toBe(true);
       expect(placed!.every((r) => r.mtimeMs >= 1_000_000_000)).toBe(true);
       expect(placed!.filter((r) => r.loaded).every((r) => batches[0].includes(r.id))).toBe(true);
       // Placed in the view's default order (its sort is then a pass over sorted rows).
@@ -161,7 +167,7 @@ describe('worker readers', () => {
     }
   });
 
-  it('place a large load (more rows than a delta keeps) whole, in the recent order, before anyone hears of it', async () => {
+  it('show the first screen of a large load alone, then place every row (more than a delta keeps) whole, in the recent order', async () => {
     const dir = tempDir();
     // 4,500 rollouts of one empty J file each, whose ages repeat (runs of equal mtimes, ties
     // broken by id), in no relation to the ids or the listing's order.
@@ -176,7 +182,7 @@ describe('worker readers', () => {
     const readers = createCompiled();
     try {
       const batches: string[][] = [];
-      const seen: { rows: number; loaded: number; order: string[] }[] = [];
+      const seen: { rows: number; rollouts: number; loaded: number; order: string[] }[] = [];
       const model = new DirectoryModel({
         dir,
         firstBatch: 40,
@@ -190,20 +196,17 @@ describe('worker readers', () => {
         },
       });
       model.subscribe(() => {
-        if (seen.length === 0) {
-          const s = model.snapshot();
-          seen.push({ rows: s.rows.length, loaded: s.totals.loaded, order: s.rows.map((r) => r.id) });
-        }
+        const s = model.snapshot();
+        if (seen.length < 2 && seen.at(-1)?.rows !== s.rows.length) seen.push({ rows: s.rows.length, rollouts: s.totals.rollouts, loaded: s.totals.loaded, order: s.rows.map((r) => r.id) });
       });
       await model.rescan();
       await model.idle();
       const final = model.snapshot();
       const recent = visibleRows(final.rows, NO_FILTER, 'recent').map((r) => r.id);
-      // The first snapshot has every row, placed in the recent order; only the first screen read
-      // (reads that failed keep their rows' places).
-      expect(seen[0].rows).toBe(n);
-      expect(seen[0].order).toEqual(recent);
-      expect(seen[0].loaded).toBe(40);
+      // The first snapshot has the first screen's rows, read (reads that failed keep their rows'
+      // places), and counts the others; the next has every row, placed in the recent order.
+      expect(seen[0]).toEqual({ rows: 40, rollouts: n, loaded: 40, order: recent.slice(0, 40) });
+      expect(seen[1]).toEqual({ rows: n, rollouts: n, loaded: 40, order: recent });
       expect(batches[0]).toEqual(recent.slice(0, 40));
       // Each rollout read once, and the totals agree with the rows.
       expect(batches.flat().sort()).toEqual([...ids].sort());
