@@ -19,7 +19,7 @@ import { rowJson, rowsById, watchSnapshotHead } from '../src/watch/snapshot-json
 import { createWorkerReaders } from '../src/watch/worker-readers.js';
 import { requireCaptureFiles } from './shared.js';
 import { columnHeading, columnsFor, headerLines, rowLine } from './watch/layout.js';
-import { takeEarlyWorkers } from './watch/early.js';
+import { takeEarlyView, takeEarlyWorkers } from './watch/early.js';
 import { loadLiveView } from './watch/view-loader.js';
 import { traceFromEnv, type Trace } from './watch/trace.js';
 
@@ -44,7 +44,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
       // The load starts before the renderer is loaded (~0.6 s): the worker lists the directory
       // and stats it meanwhile (shared-stat.ts), and the view shows what the model has so far.
       void live.rescan();
-      const { view, source } = await loadLiveView();
+      const { view, source } = await (takeEarlyView() ?? loadLiveView());
       trace?.(`watch: ink and react loaded (${source})`);
       await view.runLive({ model: live, styles: ctx.styles, trace, initialScan: false });
     } finally {

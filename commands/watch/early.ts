@@ -1,20 +1,23 @@
 /**
- * `tokcap watch DIR` on a terminal starts its read worker, and the worker's listing of DIR, before
- * the command line is parsed: loading commander and the command modules takes this thread
- * ~0.2 s, and the listing (~0.6 s at 100,000 rollouts) is on the first screen's path.
+ * `tokcap watch DIR` on a terminal starts its read worker, the worker's listing of DIR, and the
+ * loading of the live view (Ink, React) before the command line is parsed: loading commander and
+ * the command modules takes this thread ~0.2-0.4 s, and the listing (~0.6 s at 100,000 rollouts)
+ * and the view (~0.3 s) are on the first screen's path.
  *
  * Only when DIR is plain to see without the option table: at most one positional (none: the
  * non-empty $TOKCAP_DIR), and no option but those that take no separate value and leave the live
  * view a live view. The command takes the worker if its DIR is that same string
  * (`takeEarlyWorkers`); otherwise the worker is stopped, and nothing was read but names and
- * mtimes.
+ * mtimes. The view is the live view's whatever its DIR (`takeEarlyView`).
  */
 import { createWorkerReaders, type WorkerReaders } from '../../src/watch/worker-readers.js';
+import { loadLiveView } from './view-loader.js';
 
 /** Options that change nothing of the above (`--color=…`, `--lock-wait=…`: in one word). */
 const PLAIN = /^(?:--allow-empty|-q|--quiet|--no-color|--color=.*|--lock-wait=.*)$/;
 
 let early: { dir: string; workers: WorkerReaders; at: number } | undefined;
+let earlyView: ReturnType<typeof loadLiveView> | undefined;
 
 /** `args`: the words after `watch`. */
 export function startEarly(args: readonly string[], env: NodeJS.ProcessEnv, stdoutIsTTY: boolean): void {
@@ -30,6 +33,20 @@ export function startEarly(args: readonly string[], env: NodeJS.ProcessEnv, stdo
   const workers = createWorkerReaders();
   workers.prefetch(dir);
   early = { dir, workers, at: performance.now() };
+  // The view (Ink and React) loads meanwhile as well: this thread reads and compiles it while the
+  // command modules' files are read. React picks its build from NODE_ENV when it is first
+  // loaded, so the live view's default (see ../watch.ts) is set here already.
+  env.NODE_ENV ??= 'production';
+  earlyView = loadLiveView();
+  // Not taken (the command failed first): nobody waits for it.
+  earlyView.catch(() => undefined);
+}
+
+/** The live view, loading since `startEarly` (once), or undefined. */
+export function takeEarlyView(): ReturnType<typeof loadLiveView> | undefined {
+  const taken = earlyView;
+  earlyView = undefined;
+  return taken;
 }
 
 /**

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';
-import { startEarly as startFromSources, takeEarlyWorkers as takeFromSources } from '../../../commands/watch/early.js';
+import { startEarly as startFromSources, takeEarlyView, takeEarlyWorkers as takeFromSources } from '../../../commands/watch/early.js';
 import { ensureBuilt, ROOT } from '../../support/cli.js';
 import { makeStore, useTempDirs } from '../../support/watch.js';
 
@@ -41,6 +41,24 @@ describe('the live view started early', () => {
     const first = takeFromSources('/data/c');
     expect(takeFromSources('/data/c')).toBeUndefined();
     await first?.close(0);
+  });
+
+  it('loads the live view meanwhile, in the production build unless NODE_ENV says otherwise', async () => {
+    const env: NodeJS.ProcessEnv = {};
+    startFromSources(['/data/c'], env, true);
+    await takeFromSources('/data/c')?.close(0);
+    expect(env.NODE_ENV).toBe('production');
+    const loading = takeEarlyView();
+    expect(takeEarlyView()).toBeUndefined();
+    expect(typeof (await loading!).view.runLive).toBe('function');
+    const test: NodeJS.ProcessEnv = { NODE_ENV: 'test' };
+    startFromSources(['/data/c'], test, true);
+    await takeFromSources('/data/c')?.close(0);
+    expect(test.NODE_ENV).toBe('test');
+    await takeEarlyView();
+    // Not started, nothing loading.
+    startFromSources(['/data/c', '--once'], {}, true);
+    expect(takeEarlyView()).toBeUndefined();
   });
 
   it("lists DIR in the worker for the load's first scan, as the directory is", async () => {
