@@ -15,6 +15,7 @@ import type { CommandContext } from './context.js';
 import { exportStore, parseFieldSelection, type ExportSummary } from '../src/export/index.js';
 import type { Progress } from './progress.js';
 import { requireCaptureFiles } from './shared.js';
+import { settleParquetMemory } from './parquet-memory.js';
 import { orderedJson } from '../src/json/canonical-json.js';
 
 /** `--out -`: the lines go to standard output. */
@@ -40,6 +41,9 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
     for (const s of CLEANUP_SIGNALS) process.removeListener(s, onSignal);
   };
   for (const s of CLEANUP_SIGNALS) process.on(s, onSignal);
+
+  // Before the Parquet writer is loaded: see parquet-memory.ts.
+  if (o.format === 'parquet') settleParquetMemory();
 
   let progress: Progress | undefined;
   let summary: ExportSummary;
