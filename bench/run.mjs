@@ -21,6 +21,7 @@ const BIN = join(ROOT, 'bin', 'tokcap.js');
 const FLOOR = join(ROOT, 'bench', 'floor-scan.mjs');
 const FLOOR_DIGESTS = join(ROOT, 'bench', 'floor-digests.mjs');
 const LOCKED_COPIES = join(ROOT, 'bench', 'locked-copies.mjs');
+const FLOOR_FREEZE = join(ROOT, 'bench', 'floor-freeze.mjs');
 const CACHE = resolve(process.env.BENCH_DIR ?? join(ROOT, '.bench'));
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
@@ -222,6 +223,17 @@ for (const store of STORES) {
   }
   const add = (label, argv, opts = {}) => jobs.push({ label, argv, ...opts });
   const copy = join(CACHE, `${store.name}.copy`);
+  /** A job that writes the store: each run gets a fresh copy (untimed). */
+  const onCopy = (argv) => ({
+    setup: () => {
+      rmSync(copy, { recursive: true, force: true });
+      cpSync(dir, copy, { recursive: true });
+      return argv(copy);
+    },
+  });
+  // Nor this: the node floor plus the lock and durable state write a first freeze must make per
+  // rollout (docs/format.md#freeze); the floor beside `build --all --freeze`.
+  if (floors && store.what === 'all') jobs.push({ label: '(floor + freeze writes)', ...onCopy((c) => [process.execPath, FLOOR_FREEZE, c]) });
   const out = join(CACHE, `${store.name}.export.jsonl`);
   const dataset = join(CACHE, `${store.name}.export.parquet`);
   if (store.what === 'watch') {
@@ -244,14 +256,7 @@ for (const store of STORES) {
       add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
       add('build (preview, all)', tokcap('build', dir, '--json'));
       // --mix stores hold retired rollouts: their builds fail as in the reference (exit 3).
-      const freezeCopy = (...flags) => ({
-        setup: () => {
-          rmSync(copy, { recursive: true, force: true });
-          cpSync(dir, copy, { recursive: true });
-          return tokcap('build', copy, '--all', '--freeze', ...flags);
-        },
-        okStatus: [0, 1, 3],
-      });
+      const freezeCopy = (...flags) => ({ ...onCopy((c) => tokcap('build', c, '--all', '--freeze', ...flags)), okStatus: [0, 1, 3] });
       add('build --all --freeze (copy)', null, freezeCopy('--json'));
       // The reference consumer's job with a text summary instead of the results (issue 15).
       if (store.sideBySide) {
@@ -309,6 +314,7 @@ function issue15Tables(sections) {
     const preview = row(full, 'build (preview, all)');
     const verify = row(full, 'verify-digests');
     const digests = row(full, '(floor + token digests)');
+    const freezeFloor = row(full, '(floor + freeze writes)');
     lines.push(`${full.store.name}, medians of this run. "vs the reference": the reference consumer's time is not measured here; it is`);
     lines.push(`taken as ${REFERENCE_X}× this run's node floor, the ratio issue 15 measured side by side on one machine (3.69 s / 0.61 s).`);
     lines.push('');
@@ -316,12 +322,14 @@ function issue15Tables(sections) {
     lines.push('|---|---:|---:|---:|');
     const line = (label, r, note = '') => lines.push(`| ${label} | ${r ? fmtMs(r.ms) : '–'} | ${r && ref ? (r.ms / ref).toFixed(2) : '–'} | ${r && node ? `${(r.ms / node.ms).toFixed(2)}×` : '–'}${note} |`);
     lines.push(`| reference: freeze + build every rollout (derived: ${REFERENCE_X}× node floor) | ${ref ? fmtMs(ref) : '–'} | 1 | ${REFERENCE_X.toFixed(1)}× |`);
-    line('`tokcap build DIR --all --freeze --json > /dev/null`', json);
-    line('`tokcap build DIR --all --freeze` (text summary)', text);
+    const vsFreeze = (r) => (r && freezeFloor ? ` (${(r.ms / freezeFloor.ms).toFixed(2)}× floor + freeze writes)` : '');
+    line('`tokcap build DIR --all --freeze --json > /dev/null`', json, vsFreeze(json));
+    line('`tokcap build DIR --all --freeze` (text summary)', text, vsFreeze(text));
     line('`tokcap build DIR --json` (preview of every rollout)', preview);
     line('`tokcap verify-digests DIR`', verify, verify && sha ? ` (${(verify.ms / sha.ms).toFixed(2)}× \`cat \\| sha256sum\`)` : '');
     line('node floor (bench/floor-scan.mjs)', node);
     line('node floor + token digests (bench/floor-digests.mjs)', digests);
+    line('node floor + freeze writes (bench/floor-freeze.mjs: per rollout a lock and a durable state write)', freezeFloor);
     lines.push('');
     lines.push('| target (issue 15) | this run |');
     lines.push('|---|---|');
@@ -368,7 +376,10 @@ out('`bench/floor-scan.mjs` (read, split lines, `JSON.parse`, SHA-256 per line; 
 out('"(floor + token digests)" is `bench/floor-digests.mjs`: the node floor plus the token digest of every');
 out('cumulative sequence (delta ones rebuilt), work verify-digests cannot skip. The row "(locked copies only)"');
 out('is `bench/locked-copies.mjs`: tokcap\'s own locked read-only copy of each rollout ([docs/format.md#locking](docs/format.md#locking) lock, then');
-out('the state file, J and the intents file), no parsing. No target is measured against either row.');
+out('the state file, J and the intents file), no parsing. The row "(floor + freeze writes)" is `bench/floor-freeze.mjs`');
+out('on a fresh copy: the node floor plus what a first freeze must write per rollout ([docs/format.md#freeze](docs/format.md#freeze):');
+out('exclusive lock, state written to a temporary file, fsync, rename, fsync of the directory). No target is');
+out('measured against these three rows.');
 out('The runs go in rounds (each round runs every command of a store once, floors included), so that a');
 out('shared machine\'s load weighs on floors and commands alike. CPU is the median user + system time of');
 out('all threads. Before the first round every file of the store is read once, untimed, so that all rounds');
