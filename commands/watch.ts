@@ -46,8 +46,6 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
       void live.rescan();
       const { view, source } = await (takeEarlyView() ?? loadLiveView());
       trace?.(`watch: ink and react loaded (${source})`);
-      // Idle until the listing comes, at 100,000 rollouts: this thread stats J files meanwhile.
-      workers?.joinStat();
       await view.runLive({ model: live, styles: ctx.styles, trace, initialScan: false });
     } finally {
       // Also when the renderer could not be loaded: the load started above stops.
@@ -129,5 +127,5 @@ function rowWorkers(ctx: CommandContext<'watch'>, trace?: Trace) {
   const workers = early ?? createWorkerReaders();
   // Its start (a thread, its modules) overlaps the directory listing, or the live view's renderer.
   workers.start();
-  return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad }, joinStat: () => workers.joinStat(), close: () => workers.close() };
+  return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad }, close: () => workers.close() };
 }

@@ -83,10 +83,9 @@ export interface IndexedListing {
 /**
  * The listing of `scanDirectory` without a Map of sets: one id index while listing, the files as
  * masks (a listing that crosses threads is made of these; 400,000 names are ~0.3 s of Map
- * operations already). `onJsonl` is told of each J file as it is listed, with its rollout's
- * index in `ids` (a load stats them while the listing goes on).
+ * operations already).
  */
-export function listDirectory(dir: string, onJsonl?: (id: string, index: number) => void): IndexedListing {
+export function listDirectory(dir: string): IndexedListing {
   const index = new Map<string, number>();
   const ids: string[] = [];
   let masks = new Uint8Array(1024);
@@ -112,7 +111,6 @@ export function listDirectory(dir: string, onJsonl?: (id: string, index: number)
         }
       }
       masks[at] |= MASK_BIT[c.file];
-      if (c.file === 'jsonl') onJsonl?.(c.rolloutId, at);
     } else if (c.kind === 'invalid_name') invalidNames.push(c.name);
     else if (c.kind === 'temp_state') tempStateFiles.push(c.name);
   });

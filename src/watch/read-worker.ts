@@ -12,9 +12,7 @@
  * (batch-codec.ts); `fds`: the descriptors the copies left open, which this thread closes),
  * answered by `{ type: 'batch', seq, outcomes, arena }` (the rows, batch-codec.ts; the arena
  * moved back for the next batch);
- * `{ type: 'scan', seq, dir }`, answered while listing by `{ type: 'jsonl', seq, chunk }` (J files
- * listed so far, for the main thread to stat if it claims them first: shared-stat.ts
- * `JsonlStat`), then by `{ type: 'listing', seq, listing }` (or `failed`: the
+ * `{ type: 'scan', seq, dir }`, answered by `{ type: 'listing', seq, listing }` (or `failed`: the
  * main thread lists the directory itself) and, once this thread has no chunk of the stat pass
  * left to claim, `{ type: 'stat-done', seq }`.
  */
@@ -25,7 +23,7 @@ import type { StoreOptions } from '../ops/store.js';
 import { listDirectory } from '../layout/scan-directory.js';
 import type { RowReadOutcome } from './row-batch.js';
 import { decodeRecords, encodeOutcomes, type EncodedOutcomes, type EncodedRecords } from './batch-codec.js';
-import { JsonlStat, sharedListing, statNextChunk, type JsonlChunk, type SharedListing } from './shared-stat.js';
+import { sharedListing, statNextChunk, type SharedListing } from './shared-stat.js';
 
 export interface BatchRequest {
   type: 'batch';
@@ -50,11 +48,7 @@ export interface ScanRequest {
   dir: string;
 }
 
-export type ScanReply =
-  | { type: 'jsonl'; seq: number; chunk: JsonlChunk }
-  | { type: 'listing'; seq: number; listing: SharedListing }
-  | { type: 'listing'; seq: number; failed: true }
-  | { type: 'stat-done'; seq: number };
+export type ScanReply = { type: 'listing'; seq: number; listing: SharedListing } | { type: 'listing'; seq: number; failed: true } | { type: 'stat-done'; seq: number };
 
 const port = parentPort;
 if (port) {
@@ -74,9 +68,7 @@ if (port) {
     if (m.type === 'scan') {
       let listing: ReturnType<typeof sharedListing>;
       try {
-        const jsonl = new JsonlStat(m.dir, (chunk) => port.postMessage({ type: 'jsonl', seq: m.seq, chunk } satisfies ScanReply));
-        listing = sharedListing(listDirectory(m.dir, (id, index) => jsonl.add(id, index)));
-        jsonl.finish(new Float64Array(listing.shared.mtimes));
+        listing = sharedListing(listDirectory(m.dir));
       } catch {
         port.postMessage({ type: 'listing', seq: m.seq, failed: true } satisfies ScanReply);
         return;

@@ -3,10 +3,8 @@
  * (while the main thread loads the renderer), then both threads lstat the first capture file of
  * every listed rollout (J, else S, I, M: the file the model's own stat pass takes), each
  * claiming chunks of the listing from one shared counter and writing the mtimes into one shared
- * array. J files are stat'ed while the listing goes on: the worker sends them in chunks as it
- * lists them (`JsonlStat`), and the main thread, idle once its renderer is loaded, stats those it
- * claims first. Names and mtimes only: no capture file is opened and no lock is taken here (the
- * rows are read later, under their locks, by the main thread).
+ * array. Names and mtimes only: no capture file is opened and no lock is taken here (the rows
+ * are read later, under their locks, by the main thread).
  */
 import { lstatSync } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
@@ -16,83 +14,6 @@ import { filesOfMask, type DirectoryListing, type IndexedListing } from '../layo
 
 /** Rollouts stat'ed per claim (a millisecond or so): the main thread yields between two. */
 const STAT_CHUNK = 256;
-
-/** J files per chunk sent while listing (~10 ms of lstat: one message handler of the main thread). */
-const JSONL_CHUNK = 2048;
-
-/** J files listed, sent to the other thread to stat while the listing goes on. */
-export interface JsonlChunk {
-  /** The rollout ids, joined by newlines. */
-  ids: string;
-  /** Float64: their J files' mtimes (ms; 0 when it cannot be stat'ed), in the order of `ids`. */
-  mtimes: SharedArrayBuffer;
-  /** Int32 [0]: 0 not claimed, 1 being stat'ed, 2 stat'ed. */
-  claim: SharedArrayBuffer;
-}
-
-/**
- * Claims a chunk of J files and stats them; false when the other thread had claimed it. Whoever
- * claims it stats it whole, without waiting for anything.
- */
-export function statJsonlChunk(dir: string, chunk: JsonlChunk): boolean {
-  const claim = new Int32Array(chunk.claim);
-  if (Atomics.compareExchange(claim, 0, 0, 1) !== 0) return false;
-  try {
-    const mtimes = new Float64Array(chunk.mtimes);
-    const base = dir.endsWith('/') ? dir : dir + '/';
-    const ids = chunk.ids.split('\n');
-    for (let i = 0; i < ids.length; i++) mtimes[i] = firstMtime(base, ids[i], 4);
-  } finally {
-    Atomics.store(claim, 0, 2);
-    Atomics.notify(claim, 0);
-  }
-  return true;
-}
-
-/**
- * In the listing thread: gathers the J files as they are listed (`add`) into chunks, each sent to
- * the other thread (`send`) as soon as it is full; `finish` stats the chunks the other thread
- * has not claimed (the last first: it takes them from the first), waits for those it is
- * stat'ing, and gives every mtime its rollout's place in the listing.
- */
-export class JsonlStat {
-  private readonly chunks: { chunk: JsonlChunk; at: number[] }[] = [];
-  private ids: string[] = [];
-  private at: number[] = [];
-
-  constructor(
-    private readonly dir: string,
-    private readonly send: (chunk: JsonlChunk) => void,
-  ) {}
-
-  add(id: string, index: number): void {
-    this.ids.push(id);
-    this.at.push(index);
-    if (this.ids.length === JSONL_CHUNK) this.seal(true);
-  }
-
-  /** Writes the mtime of every J file added into `mtimes` (Float64, by listing index). */
-  finish(mtimes: Float64Array): void {
-    // The last chunk, not full, is not sent: this thread stats it.
-    if (this.ids.length > 0) this.seal(false);
-    for (let c = this.chunks.length - 1; c >= 0; c--) statJsonlChunk(this.dir, this.chunks[c].chunk);
-    for (const { chunk, at } of this.chunks) {
-      const claim = new Int32Array(chunk.claim);
-      // The other thread stats a chunk it claimed in one go (a few ms).
-      while (Atomics.load(claim, 0) !== 2) Atomics.wait(claim, 0, 1, 100);
-      const got = new Float64Array(chunk.mtimes);
-      for (let i = 0; i < at.length; i++) mtimes[at[i]] = got[i];
-    }
-  }
-
-  private seal(send: boolean): void {
-    const chunk: JsonlChunk = { ids: this.ids.join('\n'), mtimes: new SharedArrayBuffer(8 * this.ids.length), claim: new SharedArrayBuffer(4) };
-    this.chunks.push({ chunk, at: this.at });
-    this.ids = [];
-    this.at = [];
-    if (send) this.send(chunk);
-  }
-}
 
 /** A listing as it crosses between threads, with the state of its shared stat pass. */
 export interface SharedListing {
@@ -217,8 +138,7 @@ export function statNextChunk(dir: string, ids: readonly string[], shared: Share
   const mtimes = new Float64Array(shared.mtimes);
   const base = dir.endsWith('/') ? dir : dir + '/';
   const end = Math.min(ids.length, start + STAT_CHUNK);
-  // J files were stat'ed while listing (`JsonlStat`): the others (and those that failed) here.
-  for (let i = start; i < end; i++) if (mtimes[i] === 0) mtimes[i] = firstMtime(base, ids[i], shared.masks[i]);
+  for (let i = start; i < end; i++) mtimes[i] = firstMtime(base, ids[i], shared.masks[i]);
   return true;
 }
 

@@ -13,7 +13,7 @@ import type { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest, ScanReply, ScanRequest } from './read-worker.js';
 import type { RowReadOutcome } from './row-batch.js';
-import { listingOf, statHere, statJsonlChunk, type JsonlChunk, type LoadListing } from './shared-stat.js';
+import { listingOf, statHere, type LoadListing } from './shared-stat.js';
 import { decodeOutcomes, encodeRecords } from './batch-codec.js';
 
 /**
@@ -56,13 +56,6 @@ export interface WorkerReaders {
    * thread does something else (the live view loads its renderer), not while a batch waits.
    */
   start(): void;
-  /**
-   * From now on, this thread stats the J files a load's listing sends while it goes on (those the
-   * worker has not stat'ed yet), between its other tasks: call it once nothing more urgent is
-   * left for this thread (the live view: once its renderer is loaded; a thread that stats them
-   * sooner only delays what it was doing).
-   */
-  joinStat(): void;
   /**
    * Starts the worker and its listing of `dir` for a load now; the next `scanForLoad(dir)` (the
    * same string) takes that listing instead of asking for another.
@@ -156,28 +149,13 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       w.postMessage(request);
     });
   };
-  /** J files sent while listing, waiting for `joinStat` (the oldest first). */
-  let unstatted: { dir: string; chunk: JsonlChunk }[] = [];
-  let joined = false;
-  const statNextSent = () => {
-    const next = unstatted.shift();
-    if (next === undefined) return;
-    statJsonlChunk(next.dir, next.chunk);
-    // One chunk (~10 ms) at a time: frames and keys in between.
-    setImmediate(statNextSent);
-  };
   /** A listing asked for before the load (`prefetch`), for the first `scanForLoad` of its dir. */
   let prefetched: { dir: string; listing: Promise<LoadListing | undefined> } | undefined;
 
   const onScanReply = (reply: ScanReply) => {
     const s = scans.get(reply.seq);
     if (!s) return;
-    // J files listed so far: stat'ed here unless the worker got to them first (this thread is
-    // idle while the listing goes on, once the renderer is loaded).
-    if (reply.type === 'jsonl') {
-      unstatted.push({ dir: s.dir, chunk: reply.chunk });
-      if (joined && unstatted.length === 1) setImmediate(statNextSent);
-    } else if (reply.type === 'stat-done') {
+    if (reply.type === 'stat-done') {
       scans.delete(reply.seq);
       s.statted(true);
     } else if ('failed' in reply) {
@@ -185,8 +163,6 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       s.listed(undefined);
     } else {
       const shared = reply.listing;
-      // The worker has claimed every chunk before it sent the listing.
-      unstatted = [];
       const { listing, ids } = listingOf(shared);
       const done = new Promise<boolean>((resolve) => (s.statted = resolve));
       s.listed({ listing, ids, stat: () => statHere(s.dir, ids, shared, done) });
@@ -199,11 +175,6 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     },
     start() {
       start();
-    },
-    joinStat() {
-      if (joined) return;
-      joined = true;
-      setImmediate(statNextSent);
     },
     async readBatch(store, ids) {
       const [{ copyBatch, readBatchHere }, { CopyArena, closeCopied }] = await readingModules();

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listDirectory, scanDirectory } from '../../../src/layout/scan-directory.js';
 import { firstInOrder, recentOrder } from '../../../src/watch/directory-model.js';
-import { JsonlStat, listingOf, sharedListing, statHere, statJsonlChunk, statNextChunk, type JsonlChunk } from '../../../src/watch/shared-stat.js';
+import { listingOf, sharedListing, statHere, statNextChunk } from '../../../src/watch/shared-stat.js';
 import { makeStore, useTempDirs } from '../../support/watch.js';
 
 const tempDir = useTempDirs();
@@ -75,46 +75,6 @@ describe('shared stat pass', () => {
     expect(Array.from(mtimes)).toEqual(ids.map((id) => firstFileMtime(dir, id)));
     expect(mtimes[ids.indexOf('intents-only')]).toBe(1_000_000);
     expect(mtimes[ids.indexOf(generated[3])]).toBe(2_000_000);
-  });
-
-  it('stats J files while listing: each chunk by whichever side claims it, every mtime at its rollout\'s place', async () => {
-    const dir = tempDir();
-    // 5,000 rollouts of one empty J file each (and a lock file), of distinct ages in no relation
-    // to the ids or the listing's order; one rollout without J.
-    for (let i = 0; i < 5000; i++) {
-      const p = path.join(dir, `x${String((i * 7919) % 5000).padStart(4, '0')}.tokens.jsonl`);
-      fs.writeFileSync(p, '');
-      fs.writeFileSync(p.replace(/jsonl$/, 'lock'), '');
-      fs.utimesSync(p, 1_000_000 + i, 1_000_000 + i);
-    }
-    fs.writeFileSync(path.join(dir, 'no-j.tokens.state.json'), '{}');
-    fs.utimesSync(path.join(dir, 'no-j.tokens.state.json'), 3000, 3000);
-    const sent: JsonlChunk[] = [];
-    const jsonl = new JsonlStat(dir, (chunk) => sent.push(structuredClone(chunk)));
-    const told: [string, number][] = [];
-    const listed = listDirectory(dir, (id, index) => {
-      told.push([id, index]);
-      jsonl.add(id, index);
-    });
-    // Each J file told once, with its rollout's index in the listing.
-    expect(told.length).toBe(5000);
-    expect(told.every(([id, index]) => listed.ids[index] === id)).toBe(true);
-    // 5,000 J files: two full chunks sent while listing, the rest kept by the listing side.
-    expect(sent.length).toBe(2);
-    // The other side claims the first chunk (a clone shares its memory, as a message would);
-    // the listing side takes the rest, and finds the first one taken.
-    expect(statJsonlChunk(dir, sent[0])).toBe(true);
-    expect(statJsonlChunk(dir, sent[0])).toBe(false);
-    const { shared, ids } = sharedListing(listed);
-    jsonl.finish(new Float64Array(shared.mtimes));
-    expect(statJsonlChunk(dir, sent[1])).toBe(false);
-    const early = new Float64Array(shared.mtimes);
-    expect(ids.filter((id, i) => early[i] === 0)).toEqual(['no-j']);
-    // The shared pass stats only what is left (here the rollout without J): the same mtimes as
-    // a pass over every rollout.
-    const mtimes = await statHere(dir, ids, shared, Promise.resolve(true));
-    expect(Array.from(mtimes)).toEqual(ids.map((id) => firstFileMtime(dir, id)));
-    expect(mtimes[ids.indexOf('no-j')]).toBe(3_000_000);
   });
 
   it('stats what the other side left when it stopped', async () => {

@@ -180,9 +180,6 @@ describe('worker readers', () => {
       fs.utimesSync(p, t, t);
     });
     const readers = createCompiled();
-    // This thread stats the J files the worker sends while listing (two chunks here), as the
-    // live view's does once its renderer is loaded: the order below holds whoever stats them.
-    readers.joinStat();
     try {
       const batches: string[][] = [];
       const seen: { rows: number; rollouts: number; loaded: number; order: string[] }[] = [];
