@@ -5,7 +5,8 @@
  * reading happens in the model, asynchronously; nothing here waits for it, so input handling is
  * never held up by the store.
  */
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect } from 'react';
+import { useShownState } from './useShownState.js';
 import type { DirectoryModel, DirectorySnapshot } from '../../../src/watch/directory-model.js';
 
 /** Minimum spacing of snapshots during the first load. */
@@ -35,11 +36,9 @@ export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryMo
   const throttleMs = options.throttleMs ?? 100;
   const initialScan = options.initialScan ?? true;
   const trace = options.trace;
-  const [snapshot, setSnapshot] = useState<DirectorySnapshot>(() => model.snapshot());
-  // The snapshot on screen: handing React the same one again still renders the app and writes a
-  // whole frame (~0.2 s for the cold first ones, on the first screen's path).
-  const shown = useRef(snapshot);
-  shown.current = snapshot;
+  // Handing React the snapshot on screen again would still render the app and write a whole
+  // frame (~0.2 s for the cold first ones, on the first screen's path): useShownState skips it.
+  const [snapshot, setSnapshot] = useShownState<DirectorySnapshot>(() => model.snapshot());
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -72,15 +71,14 @@ export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryMo
       timer = setTimeout(flush, Math.max(0, at - Date.now()));
     });
     // Whatever changed between the first render and the subscription.
-    const now = model.snapshot();
-    if (now !== shown.current) setSnapshot(now);
+    setSnapshot(model.snapshot());
     if (initialScan) void model.rescan();
     return () => {
       live = false;
       unsubscribe();
       if (timer !== undefined) clearTimeout(timer);
     };
-  }, [model, throttleMs, initialScan, trace]);
+  }, [model, throttleMs, initialScan, trace, setSnapshot]);
 
   const refresh = useCallback((ids: readonly string[]) => void model.refresh(ids), [model]);
   const rescan = useCallback(() => void model.rescan(), [model]);

@@ -3,7 +3,8 @@
  * reloads it whenever the rollout's row changes (its `seq`). The previous detail stays on screen
  * while a reload runs, so a live rollout does not flicker.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useEffect } from 'react';
+import { useShownState } from './useShownState.js';
 import type { RolloutDetail } from '../../../src/status/rollout-detail.js';
 
 export type DetailLoader = (id: string) => Promise<RolloutDetail>;
@@ -18,14 +19,12 @@ export interface DetailState {
 const CLOSED: DetailState = { detail: null, loading: false };
 
 export function useRolloutDetail(load: DetailLoader, id: string | null, seq: number): DetailState {
-  const [state, setState] = useState<DetailState>(id === null ? CLOSED : { detail: null, loading: true });
-  // Set only when it changes: a new state, even an equal one, renders the app and writes a whole
-  // frame, and this effect runs at mount, on the first screen's path.
-  const shown = useRef(state);
-  shown.current = state;
+  // Closed at mount stays the same CLOSED, not an equal new state: this effect runs at mount, on
+  // the first screen's path, and a new state would render the app and write a whole frame.
+  const [state, setState] = useShownState<DetailState>(id === null ? CLOSED : { detail: null, loading: true });
   useEffect(() => {
     if (id === null) {
-      if (shown.current !== CLOSED) setState(CLOSED);
+      setState(CLOSED);
       return;
     }
     let live = true;
@@ -41,6 +40,6 @@ export function useRolloutDetail(load: DetailLoader, id: string | null, seq: num
     return () => {
       live = false;
     };
-  }, [load, id, seq]);
+  }, [load, id, seq, setState]);
   return state;
 }

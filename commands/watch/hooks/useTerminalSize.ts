@@ -2,8 +2,9 @@
  * The terminal's size, following resizes. Reads Ink's stdout (or the stream given, for tests);
  * defaults to 80x24 when the stream does not know.
  */
-import { useEffect, useRef, useState } from 'react';
+import { useEffect } from 'react';
 import { useStdout } from 'ink';
+import { useShownState } from './useShownState.js';
 
 export interface TerminalSize {
   columns: number;
@@ -24,22 +25,20 @@ export function readSize(stream: SizedStream | undefined): TerminalSize {
 export function useTerminalSize(stream?: SizedStream): TerminalSize {
   const { stdout } = useStdout();
   const target: SizedStream = stream ?? (stdout as unknown as SizedStream);
-  const [size, setSize] = useState<TerminalSize>(() => readSize(target));
   // Compared here, not in an updater: an update that returns the same size still renders the app
   // and writes a whole frame (on the first screen's path: the effect below runs at mount).
-  const shown = useRef(size);
-  shown.current = size;
+  const [size, setSize, shownSize] = useShownState<TerminalSize>(() => readSize(target));
   useEffect(() => {
     const onResize = () => {
       const next = readSize(target);
-      const prev = shown.current;
-      if (prev.columns !== next.columns || prev.rows !== next.rows) setSize((shown.current = next));
+      const prev = shownSize();
+      if (prev.columns !== next.columns || prev.rows !== next.rows) setSize(next);
     };
     onResize();
     target.on('resize', onResize);
     return () => {
       target.off('resize', onResize);
     };
-  }, [target]);
+  }, [target, setSize, shownSize]);
   return size;
 }
