@@ -4,6 +4,8 @@ import { compareCodePoints } from '../json/canonical-json.js';
 import { CAPTURE_SUFFIXES, SUFFIX, TEMP_STATE_PATTERN, type FileKind } from './file-names.js';
 import { isValidRolloutId } from './rollout-id.js';
 import { shardListing, type Shard } from './shard.js';
+import { rawDirectory, type RawDirectory } from '../native/directory-entries.js';
+import { ByteIdIndex, FNV_OFFSET, fnvStep } from './byte-id-index.js';
 
 /** How one directory entry is classified (docs/format.md#classifying-names). */
 export type EntryClass =
@@ -82,42 +84,138 @@ export interface IndexedListing {
 
 /**
  * The listing of `scanDirectory` without a Map of sets: one id index while listing, the files as
- * masks (a listing that crosses threads is made of these; 400,000 names are ~0.3 s of Map
- * operations already).
+ * masks (a listing that crosses threads is made of these). Through the system calls where they
+ * are available (native/directory-entries.ts: names classified as bytes, a string per rollout
+ * rather than per name); Node's listing otherwise, and whenever that way fails (Node's error
+ * then names what went wrong).
  */
 export function listDirectory(dir: string): IndexedListing {
+  const raw = rawDirectory();
+  if (raw) {
+    try {
+      return listDirectoryRaw(dir, raw);
+    } catch {
+      // Node's listing below: it lists, or says why it cannot.
+    }
+  }
+  return listDirectoryNode(dir);
+}
+
+/** `listDirectory` through Node's `opendir` (exported so tests can pin both ways to one answer). */
+export function listDirectoryNode(dir: string): IndexedListing {
   const index = new Map<string, number>();
   const ids: string[] = [];
   let masks = new Uint8Array(1024);
   const locks: string[] = [];
-  const invalidNames: string[] = [];
-  const tempStateFiles: string[] = [];
+  const others = new OtherNames();
   forEachName(dir, 1024, (name) => {
     const c = classifyName(name);
-    if (c.kind === 'capture') {
-      if (c.file === 'lock') {
-        locks.push(c.rolloutId);
-        return;
-      }
-      let at = index.get(c.rolloutId);
-      if (at === undefined) {
-        at = ids.length;
-        index.set(c.rolloutId, at);
-        ids.push(c.rolloutId);
-        if (at === masks.length) {
-          const grown = new Uint8Array(2 * at);
-          grown.set(masks);
-          masks = grown;
-        }
-      }
-      masks[at] |= MASK_BIT[c.file];
-    } else if (c.kind === 'invalid_name') invalidNames.push(c.name);
-    else if (c.kind === 'temp_state') tempStateFiles.push(c.name);
+    if (c.kind !== 'capture') return others.add(c);
+    if (c.file === 'lock') {
+      locks.push(c.rolloutId);
+      return;
+    }
+    let at = index.get(c.rolloutId);
+    if (at === undefined) {
+      at = ids.length;
+      index.set(c.rolloutId, at);
+      ids.push(c.rolloutId);
+      if (at === masks.length) masks = grownBytes(masks);
+    }
+    masks[at] |= MASK_BIT[c.file];
   });
-  const lockOnly = [...new Set(locks.filter((id) => !index.has(id)))].sort(compareCodePoints);
-  invalidNames.sort(compareCodePoints);
-  tempStateFiles.sort();
-  return { ids, masks: masks.slice(0, ids.length), invalidNames, tempStateFiles, lockOnly };
+  return others.listing(ids, masks, [...new Set(locks.filter((id) => !index.has(id)))]);
+}
+
+/** Valid rollout id bytes (docs/format.md#rollout-ids: ASCII letters, digits, `.`, `_`, `-`). */
+const ID_BYTE = new Uint8Array(256);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-') ID_BYTE[c.charCodeAt(0)] = 1;
+/** The capture suffixes by their last byte (each ends with a different one), as bytes. */
+const SUFFIX_BY_LAST_BYTE = new Map<number, { bytes: Buffer; file: FileKind }>(
+  (Object.entries(SUFFIX) as [FileKind, string][]).map(([file, suffix]) => [suffix.charCodeAt(suffix.length - 1), { bytes: Buffer.from(suffix, 'latin1'), file }]),
+);
+
+/**
+ * `listDirectory` from the system's entries (`raw`): a name that ends with a capture suffix
+ * after a valid id is classified from its bytes; any other name becomes a string and goes
+ * through `classifyName` (same answers: tests pin it against `listDirectoryNode`).
+ */
+export function listDirectoryRaw(dir: string, raw: RawDirectory): IndexedListing {
+  const index = new ByteIdIndex();
+  /** By index entry: the row + 1 (0: only a lock file so far). */
+  let rows = new Int32Array(1024);
+  let masks = new Uint8Array(1024);
+  const ids: string[] = [];
+  const lockEntries: number[] = [];
+  const others = new OtherNames();
+  const capture = (buf: Uint8Array, start: number, idEnd: number, hash: number, file: FileKind) => {
+    const e = index.entry(buf, start, idEnd, hash);
+    if (e === rows.length) {
+      const r = new Int32Array(2 * e);
+      r.set(rows);
+      rows = r;
+    }
+    if (file === 'lock') {
+      lockEntries.push(e);
+      return;
+    }
+    let row = rows[e] - 1;
+    if (row < 0) {
+      row = ids.length;
+      rows[e] = row + 1;
+      ids.push(index.id(e));
+      if (row === masks.length) masks = grownBytes(masks);
+    }
+    masks[row] |= MASK_BIT[file];
+  };
+  raw.forEachEntry(dir, (buf, start, end) => {
+    const suffix = SUFFIX_BY_LAST_BYTE.get(buf[end - 1]);
+    const idEnd = suffix === undefined ? -1 : end - suffix.bytes.length;
+    if (suffix !== undefined && idEnd > start && sameBytes(buf, idEnd, suffix.bytes)) {
+      let hash = FNV_OFFSET;
+      let i = start;
+      for (; i < idEnd && ID_BYTE[buf[i]] === 1; i++) hash = fnvStep(hash, buf[i]);
+      if (i === idEnd) return capture(buf, start, idEnd, hash, suffix.file);
+    }
+    const c = classifyName(buf.toString('utf8', start, end));
+    if (c.kind !== 'capture') return others.add(c);
+    // Not reached (a valid id is ASCII, so its name was classified above); kept for safety.
+    const bytes = Buffer.from(c.rolloutId, 'latin1');
+    let hash = FNV_OFFSET;
+    for (const b of bytes) hash = fnvStep(hash, b);
+    capture(bytes, 0, bytes.length, hash, c.file);
+  });
+  const lockOnly = [...new Set(lockEntries.filter((e) => rows[e] === 0))].map((e) => index.id(e));
+  return others.listing(ids, masks, lockOnly);
+}
+
+/** Whether `buf` holds `bytes` at `at` (no view made per name). */
+function sameBytes(buf: Uint8Array, at: number, bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) if (buf[at + i] !== bytes[i]) return false;
+  return true;
+}
+
+function grownBytes(a: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+  const b = new Uint8Array(2 * a.length);
+  b.set(a);
+  return b;
+}
+
+/** The names of a listing that are not a rollout's, and the listing's final form. */
+class OtherNames {
+  private invalidNames: string[] = [];
+  private tempStateFiles: string[] = [];
+
+  add(c: EntryClass): void {
+    if (c.kind === 'invalid_name') this.invalidNames.push(c.name);
+    else if (c.kind === 'temp_state') this.tempStateFiles.push(c.name);
+  }
+
+  listing(ids: string[], masks: Uint8Array, lockOnly: string[]): IndexedListing {
+    this.invalidNames.sort(compareCodePoints);
+    this.tempStateFiles.sort();
+    return { ids, masks: masks.slice(0, ids.length), invalidNames: this.invalidNames, tempStateFiles: this.tempStateFiles, lockOnly: lockOnly.sort(compareCodePoints) };
+  }
 }
 
 /**

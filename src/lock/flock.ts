@@ -6,14 +6,9 @@
  * call libc through koffi. Only the non-blocking form is exposed: a blocking `flock` would block
  * the JS thread (callers poll with backoff instead, see rollout-lock.ts).
  *
- * koffi (a native addon, ~10-20 ms to load) and libc are loaded lazily on the first call, so
- * importing this module costs nothing: commands that never lock (help, listing) do not pay for
- * the FFI layer. koffi is an ESM+CJS package; its CJS entry is loaded through `createRequire`
- * because a static `import` would load the addon at module evaluation.
+ * libc is loaded lazily on the first call (src/native/libc.ts).
  */
-import { createRequire } from 'node:module';
-import { getSystemErrorMap } from 'node:util';
-import type KoffiModule from 'koffi';
+import { errnoError, loadLibc } from '../native/libc.js';
 
 export type LockMode = 'shared' | 'exclusive';
 
@@ -26,26 +21,6 @@ export const LOCK_UN = 8;
 /** Linux errno values. EWOULDBLOCK == EAGAIN on Linux. */
 const EINTR = 4;
 const EWOULDBLOCK = 11;
-
-interface Libc {
-  flock: (fd: number, operation: number) => number;
-  /** Reads (or with an argument, sets) the calling thread's live errno. */
-  errno: (value?: number) => number;
-}
-
-let libc: Libc | undefined;
-
-function loadLibc(): Libc {
-  if (libc === undefined) {
-    const koffi = createRequire(import.meta.url)('koffi') as typeof KoffiModule;
-    const lib = koffi.load('libc.so.6');
-    libc = {
-      flock: lib.func('int flock(int fd, int operation)') as Libc['flock'],
-      errno: (value) => (value === undefined ? koffi.errno() : koffi.errno(value)),
-    };
-  }
-  return libc;
-}
 
 /**
  * Calls flock, retrying on EINTR. Returns 0 on success, otherwise the errno (-1 if unknown).
@@ -67,16 +42,8 @@ function flockErrno(fd: number, operation: number): number {
   }
 }
 
-/** An Error shaped like Node's fs errors (`code`, `errno`, `syscall`) so `ioError` formats it. */
 function flockError(errno: number, fd: number): NodeJS.ErrnoException {
-  const entry = errno > 0 ? getSystemErrorMap().get(-errno) : undefined;
-  const code = entry?.[0] ?? `errno ${errno}`;
-  const desc = entry?.[1] ?? 'unknown error';
-  const err = new Error(`${code}: ${desc}, flock (fd ${fd})`) as NodeJS.ErrnoException;
-  err.code = entry?.[0];
-  err.errno = -errno;
-  err.syscall = 'flock';
-  return err;
+  return errnoError(errno, 'flock', `fd ${fd}`);
 }
 
 /**

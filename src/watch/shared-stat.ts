@@ -10,6 +10,7 @@ import { lstatSync } from 'node:fs';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { SUFFIX } from '../layout/file-names.js';
 import type { FileKind } from '../layout/file-names.js';
+import { rawDirectory } from '../native/directory-entries.js';
 import { filesOfMask, type DirectoryListing, type IndexedListing } from '../layout/scan-directory.js';
 
 /** Rollouts stat'ed per claim (a millisecond or so): the main thread yields between two. */
@@ -136,15 +137,45 @@ export function statNextChunk(dir: string, ids: readonly string[], shared: Share
   const start = Atomics.add(new Int32Array(shared.next), 0, STAT_CHUNK);
   if (start >= ids.length) return false;
   const mtimes = new Float64Array(shared.mtimes);
-  const base = dir.endsWith('/') ? dir : dir + '/';
   const end = Math.min(ids.length, start + STAT_CHUNK);
-  for (let i = start; i < end; i++) mtimes[i] = firstMtime(base, ids[i], shared.masks[i]);
+  const stat = firstMtimes(dir);
+  try {
+    for (let i = start; i < end; i++) mtimes[i] = stat.mtime(ids[i], shared.masks[i]);
+  } finally {
+    stat.done();
+  }
   return true;
 }
 
-function firstMtime(base: string, id: string, mask: number): number {
+/**
+ * The first file's mtime of rollouts of `dir` (0: none), through statx relative to one
+ * descriptor of the directory where available (native/directory-entries.ts: no path to resolve
+ * and no Stats object per file), through Node's lstat otherwise and whenever statx fails.
+ */
+function firstMtimes(dir: string): { mtime(id: string, mask: number): number; done(): void } {
+  const base = dir.endsWith('/') ? dir : dir + '/';
+  const raw = rawDirectory();
+  let dirFd: number | undefined;
   try {
-    return lstatSync(base + id + firstSuffix(mask), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    dirFd = raw?.open(dir);
+  } catch {
+    // lstat's way, below
+  }
+  const fast = raw && dirFd !== undefined ? { raw, dirFd } : undefined;
+  return {
+    mtime(id, mask) {
+      const name = id + firstSuffix(mask);
+      return fast?.raw.mtimeAt(fast.dirFd, name) ?? lstatMtime(base + name);
+    },
+    done() {
+      fast?.raw.close(fast.dirFd);
+    },
+  };
+}
+
+function lstatMtime(path: string): number {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0;
   } catch {
     return 0; // the read will say why
   }
@@ -160,8 +191,12 @@ export async function statHere(dir: string, ids: readonly string[], shared: Shar
   const completed = await otherDone;
   const mtimes = new Float64Array(shared.mtimes);
   if (!completed) {
-    const base = dir.endsWith('/') ? dir : dir + '/';
-    for (let i = 0; i < ids.length; i++) if (mtimes[i] === 0) mtimes[i] = firstMtime(base, ids[i], shared.masks[i]);
+    const stat = firstMtimes(dir);
+    try {
+      for (let i = 0; i < ids.length; i++) if (mtimes[i] === 0) mtimes[i] = stat.mtime(ids[i], shared.masks[i]);
+    } finally {
+      stat.done();
+    }
   }
   return mtimes;
 }
