@@ -131,9 +131,8 @@ export function listDirectoryNode(dir: string): IndexedListing {
 const ID_BYTE = new Uint8Array(256);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-') ID_BYTE[c.charCodeAt(0)] = 1;
 /** The capture suffixes by their last byte (each ends with a different one), as bytes. */
-const SUFFIX_BY_LAST_BYTE = new Map<number, { bytes: Buffer; file: FileKind }>(
-  (Object.entries(SUFFIX) as [FileKind, string][]).map(([file, suffix]) => [suffix.charCodeAt(suffix.length - 1), { bytes: Buffer.from(suffix, 'latin1'), file }]),
-);
+const SUFFIX_BY_LAST_BYTE: ({ bytes: Buffer; file: FileKind } | undefined)[] = new Array(256).fill(undefined);
+for (const [file, suffix] of Object.entries(SUFFIX) as [FileKind, string][]) SUFFIX_BY_LAST_BYTE[suffix.charCodeAt(suffix.length - 1)] = { bytes: Buffer.from(suffix, 'latin1'), file };
 
 /**
  * `listDirectory` from the system's entries (`raw`): a name that ends with a capture suffix
@@ -169,7 +168,7 @@ export function listDirectoryRaw(dir: string, raw: RawDirectory): IndexedListing
     masks[row] |= MASK_BIT[file];
   };
   raw.forEachEntry(dir, (buf, start, end) => {
-    const suffix = SUFFIX_BY_LAST_BYTE.get(buf[end - 1]);
+    const suffix = SUFFIX_BY_LAST_BYTE[buf[end - 1]];
     const idEnd = suffix === undefined ? -1 : end - suffix.bytes.length;
     if (suffix !== undefined && idEnd > start && sameBytes(buf, idEnd, suffix.bytes)) {
       let hash = FNV_OFFSET;

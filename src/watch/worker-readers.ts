@@ -13,7 +13,7 @@ import type { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest, ScanReply, ScanRequest } from './read-worker.js';
 import type { RowReadOutcome } from './row-batch.js';
-import { listingOf, statHere, type LoadListing } from './shared-stat.js';
+import { listingOf, prepareStat, statHere, type LoadListing } from './shared-stat.js';
 import { decodeOutcomes, encodeRecords } from './batch-codec.js';
 
 /**
@@ -213,7 +213,10 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     scanForLoad(dir) {
       const early = prefetched;
       prefetched = undefined;
-      return early?.dir === dir ? early.listing : scanInWorker(dir);
+      const listing = early?.dir === dir ? early.listing : scanInWorker(dir);
+      // Idle until the listing comes (a listing already there runs first).
+      setImmediate(prepareStat);
+      return listing;
     },
     async close(timeoutMs = 2000) {
       closed = true;
