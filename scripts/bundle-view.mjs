@@ -10,17 +10,15 @@
 // commands/watch/view-loader.ts loads the bundle only while the stamp matches its inputs (a later
 // tsc, or another npm install, makes it stale), and the modules in dist/ otherwise.
 import { build } from 'esbuild';
-import { statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeStamp } from './bundle-stamp.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
 const VIEW = join(DIST, 'commands', 'watch');
 const OUT = join(VIEW, 'live.bundle.js');
 const STAMP = join(VIEW, 'live.bundle.json');
-/** Rewritten by every npm install or npm ci: a change of any bundled package changes it. */
-const PACKAGES = join(ROOT, 'node_modules', '.package-lock.json');
 
 /** A path as the stamp holds it: relative to the bundle's directory. */
 const fromView = (p) => relative(VIEW, p).split(sep).join('/');
@@ -59,17 +57,4 @@ const result = await build({
   ],
 });
 
-// The stamp: size and mtime of each of our bundled modules, and of npm's record of node_modules.
-const inputs = {};
-for (const input of Object.keys(result.metafile.inputs)) {
-  const file = resolve(ROOT, input);
-  if (file.startsWith(DIST + sep)) {
-    const s = statSync(file);
-    inputs[fromView(file)] = [s.size, s.mtimeMs];
-  }
-}
-const p = statSync(PACKAGES, { throwIfNoEntry: false });
-if (p === undefined) throw new Error(`bundle-view: ${PACKAGES} is missing (run npm install)`);
-inputs[fromView(PACKAGES)] = [p.size, p.mtimeMs];
-const out = statSync(OUT);
-writeFileSync(STAMP, `${JSON.stringify({ bundle: [out.size, out.mtimeMs], inputs }, null, 1)}\n`);
+writeStamp({ root: ROOT, dir: VIEW, bundle: OUT, metafile: result.metafile, ours: DIST, stamp: STAMP });

@@ -1,11 +1,12 @@
 /**
- * The real binary, spawned: bin/tokcap.js -> dist/commands/main.js -> run.js (or complete.js).
+ * The real binary, spawned: bin/tokcap.js -> dist/commands/main.js -> run.js (or complete.js),
+ * or the same from their bundle in dist/cli/ when it is current (scripts/bundle-cli.mjs).
  * Needs a build (`npm test` runs tsc first; `ensureBuilt` compiles when dist/ is missing or
  * older than the sources).
  */
 import { mkdtempSync, readFileSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -21,25 +22,40 @@ function stderrLines(stderr: string): string[] {
   return stderr.split('\n').filter((l) => l !== '');
 }
 
-/** Runs the binary with a resolve hook that logs every bare specifier (package) it imports. */
-async function importedPackages(args: string[]): Promise<{ exitCode: number | undefined; stdout: string; stderr: string; imported: string[] }> {
+/**
+ * Runs the binary with hooks that log every bare specifier (package) it imports and the path of
+ * every file module it loads (a package bundled into dist/cli/ is imported by no specifier).
+ */
+async function importedPackages(args: string[]): Promise<{ exitCode: number | undefined; stdout: string; stderr: string; imported: string[]; loaded: string[] }> {
   const hookDir = mkdtempSync(join(DIR, 'hooks-'));
   const log = join(hookDir, 'imports.log');
+  const loadLog = join(hookDir, 'loads.log');
   const hooks = join(hookDir, 'hooks.mjs');
   writeFileSync(
     hooks,
     `import { appendFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 export async function resolve(specifier, context, next) {
   if (!/^[./]|^node:|^file:/.test(specifier)) appendFileSync(${JSON.stringify(log)}, specifier + '\\n');
   return next(specifier, context);
+}
+export async function load(url, context, next) {
+  if (url.startsWith('file:')) appendFileSync(${JSON.stringify(loadLog)}, fileURLToPath(url) + '\\n');
+  return next(url, context);
 }`,
   );
   writeFileSync(log, '');
+  writeFileSync(loadLog, '');
   const register = join(hookDir, 'register.mjs');
   writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
   const r = await tokcap(args, {}, ['--import', pathToFileURL(register).href]);
-  return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, imported: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+  const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, imported: lines(log), loaded: lines(loadLog) };
 }
+
+/** The files of dist/cli/ among `loaded` that hold commander's code (bundled into a chunk). */
+const withCommander = (loaded: string[]) =>
+  loaded.filter((f) => f.startsWith(join(ROOT, 'dist', 'cli') + sep) && readFileSync(f, 'utf8').includes('commander.unknownCommand'));
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -111,17 +127,21 @@ describe('tokcap binary', () => {
   });
 
   it('does not load React or Ink for commands other than watch', async () => {
-    const { exitCode, imported } = await importedPackages(['sweep', DIR, '--older-than', '1d']);
+    const { exitCode, imported, loaded } = await importedPackages(['sweep', DIR, '--older-than', '1d']);
     expect(exitCode).toBe(0);
-    expect(imported).toContain('commander'); // the hook works
+    // The hooks work: sweep's module was loaded, from dist/commands/ or from its bundle's chunk.
+    expect(loaded.some((f) => /[/\\]dist[/\\](commands[/\\]sweep\.js|cli[/\\]sweep-\w+\.js)$/.test(f))).toBe(true);
+    expect(imported.includes('commander') || withCommander(loaded).length === 1).toBe(true);
     expect(imported.filter((s) => /^(react|ink)(\/|$)/.test(s))).toEqual([]);
+    expect(loaded.filter((f) => /[/\\]node_modules[/\\](react|ink)[/\\]|live\.bundle\.js$/.test(f))).toEqual([]);
   });
 
   it('__complete (run on every Tab) loads no CLI or UI package, and answers with rollout ids', async () => {
     const store = mkdtempSync(join(DIR, 'store-'));
     for (const id of ['demo-1', 'demo-2', 'other']) writeFileSync(join(store, `${id}.tokens.jsonl`), '');
-    const { exitCode, imported, stdout, stderr } = await importedPackages(['__complete', 'inspect', store, 'demo-']);
+    const { exitCode, imported, loaded, stdout, stderr } = await importedPackages(['__complete', 'inspect', store, 'demo-']);
     expect({ exitCode, stdout, stderr }).toEqual({ exitCode: 0, stdout: 'demo-1\ndemo-2\n:none', stderr: '' });
     expect(imported.filter((s) => /^(commander|react|ink|chalk|cli-table3|execa)(\/|$)/.test(s))).toEqual([]);
+    expect(withCommander(loaded)).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import type { CommandLoaders } from '../../commands/program.js';
 import { COMMAND_NAMES, type CommandName } from '../../commands/options.js';
 import { run } from '../../commands/run.js';
 import { currentBundle } from '../../commands/watch/view-loader.js';
+import { currentBundle as currentBundleIn } from '../../commands/bundle-stamp.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'tokcap.js');
@@ -129,6 +130,19 @@ export async function ensureViewBundle(): Promise<void> {
   if (currentBundle(pathToFileURL(join(ROOT, 'dist', 'commands', 'watch') + '/')) !== undefined) return;
   const made = await execa('node', [join(ROOT, 'scripts', 'bundle-view.mjs')], { cwd: ROOT, reject: false });
   if (made.exitCode !== 0) throw new Error(`scripts/bundle-view.mjs failed: ${made.stderr}`);
+}
+
+/** The command line's bundle in dist/cli/ (scripts/bundle-cli.mjs), if it is current. */
+export function currentCliBundle(): URL | undefined {
+  return currentBundleIn(pathToFileURL(join(ROOT, 'dist', 'cli') + '/'), 'main.js', 'bundle.json');
+}
+
+/** ensureBuilt, and the command line's bundle made from that build (`npm test` makes it too). */
+export async function ensureCliBundle(): Promise<void> {
+  await ensureBuilt();
+  if (currentCliBundle() !== undefined) return;
+  const made = await execa('node', [join(ROOT, 'scripts', 'bundle-cli.mjs')], { cwd: ROOT, reject: false });
+  if (made.exitCode !== 0) throw new Error(`scripts/bundle-cli.mjs failed: ${made.stderr}`);
 }
 
 /** The environment of a spawned tokcap, without TOKCAP_DIR / NO_COLOR / TOKCAP_DEBUG from the outer shell. */

@@ -1,0 +1,81 @@
+/**
+ * bin/tokcap.js loads the command line from its bundle (dist/cli/, scripts/bundle-cli.mjs) while
+ * the bundle's stamp holds (the stamp's check: test/commands/watch/view-loader.test.ts), and
+ * `watch` always from the modules, whose view's bundle imports the library from dist/.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateStore } from '../../src/fixture/generate-store.js';
+import { BIN, ROOT, cleanEnv, currentCliBundle, ensureCliBundle } from '../support/cli.js';
+
+const DIR = mkdtempSync(join(tmpdir(), 'tokcap-cli-bundle-'));
+const CLI = join(ROOT, 'dist', 'cli') + sep;
+const MODULES = join(ROOT, 'dist', 'commands') + sep;
+
+/** Runs the binary with a load hook; `loaded`: the path of every file module it loaded. */
+async function tokcapLoading(args: string[], env: Record<string, string> = {}) {
+  const log = join(DIR, `loads-${Math.random().toString(36).slice(2)}.log`);
+  const hooks = join(DIR, 'hooks.mjs');
+  writeFileSync(
+    hooks,
+    `import { appendFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+export async function load(url, context, next) {
+  if (url.startsWith('file:') && process.env.LOAD_LOG) appendFileSync(process.env.LOAD_LOG, fileURLToPath(url) + '\\n');
+  return next(url, context);
+}`,
+  );
+  const register = join(DIR, 'register.mjs');
+  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  writeFileSync(log, '');
+  const r = await execa('node', ['--import', pathToFileURL(register).href, BIN, ...args], { env: cleanEnv({ ...env, LOAD_LOG: log }), extendEnv: false, reject: false, stdin: 'ignore' });
+  return { ...r, loaded: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+}
+
+let store: string;
+
+beforeAll(async () => {
+  await ensureCliBundle();
+  store = join(DIR, 'store');
+  await generateStore({ dir: store }, { rollouts: 12, calls: 2, prompt: 6, gen: 2, turn: 2, seed: 3 });
+}, 180_000);
+
+afterAll(() => rmSync(DIR, { recursive: true, force: true }));
+
+describe('the command line from its bundle', () => {
+  it('is loaded from dist/cli/ while the bundle is current', async () => {
+    expect(currentCliBundle()).toBeDefined();
+    const r = await tokcapLoading(['verify-digests', store]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe('12 rollouts verified: 0 errors, 0 warnings in 0 rollouts');
+    expect(r.loaded).toContain(join(CLI, 'main.js'));
+    // bin/tokcap.js checks the stamp with dist/commands/bundle-stamp.js; nothing else of dist/commands.
+    expect(r.loaded.filter((f) => f.startsWith(MODULES))).toEqual([join(MODULES, 'bundle-stamp.js')]);
+  });
+
+  it('starts worker threads from the modules beside the bundled ones (import.meta.url kept per module)', async () => {
+    const r = await tokcapLoading(['verify-digests', store, '--json'], { TOKCAP_WORKERS: '2', TOKCAP_DEBUG: '1' });
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ ok: true, findings: [], unchecked: [] });
+    expect(r.stderr).toMatch(/tokcap: debug: [1-9]\d* worker thread/);
+  });
+
+  it('finds the package version from the bundle', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const r = await tokcapLoading(['-V']);
+    expect(r.stdout).toBe(version);
+    expect(r.loaded).toContain(join(CLI, 'main.js'));
+  });
+
+  it('is not used for watch: watch runs from the modules', async () => {
+    const r = await tokcapLoading(['watch', store, '--once', '--json']);
+    expect(r.exitCode).toBe(0);
+    expect(Object.keys(JSON.parse(r.stdout).rollouts)).toHaveLength(12);
+    expect(r.loaded).toContain(join(MODULES, 'main.js'));
+    expect(r.loaded.filter((f) => f.startsWith(CLI))).toEqual([]);
+  });
+});
