@@ -7,6 +7,7 @@
  * (the live view, scripts/bundle-view.mjs). Imports nothing but node:fs: it runs on every start.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 interface Stamp {
   bundle: [number, number];
@@ -14,24 +15,26 @@ interface Stamp {
   inputs: Record<string, [number, number]>;
 }
 
-const same = (path: URL, [size, mtimeMs]: [number, number]) => {
+const same = (path: string, [size, mtimeMs]: [number, number]) => {
   const s = statSync(path, { throwIfNoEntry: false });
   return s !== undefined && s.size === size && s.mtimeMs === mtimeMs;
 };
 
 /**
  * The bundle `name` in directory `dir` (a file URL ending in '/') if its stamp `stampName` holds
- * for the bundle and every input, else undefined. One stat per file: ~1 ms for ~150 files.
+ * for the bundle and every input, else undefined. One stat per file, by path (a URL for each
+ * costs more than its stat): ~3-8 ms for ~180 files.
  */
 export function currentBundle(dir: URL, name: string, stampName: string): URL | undefined {
+  const base = fileURLToPath(dir);
   let stamp: Stamp;
   try {
-    stamp = JSON.parse(readFileSync(new URL(stampName, dir), 'utf8')) as Stamp;
+    stamp = JSON.parse(readFileSync(base + stampName, 'utf8')) as Stamp;
   } catch {
     return undefined;
   }
-  const bundle = new URL(name, dir);
-  if (!Array.isArray(stamp.bundle) || typeof stamp.inputs !== 'object' || stamp.inputs === null || !same(bundle, stamp.bundle)) return undefined;
-  for (const [path, sig] of Object.entries(stamp.inputs)) if (!Array.isArray(sig) || !same(new URL(path, dir), sig)) return undefined;
-  return bundle;
+  if (!Array.isArray(stamp.bundle) || typeof stamp.inputs !== 'object' || stamp.inputs === null || !same(base + name, stamp.bundle)) return undefined;
+  // Paths relative to `base` ('../src/errors.js'): the system resolves the '..'.
+  for (const [path, sig] of Object.entries(stamp.inputs)) if (!Array.isArray(sig) || !same(base + path, sig)) return undefined;
+  return new URL(name, dir);
 }
