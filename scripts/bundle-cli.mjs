@@ -19,6 +19,7 @@ import { rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
+import { NODE_BUNDLE } from './bundle-settings.mjs';
 import { writeStamp } from './bundle-stamp.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -42,16 +43,9 @@ rmSync(OUTDIR, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: ROOT,
   entryPoints: [join(DIST, 'commands', 'main.js')],
+  ...NODE_BUNDLE,
   outdir: OUTDIR,
-  bundle: true,
   splitting: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  metafile: true,
-  logLevel: 'warning',
-  // commander is CommonJS and calls require() for Node's modules.
-  banner: { js: "import { createRequire as __tokcapCreateRequire } from 'node:module';\nconst require = __tokcapCreateRequire(import.meta.url);" },
   plugins: [
     {
       name: 'tokcap-cli',

@@ -12,6 +12,7 @@
 import { build } from 'esbuild';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NODE_BUNDLE } from './bundle-settings.mjs';
 import { writeStamp } from './bundle-stamp.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,15 +26,9 @@ const fromView = (p) => relative(VIEW, p).split(sep).join('/');
 
 const result = await build({
   entryPoints: [join(VIEW, 'live.js')],
+  ...NODE_BUNDLE,
+  absWorkingDir: ROOT,
   outfile: OUT,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  metafile: true,
-  logLevel: 'warning',
-  // CommonJS packages inside (React) call require() for Node's modules.
-  banner: { js: "import { createRequire as __tokcapCreateRequire } from 'node:module';\nconst require = __tokcapCreateRequire(import.meta.url);" },
   plugins: [
     {
       name: 'tokcap-outside-view',
