@@ -35,6 +35,12 @@ export interface BuildRolloutOptions {
   incompleteContext?: Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'>;
   /** Reads the records' JSON: the calling thread's reader for its job (default: one per rollout). */
   json?: JsonBytesReader;
+  /**
+   * A freeze builds from its copy while its state write's fsyncs run, the lock held until the
+   * state is durable (`SnapshotSource.frozenEarly`). Only for a caller that is the one thread of
+   * its process taking rollout locks: the lock is held for the build's length.
+   */
+  overlapFsyncs?: boolean;
 }
 
 /** The locked part of a build: a freeze's copy, or a read-only copy. */
@@ -120,7 +126,7 @@ export async function buildRolloutEarly(
     const source = options.source ?? localSnapshotSource(store);
     // The copy is taken under the lock; parsing happens here, with the lock released (or, for a
     // freeze in this thread, while its fsyncs run).
-    if (options.freeze && source.frozenEarly) {
+    if (options.freeze && options.overlapFsyncs && source.frozenEarly) {
       const early = await source.frozenEarly(rolloutId);
       durable = early.durable;
       snapshot = parseFrozenCopy(store, early.copy, options.json);
