@@ -69,10 +69,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
     threads: options.threads,
-    // Alone, a freeze's fsyncs overlap its build: its lock (and so the process's lock turn) is
-    // held meanwhile, which would stall the workers' copies.
-    local: (id, _index, alone) =>
-      buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise, writer, json, overlapFsyncs: alone }),
+    local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise, writer, json }),
     // Each worker takes its rollouts' locks itself, in turn with this thread.
     workersLock: true,
     onDone: (n) => {

@@ -4,12 +4,12 @@
  * worker thread can compute it (src/build/build-many.ts) and only bytes cross back.
  */
 import { outputJsonBytes, type JsonWriter } from '../json/canonical-json.js';
-import { giveBackCopyBuffer, takeCopyBuffer } from '../jsonl/copy-buffers.js';
+import { takeCopyBuffer } from '../jsonl/copy-buffers.js';
 import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RolloutStatusAnswer } from '../status/rollout-status.js';
 import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
-import { buildRolloutEarly, type BuildRolloutOptions, type DetailedBuild } from './build-rollout.js';
+import { buildRolloutDetailed, type BuildRolloutOptions } from './build-rollout.js';
 import type { CaptureSnapshot, ConsumerResult } from './consumer-result.js';
 import type { MaskCause } from './mask-causes.js';
 
@@ -80,17 +80,7 @@ export async function buildOutcome(
   rolloutId: string,
   options: BuildRolloutOptions & { serialise?: boolean; writer?: JsonWriter },
 ): Promise<BuildOutcome> {
-  // A freeze's result is serialised while its state write is made durable; kept only once it is.
-  const { build, final } = await buildRolloutEarly(store, rolloutId, options);
-  const out = outcomeOf(build, options);
-  const d = final ? await final : build;
-  if (d === build) return out;
-  // The write failed: the failed build replaces the result, whose memory serves the next one.
-  if (options.writer && out.json instanceof Uint8Array) giveBackCopyBuffer(out.json.buffer as ArrayBuffer);
-  return outcomeOf(d, options);
-}
-
-function outcomeOf(d: DetailedBuild, options: { serialise?: boolean; writer?: JsonWriter }): BuildOutcome {
+  const d = await buildRolloutDetailed(store, rolloutId, options);
   const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
   if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
   if (options.serialise === false) return out;

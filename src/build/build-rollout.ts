@@ -1,7 +1,7 @@
 import { toTokcapError, type TokcapError } from '../errors.js';
 import { rolloutPaths } from '../layout/file-names.js';
 import { isValidRolloutId, invalidRolloutIdError } from '../layout/rollout-id.js';
-import { freezeAndCopy, freezeAndCopyEarly, parseFrozenCopy, type EarlyFrozenCopy, type FrozenCopy } from '../ops/freeze.js';
+import { freezeAndCopy, parseFrozenCopy, type FrozenCopy } from '../ops/freeze.js';
 import { copyReadOnlySnapshot, parseReadOnlyCopy, type ReadOnlyCopy } from '../ops/read-snapshot.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { TokenEntry } from '../records/token-entry.js';
@@ -35,32 +35,17 @@ export interface BuildRolloutOptions {
   incompleteContext?: Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'>;
   /** Reads the records' JSON: the calling thread's reader for its job (default: one per rollout). */
   json?: JsonBytesReader;
-  /**
-   * A freeze builds from its copy while its state write's fsyncs run, the lock held until the
-   * state is durable (`SnapshotSource.frozenEarly`). Only for a caller that is the one thread of
-   * its process taking rollout locks: the lock is held for the build's length.
-   */
-  overlapFsyncs?: boolean;
 }
 
 /** The locked part of a build: a freeze's copy, or a read-only copy. */
 export interface SnapshotSource {
   frozen(rolloutId: string): Promise<FrozenCopy>;
-  /** The frozen copy before its state is durable (this thread only: the build overlaps the fsyncs). */
-  frozenEarly?(rolloutId: string): Promise<EarlyFrozenCopy>;
   readOnly(rolloutId: string): Promise<ReadOnlyCopy>;
 }
 
 export function localSnapshotSource(store: StoreOptions): SnapshotSource {
-  return {
-    frozen: (id) => freezeAndCopy(store, id),
-    frozenEarly: (id) => freezeAndCopyEarly(store, id),
-    readOnly: (id) => copyReadOnlySnapshot(store, id),
-  };
+  return { frozen: (id) => freezeAndCopy(store, id), readOnly: (id) => copyReadOnlySnapshot(store, id) };
 }
-
-/** One turn of the event loop: lets a finished fsync's continuation start the next one. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** What a build saw besides its result, for explanations (build, watch, export). */
 export interface DetailedBuild {
@@ -91,46 +76,19 @@ export interface DetailedBuild {
  * timeout becomes a failed build as well, with `error` set on the detail.
  */
 export async function buildRolloutDetailed(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions): Promise<DetailedBuild> {
-  const early = await buildRolloutEarly(store, rolloutId, options);
-  return early.final ? await early.final : early.build;
-}
-
-/**
- * `buildRolloutDetailed` for a caller with more to do before the result may be used (serialising
- * it): a freeze in this thread hands its build over while its state write is made durable, its
- * lock still held. `final` then resolves once it is durable and the lock released: to `build`,
- * or to the failed build if the write failed. Nothing may be written out before it resolves.
- */
-export async function buildRolloutEarly(
-  store: StoreOptions,
-  rolloutId: string,
-  options: BuildRolloutOptions,
-): Promise<{ build: DetailedBuild; final?: Promise<DetailedBuild> }> {
   const model = options.model ?? '';
   const label = <R extends ConsumerResult>(r: R): R => (options.freeze ? r : { ...r, preview: true });
   const empty = { chains: null, entries: [], danglingIntents: [] };
   if (!isValidRolloutId(rolloutId)) {
     const err = invalidRolloutIdError(rolloutId);
     const result = failedBuild(rolloutId, err.pythonString(), 0);
-    return { build: { result, causes: maskCauses(result), ...empty, readFailure: err } };
+    return { result, causes: maskCauses(result), ...empty, readFailure: err };
   }
-  const failure = (e: unknown): DetailedBuild => {
-    const err = toTokcapError(e, { rolloutId });
-    const result = label(failedBuild(rolloutId, err.pythonString(), 0));
-    return { result, causes: maskCauses(result), ...empty, readFailure: err, ...(err.kind === 'lock_timeout' ? { error: err } : {}) };
-  };
   let snapshot: { entries: TokenEntry[]; incomplete: boolean; danglingIntents: string[]; snapshotId: string; version: number; tornTailAt?: number };
-  // A freeze whose state is not durable yet (its lock still held): awaited before any result.
-  let durable: Promise<void> | undefined;
   try {
     const source = options.source ?? localSnapshotSource(store);
-    // The copy is taken under the lock; parsing happens here, with the lock released (or, for a
-    // freeze in this thread, while its fsyncs run).
-    if (options.freeze && options.overlapFsyncs && source.frozenEarly) {
-      const early = await source.frozenEarly(rolloutId);
-      durable = early.durable;
-      snapshot = parseFrozenCopy(store, early.copy, options.json);
-    } else if (options.freeze) snapshot = parseFrozenCopy(store, await source.frozen(rolloutId), options.json);
+    // The copy is taken under the lock; parsing happens here, with the lock released.
+    if (options.freeze) snapshot = parseFrozenCopy(store, await source.frozen(rolloutId), options.json);
     else {
       const copy = await source.readOnly(rolloutId);
       snapshot = parseReadOnlyCopy(store, copy, options.json);
@@ -138,10 +96,10 @@ export async function buildRolloutEarly(
       copy.release?.();
     }
   } catch (e) {
-    // A failed write is the freeze's failure, as it was before anything was parsed.
-    return { build: failure(durable ? await durable.then(() => e, (w: unknown) => w) : e) };
+    const err = toTokcapError(e, { rolloutId });
+    const result = label(failedBuild(rolloutId, err.pythonString(), 0));
+    return { result, causes: maskCauses(result), ...empty, readFailure: err, ...(err.kind === 'lock_timeout' ? { error: err } : {}) };
   }
-  if (durable) await nextTurn();
   let built: ConsumerResult;
   let chains: ChainBuild | null = null;
   if (snapshot.entries.length === 0) built = noRecordsResult(rolloutId);
@@ -150,19 +108,8 @@ export async function buildRolloutEarly(
     ? finishConsumerResult(built, { incomplete: snapshot.incomplete, snapshot_id: snapshot.snapshotId, version: snapshot.version })
     : label(finishConsumerResult(built, { incomplete: snapshot.incomplete }));
   const context: MaskContext = { danglingIntents: snapshot.danglingIntents, chains };
-  if (snapshot.incomplete && !options.incompleteContext) {
-    // Read from the state on disk: the one this freeze writes, once it is there.
-    if (durable) {
-      try {
-        await durable;
-      } catch (e) {
-        return { build: failure(e) };
-      }
-      durable = undefined;
-    }
-    Object.assign(context, await incompleteContext(store.dir, rolloutId));
-  } else if (snapshot.incomplete) Object.assign(context, options.incompleteContext);
-  const build: DetailedBuild = {
+  if (snapshot.incomplete) Object.assign(context, options.incompleteContext ?? (await incompleteContext(store.dir, rolloutId)));
+  return {
     result,
     causes: maskCauses(result, context),
     chains,
@@ -170,7 +117,6 @@ export async function buildRolloutEarly(
     danglingIntents: snapshot.danglingIntents,
     tornTailAt: snapshot.tornTailAt,
   };
-  return durable ? { build, final: durable.then(() => build, failure) } : { build };
 }
 
 /**

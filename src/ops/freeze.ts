@@ -9,7 +9,7 @@ import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
 import { parseStateBytes, readState } from '../state/read-state.js';
 import { isFrozen, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion } from '../state/rollout-state.js';
-import { writeStateDurable } from '../state/write-state.js';
+import { writeState } from '../state/write-state.js';
 import { reconcileIndex } from './reconcile.js';
 import { rolloutTarget, type StoreOptions } from './store.js';
 import type { JsonBytesReader } from '../json/parse-json.js';
@@ -59,67 +59,23 @@ export interface FrozenCopy {
 
 /** The locked part of a freeze: reconcile, freeze once, copy J and the intents. */
 export async function freezeAndCopy(store: StoreOptions, rolloutId: string): Promise<FrozenCopy> {
-  const { copy, durable } = await freezeAndCopyEarly(store, rolloutId);
-  await durable;
-  return copy;
-}
-
-/** A freeze's copy handed over before its state write is durable. */
-export interface EarlyFrozenCopy {
-  copy: FrozenCopy;
-  /**
-   * Resolves once the state is durable and the lock released; rejects if the write failed (the
-   * freeze then failed, whatever was done with the copy).
-   */
-  durable: Promise<void>;
-}
-
-/**
- * `freezeAndCopy`, handing the copy over while the state write's fsyncs are still under way (on
- * libuv's threads), so that the caller builds from it meanwhile. The lock is held until the state
- * is durable (docs/format.md#freeze): `durable` says when. The copy is of the same moment either
- * way, since the exclusive lock is held from the reconciliation to the end.
- */
-export function freezeAndCopyEarly(store: StoreOptions, rolloutId: string): Promise<EarlyFrozenCopy> {
   const t = rolloutTarget(store, rolloutId);
   const { paths } = t;
-  return new Promise((resolve, reject) => {
-    let handedOver = false;
-    let settle!: { resolve: () => void; reject: (e: unknown) => void };
-    const durable = new Promise<void>((res, rej) => (settle = { resolve: res, reject: rej }));
-    // Awaited by the caller; a failure that reaches nobody must not end the process.
-    durable.catch(() => {});
-    withRolloutLock(paths.lock, rolloutId, 'exclusive', { waitMs: t.lockWaitMs }, async () => {
-      const state = await readState(paths.state, rolloutId);
-      if (isRetired(state)) throw retiredError(rolloutId);
-      const { changed } = await reconcileIndex({ dir: t.dir, rolloutId, jsonlPath: paths.jsonl, statePath: paths.state }, state);
-      let write: Promise<void> | undefined;
-      if (!isFrozen(state)) {
-        state.data.frozen = true;
-        state.data.snapshot_id = newSnapshotId();
-        state.data.version = stateVersion(state, rolloutId) + 1;
-        write = writeStateDurable(t.dir, paths.state, state.data, rolloutId);
-      } else if (changed) {
-        write = writeStateDurable(t.dir, paths.state, state.data, rolloutId);
-      }
-      let copy: FrozenCopy;
-      try {
-        // Copied while the first fsync runs: nothing else can change J under this lock.
-        const bytes = readRegularFileSync(paths.jsonl, rolloutId);
-        const intentBytes = readRegularFileSync(paths.intents, rolloutId);
-        copy = { rolloutId, stateText: orderedJson(state.data), bytes, intentBytes };
-      } catch (e) {
-        // The lock is not given up with a state write still under way.
-        await write?.catch(() => {});
-        throw e;
-      }
-      handedOver = true;
-      resolve({ copy, durable });
-      await write;
-    }).then(
-      () => settle.resolve(),
-      (e) => (handedOver ? settle.reject(e) : reject(e)),
-    );
+  return withRolloutLock(paths.lock, rolloutId, 'exclusive', { waitMs: t.lockWaitMs }, async () => {
+    const state = await readState(paths.state, rolloutId);
+    if (isRetired(state)) throw retiredError(rolloutId);
+    const { changed } = await reconcileIndex({ dir: t.dir, rolloutId, jsonlPath: paths.jsonl, statePath: paths.state }, state);
+    if (!isFrozen(state)) {
+      state.data.frozen = true;
+      state.data.snapshot_id = newSnapshotId();
+      state.data.version = stateVersion(state, rolloutId) + 1;
+      writeState(t.dir, paths.state, state.data, 'durable', rolloutId);
+    } else if (changed) {
+      writeState(t.dir, paths.state, state.data, 'durable', rolloutId);
+    }
+    const bytes = readRegularFileSync(paths.jsonl, rolloutId);
+    const intentBytes = readRegularFileSync(paths.intents, rolloutId);
+    return { rolloutId, stateText: orderedJson(state.data), bytes, intentBytes };
   });
 }
 

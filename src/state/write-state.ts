@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fsync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { promisify } from 'node:util';
+import { closeSync, constants, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { TokcapError, ioError } from '../errors.js';
 import { canonicalJsonBytes } from '../json/canonical-json.js';
 import type { JsonObject } from '../json/value.js';
-import { fsyncDir, fsyncDirAsync } from './fsync-dir.js';
-
-const fsyncAsync = promisify(fsync);
+import { fsyncDir } from './fsync-dir.js';
 
 /**
  * The three state-write variants of docs/format.md#state-write: they differ only in fsyncs.
@@ -33,44 +30,6 @@ function tempName(): string {
  * interleave with anything else in this process.
  */
 export function writeState(dir: string, statePath: string, data: JsonObject, variant: StateWriteVariant, rolloutId?: string): void {
-  const temp = writeTemp(dir, statePath, data, rolloutId);
-  try {
-    if (variant !== 'nonDurable') fsyncSync(temp.fd);
-    closeSync(temp.fd);
-    temp.fd = -1;
-    renameSync(temp.path, statePath);
-  } catch (e) {
-    throw abandonTemp(temp, e, statePath, rolloutId);
-  }
-  if (variant === 'durable') fsyncDir(dir);
-}
-
-/**
- * The durable variant of `writeState` with its two fsyncs waited for on libuv's threads, so that
- * the caller's other work (building the copy it took under the same lock) runs meanwhile. The
- * caller keeps the rollout's lock until this resolves: the state is durable only then.
- */
-export async function writeStateDurable(dir: string, statePath: string, data: JsonObject, rolloutId?: string): Promise<void> {
-  const temp = writeTemp(dir, statePath, data, rolloutId);
-  try {
-    await fsyncAsync(temp.fd);
-    closeSync(temp.fd);
-    temp.fd = -1;
-    renameSync(temp.path, statePath);
-  } catch (e) {
-    throw abandonTemp(temp, e, statePath, rolloutId);
-  }
-  await fsyncDirAsync(dir);
-}
-
-interface TempFile {
-  path: string;
-  /** Open descriptor, -1 once closed. */
-  fd: number;
-}
-
-/** The state's bytes written to a new temporary file beside it (not yet fsynced, still open). */
-function writeTemp(dir: string, statePath: string, data: JsonObject, rolloutId?: string): TempFile {
   let body: Uint8Array;
   try {
     body = canonicalJsonBytes(data);
@@ -85,39 +44,39 @@ function writeTemp(dir: string, statePath: string, data: JsonObject, rolloutId?:
     });
   }
   const bytes = Buffer.concat([body, Buffer.from('\n')]);
-  let temp: TempFile;
+  let tmp: string;
+  let fd: number;
   for (let attempt = 0; ; attempt++) {
-    const path = join(dir, tempName());
+    tmp = join(dir, tempName());
     try {
-      temp = { path, fd: openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600) };
+      fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 100) continue;
-      throw ioError(e, path, rolloutId);
+      throw ioError(e, tmp, rolloutId);
     }
   }
   try {
     let off = 0;
-    while (off < bytes.length) off += writeSync(temp.fd, bytes, off, bytes.length - off);
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    if (variant !== 'nonDurable') fsyncSync(fd);
+    closeSync(fd);
+    fd = -1;
+    renameSync(tmp, statePath);
   } catch (e) {
-    throw abandonTemp(temp, e, statePath, rolloutId);
-  }
-  return temp;
-}
-
-/** Closes and removes a temporary file after `e`; returns the error to throw. */
-function abandonTemp(temp: TempFile, e: unknown, statePath: string, rolloutId?: string): TokcapError {
-  if (temp.fd !== -1) {
-    try {
-      closeSync(temp.fd);
-    } catch {
-      /* already failing */
+    if (fd !== -1) {
+      try {
+        closeSync(fd);
+      } catch {
+        /* already failing */
+      }
     }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* the temp file may not exist any more */
+    }
+    throw ioError(e, statePath, rolloutId);
   }
-  try {
-    unlinkSync(temp.path);
-  } catch {
-    /* the temp file may not exist any more */
-  }
-  return ioError(e, statePath, rolloutId);
+  if (variant === 'durable') fsyncDir(dir);
 }

@@ -44,8 +44,7 @@ export interface ParallelOptions<R, Q> {
   /** Passed to every worker as `workerData.shared`. */
   shared: unknown;
   /** Computes one item in this thread (also the fallback). */
-  /** `alone`: no worker thread was started (nothing else in this process takes rollout locks). */
-  local: (id: string, index: number, alone: boolean) => Promise<R>;
+  local: (id: string, index: number) => Promise<R>;
   /**
    * Workers take rollout locks themselves, in turn with this thread and each other
    * (src/lock/lock-turns.ts), instead of asking this thread for every locked copy.
@@ -174,7 +173,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     const end = Math.min(ids.length, start + chunkSize);
     // A few in flight, so that a rollout waiting for its lock does not hold up the others.
     const out = await mapInOrder(ids.slice(start, end), concurrency, async (id, k) => {
-      const r = await options.local(id, start + k, nWorkers === 0);
+      const r = await options.local(id, start + k);
       // Between items (every 2 ms at most), let workers' requests in: they wait for their
       // copies of J otherwise.
       if (nWorkers > 0 && performance.now() - lastYield > 2) {
@@ -289,7 +288,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     stop();
   }
   for (const i of redo.sort((a, b) => a - b)) {
-    put(i, await options.local(ids[i], i, nWorkers === 0));
+    put(i, await options.local(ids[i], i));
     options.onDone?.(1);
     await emitting;
     stop();

@@ -1,7 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { freezeAndCopyEarly, freezeRollout } from '../../../src/ops/freeze.js';
+import { freezeRollout } from '../../../src/ops/freeze.js';
 import { retireRollouts } from '../../../src/ops/retire.js';
 import { appendEntry, beginCall } from '../../../src/ops/writer.js';
 import { canonicalLine, dirSnapshot, entry, expectTokcapError, names, paths, sha256, stateJson, tempStateFiles, useTempDirs } from '../../support/store.js';
@@ -258,32 +257,5 @@ describe('reconciliation through freeze (docs/format.md#reconcile)', () => {
     // A later freeze fails the same way without a further bump.
     await expectTokcapError(freezeRollout({ dir }, 'r'), 'corrupt');
     expect(stateJson(dir)).toEqual(s);
-  });
-});
-
-describe('freezeAndCopyEarly (the copy handed over while the state write is made durable)', () => {
-  /** A Python LOCK_EX|LOCK_NB probe run synchronously: the event loop cannot release anything meanwhile. */
-  const probeNow = (file: string) =>
-    spawnSync('python3', ['-c', 'import fcntl,sys\nf=open(sys.argv[1],"a+b")\ntry:\n fcntl.flock(f.fileno(),fcntl.LOCK_EX|fcntl.LOCK_NB)\nexcept BlockingIOError:\n print("blocked")\nelse:\n print("acquired")', file], {
-      encoding: 'utf8',
-    }).stdout.trim();
-
-  it('holds the exclusive lock until the state is durable, then the state on disk is the one copied', async () => {
-    const dir = await writerStore();
-    const early = await freezeAndCopyEarly({ dir }, 'r');
-    expect(probeNow(paths(dir).lock)).toBe('blocked');
-    const copied = JSON.parse(early.copy.stateText) as { snapshot_id: string; version: number; frozen: boolean };
-    expect(copied).toMatchObject({ frozen: true, version: 3 });
-    expect(early.copy.bytes && Buffer.from(early.copy.bytes)).toEqual(jsonl(dir));
-    await early.durable;
-    expect(stateJson(dir)).toMatchObject({ frozen: true, version: 3, snapshot_id: copied.snapshot_id });
-    expect(tempStateFiles(dir)).toEqual([]);
-    expect(probeNow(paths(dir).lock)).toBe('acquired');
-  });
-
-  it('fails before handing anything over when the rollout cannot be frozen', async () => {
-    const dir = await writerStore();
-    await retireRollouts({ dir }, ['r']);
-    await expectTokcapError(freezeAndCopyEarly({ dir }, 'r'), 'retired');
   });
 });
