@@ -1,6 +1,6 @@
 import { opendirSync, readdirSync, type Dir } from 'node:fs';
 import { ioError } from '../errors.js';
-import { compareCodePoints } from '../json/canonical-json.js';
+import { compareCodePoints } from '../json/code-point-order.js';
 import { CAPTURE_SUFFIXES, SUFFIX, TEMP_STATE_PATTERN, type FileKind } from './file-names.js';
 import { isValidRolloutId } from './rollout-id.js';
 import { shardListing, type Shard } from './shard.js';

@@ -20,11 +20,10 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type { JsonBytesReader } from '../json/parse-json.js';
-import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import type { StoreOptions } from '../ops/store.js';
 import { listDirectory, type ListingSoFar } from '../layout/scan-directory.js';
 import type { RowReadOutcome } from './row-batch.js';
-import { decodeRecords, encodeOutcomes, type EncodedOutcomes, type EncodedRecords } from './batch-codec.js';
+import type { EncodedOutcomes, EncodedRecords } from './batch-codec.js';
 import { sharedListing, sharedListingPart, statNextChunk, type SharedListing, type SharedListingPart } from './shared-stat.js';
 
 export interface BatchRequest {
@@ -56,18 +55,30 @@ export type ScanReply =
 
 const port = parentPort;
 if (port) {
-  refuseRolloutLocksInThisThread();
-  // The modules that read rows (parsers, chain building, digests) are loaded after the listing
-  // and the stat pass of a live load, which wait for nothing else: the first screen waits for
-  // those, while the main thread has their rows to place before the first batch comes.
-  let reading: Promise<{ rowFromCopy: typeof import('./row-batch.js').rowFromCopy; closeDescriptors: typeof import('../ops/rollout-copy.js').closeDescriptors; json: JsonBytesReader }> | undefined;
+  // The modules that read rows (parsers, chain building, digests, the batches' codec, the lock
+  // module that refuses locks here) are loaded after the listing and the stat pass of a live
+  // load, which need none of them: the first screen waits for those, while the main thread has
+  // their rows to place before the first batch comes. No batch is read before they are loaded,
+  // so no lock could be taken here before the refusal.
+  let reading:
+    | Promise<{
+        rowFromCopy: typeof import('./row-batch.js').rowFromCopy;
+        closeDescriptors: typeof import('../ops/rollout-copy.js').closeDescriptors;
+        codec: typeof import('./batch-codec.js');
+        json: JsonBytesReader;
+      }>
+    | undefined;
   const readers = () =>
-    (reading ??= Promise.all([import('./row-batch.js'), import('../ops/rollout-copy.js'), import('../json/parse-json.js')]).then(([batch, copy, parse]) => ({
-      rowFromCopy: batch.rowFromCopy,
-      closeDescriptors: copy.closeDescriptors,
-      // One reader for every rollout this thread reads: its parser's buffers are made once.
-      json: new parse.JsonBytesReader(),
-    })));
+    (reading ??= Promise.all([import('../lock/rollout-lock.js'), import('./row-batch.js'), import('../ops/rollout-copy.js'), import('./batch-codec.js'), import('../json/parse-json.js')]).then(([lock, batch, copy, codec, parse]) => {
+      lock.refuseRolloutLocksInThisThread();
+      return {
+        rowFromCopy: batch.rowFromCopy,
+        closeDescriptors: copy.closeDescriptors,
+        codec,
+        // One reader for every rollout this thread reads: its parser's buffers are made once.
+        json: new parse.JsonBytesReader(),
+      };
+    }));
   port.on('message', async (m: BatchRequest | ScanRequest) => {
     if (m.type === 'scan') {
       let listing: ReturnType<typeof sharedListing>;
@@ -93,13 +104,13 @@ if (port) {
       return;
     }
     if (m.type !== 'batch') return;
-    const { rowFromCopy, closeDescriptors, json } = await readers();
+    const { rowFromCopy, closeDescriptors, codec, json } = await readers();
     // Off the main thread, which copies the next batch meanwhile.
     closeDescriptors(m.fds);
-    const records = decodeRecords(m.records);
+    const records = codec.decodeRecords(m.records);
     const outcomes: RowReadOutcome[] = [];
     for (let i = 0; i < records.length; i++) outcomes.push(await rowFromCopy(m.store, m.arena, records[i], json));
-    const reply: BatchReply = { type: 'batch', seq: m.seq, outcomes: encodeOutcomes(outcomes), arena: m.arena };
+    const reply: BatchReply = { type: 'batch', seq: m.seq, outcomes: codec.encodeOutcomes(outcomes), arena: m.arena };
     port.postMessage(reply, [m.arena.buffer as ArrayBuffer, reply.outcomes.numbers.buffer as ArrayBuffer]);
   });
 }

@@ -14,15 +14,20 @@ import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest, ScanReply, ScanRequest } from './read-worker.js';
 import type { RowReadOutcome } from './row-batch.js';
 import { listingOf, listingPartOf, prepareStat, statHere, type ListingPart, type LoadListing } from './shared-stat.js';
-import { decodeOutcomes, encodeRecords } from './batch-codec.js';
 
 /**
- * The modules that copy and read batches, loaded with the first batch: the worker and its
- * listing can start before them (commands/watch/early.ts starts both before the command line is
- * parsed; these take ~0.1 s to load).
+ * The modules that copy and read batches, and carry them across (batch-codec.ts), loaded with the
+ * first batch: the worker and its listing can start before them (commands/watch/early.ts starts
+ * both before the command line is parsed; these take ~0.1 s to load).
  */
-let batchModules: Promise<[typeof import('./row-batch.js'), typeof import('../ops/rollout-copy.js')]> | undefined;
-const readingModules = () => (batchModules ??= Promise.all([import('./row-batch.js'), import('../ops/rollout-copy.js')]));
+let batchModules: Promise<[typeof import('./row-batch.js'), typeof import('../ops/rollout-copy.js'), typeof import('./batch-codec.js')]> | undefined;
+/** batch-codec.ts, once loaded: every batch sent waited for it, so every reply finds it. */
+let codec: typeof import('./batch-codec.js') | undefined;
+const readingModules = () =>
+  (batchModules ??= Promise.all([import('./row-batch.js'), import('../ops/rollout-copy.js'), import('./batch-codec.js')]).then((modules) => {
+    codec = modules[2];
+    return modules;
+  }));
 
 interface PendingScan {
   dir: string;
@@ -133,7 +138,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         p.arena.bytes = Buffer.from(reply.arena.buffer);
         arenas.push(p.arena);
         // The rows with this thread's id strings.
-        p.resolve(decodeOutcomes(reply.outcomes, p.ids));
+        p.resolve(codec!.decodeOutcomes(reply.outcomes, p.ids));
         settle();
       });
       w.on('error', fallBack);
@@ -200,7 +205,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       start();
     },
     async readBatch(store, ids) {
-      const [{ copyBatch, readBatchHere }, { CopyArena, closeCopied }] = await readingModules();
+      const [{ copyBatch, readBatchHere }, { CopyArena, closeCopied }, { encodeRecords }] = await readingModules();
       const arena = arenas.pop() ?? new CopyArena();
       // A worker still listing would take the batch only after its whole listing: the first
       // screen of a listing's part (directory-model.ts) is read here meanwhile.
