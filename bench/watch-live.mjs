@@ -19,7 +19,10 @@
 // With --floor the terminal runs bench/ink-floor.mjs (the smallest Ink list, reading no files)
 // instead of the watch, and only the key times are taken (keyToFrameMs: with nothing else
 // running): the harness's own floor, to read the watch's key times against.
-// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers] [--floor]   (needs tmux,
+// With --no-keys no key is pressed during the load (keyToFrameMs stays null): each key costs the
+// view a frame, and with rows on screen sooner (a first screen of the listing's first part) keys
+// come sooner, while the rest of the load runs; this tells that cost apart from the load's own.
+// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers] [--floor] [--no-keys]   (needs tmux,
 // python3 and the compiled build)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -43,7 +46,7 @@ const PY_STORE = join(ROOT, 'test', 'support', 'py_store.py');
 /** The writers' rollouts: a prefix no fixture uses, removed before and after. */
 const WRITER_PREFIX = 'zzbenchw';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false }, floor: { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false }, 'no-keys': { type: 'boolean', default: false }, floor: { type: 'boolean', default: false } } });
 const dir = positionals[0];
 if (!dir) {
   console.error('usage: node bench/watch-live.mjs DIR [--timeout SECONDS]');
@@ -148,7 +151,7 @@ try {
     }
     if (at > timeoutMs) throw new Error(`no "up to date" after ${timeoutMs} ms; the pane shows:\n${pane}`);
     // During the load, now and then: a key, and the time until the selection moved on screen.
-    if (rows.length >= 2 && at - lastKeyAt > 500) {
+    if (!values['no-keys'] && rows.length >= 2 && at - lastKeyAt > 500) {
       keyTimes.push(pressAndWait());
       lastKeyAt = performance.now() - t0;
     }
