@@ -26,7 +26,7 @@ export interface JsonlBytes {
  * released. Undefined when J does not exist.
  */
 export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> {
-  return withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: options.waitMs, readOnly: true }, async () => {
+  return withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: options.waitMs, readOnly: true }, () => {
     // Synchronous calls: one short copy, no thread-pool round trips while the lock is held.
     return withRegularFdSync(paths.jsonl, rolloutId, (fd, size) => {
       try {

@@ -57,26 +57,41 @@ interface AtomicsWaitAsync {
   waitAsync(array: Int32Array, index: number, value: number, timeout: number): { async: false; value: string } | { async: true; value: Promise<string> };
 }
 
-/** Takes the turn; resolves once this thread holds it. */
-export async function takeLockTurn(): Promise<void> {
+/**
+ * Takes the turn now: true once this thread holds it. A worker finding it taken blocks until it
+ * holds it (for at most other threads' copies); the main thread never blocks: false, and it waits
+ * with `lockTurnFreed` before trying again. Synchronous, so that the caller goes on to the lock,
+ * the copy and the release in one stretch: held across an `await`, the turn would wait for
+ * whatever else this thread runs meanwhile (another rollout's parse), and so would every other
+ * thread's copy.
+ */
+export function takeLockTurnNow(): boolean {
   const w = shared();
   for (;;) {
     const holder = Atomics.compareExchange(w, HOLDER, 0, me);
     if (holder === 0 || holder === me) break;
+    // The main thread is never handed the turn (see the module comment): it tries again later.
+    if (me === 1) return false;
     // Announce first, then look again: a holder that gave the turn back before seeing the bit
     // left it free, and the next compareExchange takes it.
     Atomics.or(w, WAITING, bit(me));
     const now = Atomics.load(w, HOLDER);
     if (now === 0 || now === me) continue;
-    if (me === 1) {
-      // Never block the main thread's event loop.
-      const r = (Atomics as unknown as AtomicsWaitAsync).waitAsync(w, HOLDER, now, WAIT_MS);
-      if (r.async) await r.value;
-    } else {
-      Atomics.wait(w, HOLDER, now, WAIT_MS);
-    }
+    Atomics.wait(w, HOLDER, now, WAIT_MS);
   }
   Atomics.and(w, WAITING, ~bit(me));
+  return true;
+}
+
+/** Main thread: resolves when the turn's holder has changed (worth trying `takeLockTurnNow` again). */
+export async function lockTurnFreed(): Promise<void> {
+  const w = shared();
+  // The bit asks the holder for a wake-up when it gives the turn back; cleared once taken.
+  Atomics.or(w, WAITING, bit(me));
+  const now = Atomics.load(w, HOLDER);
+  if (now === 0 || now === me) return;
+  const r = (Atomics as unknown as AtomicsWaitAsync).waitAsync(w, HOLDER, now, WAIT_MS);
+  if (r.async) await r.value;
 }
 
 /** Takes the turn if nobody holds it; false otherwise (nothing waits). */

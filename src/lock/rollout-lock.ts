@@ -57,7 +57,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ioError, TokcapError } from '../errors.js';
 import { tryFlock, unlockFd, type LockMode } from './flock.js';
-import { giveLockTurn, noteLockedFd, takeLockTurn, tryTakeLockTurn } from './lock-turns.js';
+import { giveLockTurn, lockTurnFreed, noteLockedFd, takeLockTurnNow, tryTakeLockTurn } from './lock-turns.js';
 
 export type { LockMode } from './flock.js';
 
@@ -236,14 +236,56 @@ async function lockedCall<T>(
   key: string,
   chain: readonly Scope[],
 ): Promise<T> {
-  const fd = await acquire(lockPath, rolloutId, mode, opts);
+  const readOnly = opts.readOnly === true;
+  const waitMs = Number.isNaN(opts.waitMs) || opts.waitMs < 0 ? 0 : opts.waitMs;
+  const deadline = performance.now() + waitMs;
+  let backoff = INITIAL_BACKOFF_MS;
+
+  for (;;) {
+    // The process's turn (shared with its other threads) for this attempt only; kept from a
+    // successful one until the lock is released, never across the backoff below. From taking it
+    // to `fn`, nothing awaits (lock-turns.ts `takeLockTurnNow`).
+    if (!takeLockTurnNow()) {
+      await lockTurnFreed();
+      continue;
+    }
+    let attempt: Attempt;
+    try {
+      attempt = tryLockOnce(lockPath, rolloutId, mode, readOnly);
+    } catch (e) {
+      giveLockTurn();
+      throw e;
+    }
+    if (typeof attempt === 'number') return runLocked(attempt, lockPath, rolloutId, fn, key, chain);
+    giveLockTurn();
+    // No lock file: nobody holds the lock (see the module comment).
+    if (attempt === ABSENT) return runLocked(null, lockPath, rolloutId, fn, key, chain);
+    // Swept or replaced while we opened it: start over at once on whatever the path is now
+    // (the deadline is not reset).
+    if (attempt === SWEPT) continue;
+    const left = deadline - performance.now();
+    if (left <= 0) throw timeoutError(waitMs, rolloutId, lockPath);
+    await pause(Math.min(backoff, left), opts.signal);
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+  }
+}
+
+/**
+ * Runs `fn` under the lock held on `fd` (null: read-only caller, no lock file) and releases it.
+ * A synchronous `fn` (a copy) is released before this returns, with no turn of the event loop
+ * in between; an async one when its promise settles.
+ */
+function runLocked<T>(
+  fd: number | null,
+  lockPath: string,
+  rolloutId: string,
+  fn: (held: HeldLock) => Promise<T> | T,
+  key: string,
+  chain: readonly Scope[],
+): T | Promise<T> {
   const scope: Scope = { key, active: true };
   const held: HeldLock = fd === null ? { fd: -1, locked: false } : { fd, locked: true };
-
-  let result: T;
-  try {
-    result = await heldScopes.run([...chain, scope], () => fn(held));
-  } catch (e) {
+  const failed = (e: unknown): never => {
     scope.active = false;
     if (fd !== null) {
       try {
@@ -253,41 +295,20 @@ async function lockedCall<T>(
       }
     }
     throw e;
+  };
+  const succeeded = (result: T): T => {
+    scope.active = false;
+    if (fd !== null) releaseAndGiveTurn(fd, lockPath, rolloutId);
+    return result;
+  };
+  let result: Promise<T> | T;
+  try {
+    result = heldScopes.run([...chain, scope], () => fn(held));
+  } catch (e) {
+    return failed(e);
   }
-  scope.active = false;
-  if (fd !== null) releaseAndGiveTurn(fd, lockPath, rolloutId);
-  return result;
-}
-
-/** Returns the locked descriptor, or null when a read-only caller finds no lock file. */
-async function acquire(lockPath: string, rolloutId: string, mode: LockMode, opts: RolloutLockOptions): Promise<number | null> {
-  const readOnly = opts.readOnly === true;
-  const waitMs = Number.isNaN(opts.waitMs) || opts.waitMs < 0 ? 0 : opts.waitMs;
-  const deadline = performance.now() + waitMs;
-  let backoff = INITIAL_BACKOFF_MS;
-
-  for (;;) {
-    // The process's turn (shared with its other threads) for this attempt only; kept from a
-    // successful one until the lock is released, never across the backoff below.
-    await takeLockTurn();
-    let attempt: Attempt;
-    try {
-      attempt = tryLockOnce(lockPath, rolloutId, mode, readOnly);
-    } catch (e) {
-      giveLockTurn();
-      throw e;
-    }
-    if (typeof attempt === 'number') return attempt;
-    giveLockTurn();
-    if (attempt === ABSENT) return null;
-    // Swept or replaced while we opened it: start over at once on whatever the path is now
-    // (the deadline is not reset).
-    if (attempt === SWEPT) continue;
-    const left = deadline - performance.now();
-    if (left <= 0) throw timeoutError(waitMs, rolloutId, lockPath);
-    await pause(Math.min(backoff, left), opts.signal);
-    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-  }
+  if (result instanceof Promise) return result.then(succeeded, failed);
+  return succeeded(result);
 }
 
 /** A read-only caller found no lock file: nobody holds the lock (see the module comment). */

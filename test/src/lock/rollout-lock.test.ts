@@ -7,6 +7,7 @@ import { pyProbe } from '../../support/py-lock-probe.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TokcapError } from '../../../src/errors.js';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
+import { giveLockTurn, tryTakeLockTurn } from '../../../src/lock/lock-turns.js';
 import { NOT_NOW, withReadLockNow, withRolloutLock } from '../../../src/lock/rollout-lock.js';
 
 /**
@@ -288,6 +289,23 @@ describe('withRolloutLock', () => {
       });
       // the fd number may be reused by someone else later, but right now it is closed
       expect(() => fs.fstatSync(fd)).toThrow(/EBADF/);
+    });
+
+    it('a synchronous fn: lock and turn given back before any other queued work of this thread runs', async () => {
+      // Held across a turn of the microtask queue, the process's lock turn would wait for
+      // whatever this thread runs meanwhile (another rollout's parse), and so would the other
+      // threads' copies.
+      let turnFreeMeanwhile: boolean | undefined;
+      let fd = -1;
+      await withRolloutLock(lock, RID, 'shared', { waitMs: 0 }, (h) => {
+        fd = h.fd;
+        queueMicrotask(() => {
+          turnFreeMeanwhile = tryTakeLockTurn();
+          if (turnFreeMeanwhile) giveLockTurn();
+          expect(() => fs.fstatSync(fd)).toThrow(/EBADF/);
+        });
+      });
+      expect(turnFreeMeanwhile).toBe(true);
     });
   });
 
