@@ -73,12 +73,13 @@ export function summariseResult(r: ConsumerResult): BuildSummary {
 
 /**
  * Builds one rollout (`buildRolloutDetailed`) and serialises its result (unless `serialise` is
- * false), with `writer` when given: the thread's writer for the whole job.
+ * false), with `writer` when given: the thread's writer for the whole job, into `outputMemory`
+ * (default: this thread's reused copy buffers).
  */
 export async function buildOutcome(
   store: StoreOptions,
   rolloutId: string,
-  options: BuildRolloutOptions & { serialise?: boolean; writer?: JsonWriter },
+  options: BuildRolloutOptions & { serialise?: boolean; writer?: JsonWriter; outputMemory?: (size: number) => Buffer },
 ): Promise<BuildOutcome> {
   const d = await buildRolloutDetailed(store, rolloutId, options);
   const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
@@ -87,7 +88,7 @@ export async function buildOutcome(
   try {
     // A job's results come from reused memory: new memory for each (hundreds of KB) cost page
     // faults and collections.
-    out.json = options.writer ? options.writer.outputBytesInto(d.result, takeCopyBuffer) : outputJsonBytes(d.result);
+    out.json = options.writer ? options.writer.outputBytesInto(d.result, options.outputMemory ?? takeCopyBuffer) : outputJsonBytes(d.result);
   } catch (e) {
     // A token id past 2^64 in a root record, which no digest check rejects.
     out.unwritable = e instanceof Error ? e.message : String(e);
