@@ -28,6 +28,15 @@ const OUTDIR = join(DIST, 'cli');
 const STAMP = join(OUTDIR, 'bundle.json');
 /** The two ways into `watch`: its command module and what it starts before commander. */
 const WATCH = new Set([join(DIST, 'commands', 'watch.js'), join(DIST, 'commands', 'watch', 'early.js')]);
+/**
+ * The worker threads' modules, each bundled into one file of its own (dist/cli/NAME.js, no chunks:
+ * one file loads faster than the command line's chunks would): a worker loads its ~40-60 modules
+ * file by file otherwise, ~50 ms of the worker's start-up on this machine, which a job of under a
+ * second pays before the worker helps (BENCHMARKS.md, "Issue 15 (session 12)"). The bundled
+ * library starts these instead of the modules' (a `new URL('./NAME.js', import.meta.url)` in a
+ * bundled module names dist/cli/NAME.js). watch's reader is not here: `watch` runs from the modules.
+ */
+const WORKERS = ['verify/verify-worker', 'build/build-worker', 'export/export-worker', 'facts/facts-worker'];
 /** Bundled packages: commander (every command loads it). */
 const BUNDLED = new Set(['commander']);
 
@@ -40,38 +49,58 @@ const fromOut = (p) => {
 // No stamp while the files change: a tokcap started meanwhile loads the modules.
 rmSync(OUTDIR, { recursive: true, force: true });
 
+const plugins = [
+  {
+    name: 'tokcap-cli',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith('node:') || BUNDLED.has(args.path.split('/')[0])) return undefined;
+        return { path: args.path, external: true };
+      });
+      // watch stays in dist/, imported from there (never from the bundle: see bin/tokcap.js).
+      b.onResolve({ filter: /^\.\.?\// }, (args) => {
+        const target = resolve(args.resolveDir, args.path);
+        if (!WATCH.has(target)) return undefined;
+        return { path: fromOut(target), external: true };
+      });
+      // Each module keeps its own import.meta.url (workers started beside it, package.json found
+      // from it, createRequire from it): the chunk's URL, then the module's path from dist/cli/.
+      b.onLoad({ filter: /\.js$/ }, async (args) => {
+        if (!args.path.startsWith(DIST + sep)) return undefined;
+        let text = await readFile(args.path, 'utf8');
+        if (!text.includes('import.meta.url')) return { contents: text, loader: 'js' };
+        // A bundled worker, started from its bundle beside this chunk (kept apart from the
+        // rewrite below by a placeholder).
+        text = text.replace(/new URL\('\.\/([a-z-]+-worker)\.js', import\.meta\.url\)/g, (whole, name) =>
+          WORKERS.some((w) => w.endsWith(`/${name}`)) ? `new URL('./${name}.js', __TOKCAP_CHUNK_URL__)` : whole,
+        );
+        const own = `new URL(${JSON.stringify(fromOut(args.path))}, import.meta.url).href`;
+        text = text.replaceAll('import.meta.url', own).replaceAll('__TOKCAP_CHUNK_URL__', 'import.meta.url');
+        return { contents: text, loader: 'js', resolveDir: dirname(args.path) };
+      });
+    },
+  },
+];
+
 const result = await build({
   absWorkingDir: ROOT,
   entryPoints: [join(DIST, 'commands', 'main.js')],
   ...NODE_BUNDLE,
   outdir: OUTDIR,
   splitting: true,
-  plugins: [
-    {
-      name: 'tokcap-cli',
-      setup(b) {
-        b.onResolve({ filter: /^[^./]/ }, (args) => {
-          if (args.path.startsWith('node:') || BUNDLED.has(args.path.split('/')[0])) return undefined;
-          return { path: args.path, external: true };
-        });
-        // watch stays in dist/, imported from there (never from the bundle: see bin/tokcap.js).
-        b.onResolve({ filter: /^\.\.?\// }, (args) => {
-          const target = resolve(args.resolveDir, args.path);
-          if (!WATCH.has(target)) return undefined;
-          return { path: fromOut(target), external: true };
-        });
-        // Each module keeps its own import.meta.url (workers started beside it, package.json found
-        // from it, createRequire from it): the chunk's URL, then the module's path from dist/cli/.
-        b.onLoad({ filter: /\.js$/ }, async (args) => {
-          if (!args.path.startsWith(DIST + sep)) return undefined;
-          const text = await readFile(args.path, 'utf8');
-          if (!text.includes('import.meta.url')) return { contents: text, loader: 'js' };
-          const own = `new URL(${JSON.stringify(fromOut(args.path))}, import.meta.url).href`;
-          return { contents: text.replaceAll('import.meta.url', own), loader: 'js', resolveDir: dirname(args.path) };
-        });
-      },
-    },
-  ],
+  plugins,
 });
+const workers = await build({
+  absWorkingDir: ROOT,
+  entryPoints: WORKERS.map((w) => ({ in: join(DIST, 'src', `${w}.js`), out: w.split('/')[1] })),
+  ...NODE_BUNDLE,
+  outdir: OUTDIR,
+  plugins,
+});
+// One stamp for both: a change of any module either was made from leaves the whole bundle unused.
+const metafile = {
+  inputs: { ...result.metafile.inputs, ...workers.metafile.inputs },
+  outputs: { ...result.metafile.outputs, ...workers.metafile.outputs },
+};
 
-writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'main.js'), metafile: result.metafile, ours: DIST, stamp: STAMP });
+writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'main.js'), metafile, ours: DIST, stamp: STAMP });

@@ -57,11 +57,19 @@ describe('the command line from its bundle', () => {
     expect(r.loaded.filter((f) => f.startsWith(MODULES))).toEqual([join(MODULES, 'bundle-stamp.js')]);
   });
 
-  it('starts worker threads from the modules beside the bundled ones (import.meta.url kept per module)', async () => {
-    const r = await tokcapLoading(['verify-digests', store, '--json'], { TOKCAP_WORKERS: '2', TOKCAP_DEBUG: '1' });
-    expect(r.exitCode).toBe(0);
+  it('starts worker threads from their own bundles beside it (one file each, no module of dist/src/)', async () => {
+    for (const [args, worker] of [
+      [['verify-digests', store, '--json'], 'verify-worker.js'],
+      [['build', store, '--json'], 'build-worker.js'],
+    ] as const) {
+      const r = await tokcapLoading([...args], { TOKCAP_WORKERS: '2', TOKCAP_DEBUG: '1' });
+      expect(r.exitCode).toBe(0);
+      expect(r.stderr).toMatch(/tokcap: debug: [1-9]\d* worker thread/);
+      expect(r.loaded).toContain(join(CLI, worker));
+      expect(r.loaded.filter((f) => f.startsWith(join(ROOT, 'dist', 'src') + sep))).toEqual([]);
+    }
+    const r = await tokcapLoading(['verify-digests', store, '--json'], { TOKCAP_WORKERS: '2' });
     expect(JSON.parse(r.stdout)).toEqual({ ok: true, findings: [], unchecked: [] });
-    expect(r.stderr).toMatch(/tokcap: debug: [1-9]\d* worker thread/);
   });
 
   it('finds the package version from the bundle', async () => {
