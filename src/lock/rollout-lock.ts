@@ -58,6 +58,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ioError, TokcapError } from '../errors.js';
 import { tryFlock, unlockFd, type LockMode } from './flock.js';
 import { giveLockTurn, lockTurnFreed, noteLockedFd, takeLockTurnNow, tryTakeLockTurn } from './lock-turns.js';
+import { fdStat, fileType, type FdStat } from '../native/fd-stat.js';
 
 export type { LockMode } from './flock.js';
 
@@ -341,8 +342,9 @@ function tryLockOnce(lockPath: string, rolloutId: string, mode: LockMode, readOn
     // Locking a FIFO or a directory is harmless (nothing waits on it); it is refused right after,
     // with the same fstat as the swept check.
     const mine = fstat(fd, lockPath, rolloutId);
-    if (!mine.isFile()) {
-      throw notRegularLock(lockPath, rolloutId, mine.isDirectory() ? 'a directory' : mine.isFIFO() ? 'a FIFO' : 'a file that is not regular');
+    const type = fileType(mine.mode);
+    if (type !== 'file') {
+      throw notRegularLock(lockPath, rolloutId, type === 'directory' ? 'a directory' : type === 'fifo' ? 'a FIFO' : 'a file that is not regular');
     }
     if (!locked) {
       noteLockedFd(-1);
@@ -371,7 +373,7 @@ function tryLockOnce(lockPath: string, rolloutId: string, mode: LockMode, readOn
  * outside the protocol (a lock file renamed away or linked elsewhere) and costs a path lookup per
  * lock: measured +24 % on the lock step of a watch load, which locks every rollout.
  */
-function sweptSince(mine: fs.Stats): boolean {
+function sweptSince(mine: FdStat): boolean {
   return mine.nlink === 0;
 }
 
@@ -468,9 +470,10 @@ function closeQuietly(fd: number, locked: boolean): void {
   }
 }
 
-function fstat(fd: number, lockPath: string, rolloutId: string): fs.Stats {
+/** Without a `Stats` object (native/fd-stat.ts): a watch load locks every rollout. */
+function fstat(fd: number, lockPath: string, rolloutId: string): FdStat {
   try {
-    return fs.fstatSync(fd);
+    return fdStat(fd);
   } catch (e) {
     throw ioError(e, lockPath, rolloutId);
   }

@@ -10,10 +10,11 @@
  * thread whole (one transfer, no per-file allocation) and is reused once parsed. Only the main
  * thread calls `copyRollout` (it takes the lock); parsing can happen anywhere.
  */
-import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readSync } from 'node:fs';
 import { TokcapError, ioError, toTokcapError } from '../errors.js';
 import { rolloutPaths, type FileKind, type RolloutPaths } from '../layout/file-names.js';
 import { NOT_NOW, withReadLockNow, withRolloutLock } from '../lock/rollout-lock.js';
+import { fdStat, fileType } from '../native/fd-stat.js';
 import { retiredError } from './freeze.js';
 import type { ReadOnlyCopy } from './read-snapshot.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './store.js';
@@ -193,8 +194,10 @@ function copyFile(path: string, rolloutId: string, kind: CopiedKind, arena: Copy
     throw ioError(e, path, rolloutId);
   }
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
+    // No `Stats` object: a watch load fstats every file it copies (native/fd-stat.ts).
+    const st = fdStat(fd);
+    const type = fileType(st.mode);
+    if (type !== 'file') throw notRegular(path, type === 'directory' ? 'a directory' : type === 'fifo' ? 'a FIFO' : 'not a regular file', rolloutId);
     // To end of file, should it have grown since the fstat; a short read means the end.
     const at = arena.used;
     record.spans[kind] = { at, length: 0 };
