@@ -21,6 +21,7 @@ import { requireCaptureFiles } from './shared.js';
 import { columnHeading, columnsFor, headerLines, rowLine } from './watch/layout.js';
 import { takeEarlyView, takeEarlyWorkers } from './watch/early.js';
 import { loadLiveView } from './watch/view-loader.js';
+import { settleOnceMemory } from './watch/once-memory.js';
 import { traceFromEnv, type Trace } from './watch/trace.js';
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
@@ -57,6 +58,8 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
 
   // The one-shot forms answer a question; the live view may wait for a run to start writing.
   requireCaptureFiles(ctx);
+  // Before the load: its garbage is collected as it goes (see once-memory.ts).
+  settleOnceMemory();
   // The live view's load, without a screen: the same batches on both cores, in id order (no stat
   // pass: nothing to show first).
   const workers = rowWorkers(ctx);
