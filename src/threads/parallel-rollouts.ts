@@ -93,7 +93,9 @@ type FromWorker =
 /**
  * Below about this much JSONL, verify, build and export finish as fast in one thread as with a
  * worker, whose start-up (module loading, a cold JIT) the job is too short to pay back
- * (measured on 2 cores: 65 MB even, 260 MB 1.3x faster with a worker).
+ * (measured on 2 cores: 65 MB even, 260 MB 1.3x faster with a worker; session 12, after the
+ * lock turn's fix and the bundled workers, under load 6-10: two threads 0.8-0.9x one at 65 MB,
+ * 0.7x at 5,000 rollouts of 6 KB; BENCHMARKS.md, "Issue 15 (session 12)").
  */
 export const WORKER_MIN_BYTES = 96 * 2 ** 20;
 
