@@ -160,8 +160,6 @@ export class DirectoryModel {
   private unplaced = 0;
   /** See `DirectorySnapshot.listedSoFar`. */
   private listedSoFar: number | undefined;
-  /** The read of a listing part's first screen (`showPart`), until the load's stat pass starts. */
-  private partRead: Promise<void> | undefined;
   /**
    * Ids whose row was set or deleted since the last snapshot, with the row that snapshot had
    * (null: none); null when that grew too long to keep.
@@ -468,12 +466,6 @@ export class DirectoryModel {
     // A shared stat pass ends soon after the listing: its rows are placed once, with their
     // mtimes (placing 100,000 rows, then replacing each, costs this thread twice), in the
     // view's default order, so that its sort and the read queue's are a pass over sorted rows.
-    // A part's first screen still being read (in this thread: see `showPart`) is read before
-    // this thread takes its share of the stat pass, which yields a turn of the event loop per
-    // chunk and would give that read (many turns) one turn per chunk; the worker stats meanwhile.
-    if (this.partRead) await this.partRead;
-    this.partRead = undefined;
-    if (this.disposed) return;
     let firstMtimes = load ? await load.stat() : undefined;
     if (this.disposed) return;
     // The first screen's rollouts (the head of that order, not read yet) are read before any
@@ -630,7 +622,6 @@ export class DirectoryModel {
     if (early === 0 || this.disposed) return;
     for (let i = 0; i < early; i++) this.backlog.add(ids[i]);
     const earlyRead = new Promise<void>((resolve) => this.addWaiter(ids[early - 1], resolve));
-    this.partRead = earlyRead;
     this.quiet = true;
     try {
       this.placeRowsNow(ids, mtimes, 0, early);
