@@ -452,12 +452,8 @@ export class DirectoryModel {
       this.tempStateFiles = listing.tempStateFiles;
       dirty = true;
     }
-    // The rows of a part of this listing shown before it (`showPart`) are looked up without
-    // making the listing's Map of every rollout.
-    const few = load?.filesOf && this.rows.size > 0 && this.rows.size <= this.firstBatch ? load.filesOf([...this.rows.keys()]) : undefined;
-    const filesOf = (id: string) => few?.get(id) ?? listing.rollouts.get(id);
     for (const id of [...this.rows.keys()]) {
-      if ((few ? few.has(id) : listing.rollouts.has(id)) || this.inflight.has(id) || this.urgent.has(id)) continue;
+      if (listing.rollouts.has(id) || this.inflight.has(id) || this.urgent.has(id)) continue;
       if (this.touchedDuringScan?.has(id)) continue;
       this.deleteRow(id);
       dirty = true;
@@ -547,7 +543,7 @@ export class DirectoryModel {
         // Let input and rendering in between batches.
         if (next % STAT_BATCH === 0) await yieldToEventLoop();
         // Only the files the listing shows (a file created since is found by the read).
-        const listed = filesOf(id)!;
+        const listed = listing.rollouts.get(id)!;
         const settled = this.rows.get(id);
         if (!settled?.loaded) {
           // A rollout never read is read anyway: one stat (J's, or the first file's) gives the
@@ -615,9 +611,8 @@ export class DirectoryModel {
    * listed so far; then the rows re-sort into the directory's order, as any row that moves.
    */
   private async showPart(part: ListingPart): Promise<void> {
-    this.trace?.(`scan: part listed, ${part.ids.length} of ${part.listed} rollouts with J (the worker listed from ${part.listingFrom.toFixed(1)} ms, sent it at ${part.sentAt.toFixed(1)} ms)`);
+    this.trace?.(`scan: part listed, ${part.ids.length} of ${part.listed} rollouts with J`);
     const { ids, mtimes } = inRecentOrder(part.ids, part.stat());
-    this.trace?.('scan: part stat\'ed and ordered');
     const early = Math.min(this.firstBatch, ids.length);
     if (early === 0 || this.disposed) return;
     for (let i = 0; i < early; i++) this.backlog.add(ids[i]);

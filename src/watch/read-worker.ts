@@ -83,13 +83,12 @@ if (port) {
     if (m.type === 'scan') {
       let listing: ReturnType<typeof sharedListing>;
       let partSent = false;
-      const listingFrom = performance.timeOrigin + performance.now();
       // The first part once (a few ms to send), not one per call: each would cost the main
       // thread a frame while it waits for the rest.
       const soFar = (part: ListingSoFar) => {
         if (partSent) return;
         partSent = true;
-        port.postMessage({ type: 'part', seq: m.seq, part: sharedListingPart(part.ids, part.masks, listingFrom) } satisfies ScanReply);
+        port.postMessage({ type: 'part', seq: m.seq, part: sharedListingPart(part.ids, part.masks) } satisfies ScanReply);
       };
       try {
         listing = sharedListing(listDirectory(m.dir, soFar));

@@ -42,12 +42,6 @@ export interface LoadListing {
    * other thread's share is done too.
    */
   stat(): Promise<Float64Array>;
-  /**
-   * The files of a few of its rollouts (absent: not listed) in one pass over `ids`, without
-   * making the Map of `listing.rollouts` (~0.15 s at 100,000): for the rows of a part of the
-   * listing shown before it (directory-model.ts `showPart`).
-   */
-  filesOf?(few: readonly string[]): Map<string, ReadonlySet<FileKind>>;
 }
 
 /**
@@ -63,25 +57,19 @@ export interface ListingPart {
   listed: number;
   /** Their J files' mtimes (ms; 0 when one cannot be stat'ed), in the order of `ids`. */
   stat(): Float64Array;
-  /** When the worker started listing and sent this part (this thread's `performance.now()`), for TOKCAP_TRACE. */
-  listingFrom: number;
-  sentAt: number;
 }
 
 /** A `ListingPart` as it crosses between threads. */
 export interface SharedListingPart {
   ids: string;
   listed: number;
-  /** Epoch ms (each thread has its own `performance` clock). */
-  listingFrom: number;
-  sentAt: number;
 }
 
 /** Rollouts with J in a listing so far (see `ListingPart`), to send. */
-export function sharedListingPart(ids: readonly string[], masks: Uint8Array, listingFrom: number): SharedListingPart {
+export function sharedListingPart(ids: readonly string[], masks: Uint8Array): SharedListingPart {
   const withJ: string[] = [];
   for (let i = 0; i < ids.length; i++) if (masks[i] & 4) withJ.push(ids[i]);
-  return { ids: withJ.join('\n'), listed: ids.length, listingFrom, sentAt: performance.timeOrigin + performance.now() };
+  return { ids: withJ.join('\n'), listed: ids.length };
 }
 
 /** The `ListingPart` of one that crossed: stat'ed in this thread when asked. */
@@ -90,8 +78,6 @@ export function listingPartOf(dir: string, shared: SharedListingPart): ListingPa
   return {
     ids,
     listed: shared.listed,
-    listingFrom: shared.listingFrom - performance.timeOrigin,
-    sentAt: shared.sentAt - performance.timeOrigin,
     stat() {
       const mtimes = new Float64Array(ids.length);
       const stat = firstMtimes(dir);
@@ -120,10 +106,10 @@ export function sharedListing(listing: IndexedListing): { shared: SharedListing;
 }
 
 /** The listing of a `SharedListing` (rollouts in the same order) and its ids. */
-export function listingOf(shared: SharedListing): { listing: DirectoryListing; ids: string[]; filesOf: NonNullable<LoadListing['filesOf']> } {
+export function listingOf(shared: SharedListing): { listing: DirectoryListing; ids: string[] } {
   const ids = shared.ids === '' ? [] : shared.ids.split('\n');
   const rollouts = new ListedRollouts(ids, shared.masks);
-  return { listing: { rollouts, invalidNames: shared.invalidNames, tempStateFiles: shared.tempStateFiles, lockOnly: shared.lockOnly }, ids, filesOf: (few) => rollouts.filesOfFew(few) };
+  return { listing: { rollouts, invalidNames: shared.invalidNames, tempStateFiles: shared.tempStateFiles, lockOnly: shared.lockOnly }, ids };
 }
 
 /**
@@ -146,22 +132,6 @@ class ListedRollouts extends Map<string, ReadonlySet<FileKind>> {
       for (let i = 0; i < unmade.ids.length; i++) super.set(unmade.ids[i], filesOfMask(unmade.masks[i]));
     }
     return this;
-  }
-
-  /** See `LoadListing.filesOf`. */
-  filesOfFew(few: readonly string[]): Map<string, ReadonlySet<FileKind>> {
-    const out = new Map<string, ReadonlySet<FileKind>>();
-    const unmade = this.unmade;
-    if (!unmade) {
-      for (const id of few) {
-        const files = super.get(id);
-        if (files) out.set(id, files);
-      }
-      return out;
-    }
-    const wanted = new Set(few);
-    for (let i = 0; i < unmade.ids.length && out.size < wanted.size; i++) if (wanted.has(unmade.ids[i])) out.set(unmade.ids[i], filesOfMask(unmade.masks[i]));
-    return out;
   }
 
   override get size(): number {

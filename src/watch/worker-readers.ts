@@ -191,9 +191,9 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       s.listed(undefined);
     } else {
       const shared = reply.listing;
-      const { listing, ids, filesOf } = listingOf(shared);
+      const { listing, ids } = listingOf(shared);
       const done = new Promise<boolean>((resolve) => (s.statted = resolve));
-      s.listed({ listing, ids, filesOf, stat: () => statHere(s.dir, ids, shared, done) });
+      s.listed({ listing, ids, stat: () => statHere(s.dir, ids, shared, done) });
     }
   };
 

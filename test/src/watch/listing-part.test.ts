@@ -67,7 +67,7 @@ describe('a first screen from the first part of a listing', () => {
     const whole = listDirectory(dir);
     // A part of the listing: every third rollout (a sample, as the system's order gives one).
     const partIds = whole.ids.filter((_, i) => i % 3 === 0);
-    const part: ListingPart = listingPartOf(dir, { ids: partIds.join('\n'), listed: 150, listingFrom: 0, sentAt: 0 });
+    const part: ListingPart = listingPartOf(dir, { ids: partIds.join('\n'), listed: 150 });
     let finish: (l: LoadListing) => void = () => {};
     const full = new Promise<LoadListing>((resolve) => (finish = resolve));
     const snapshots: DirectorySnapshot[] = [];
