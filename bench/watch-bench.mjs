@@ -62,7 +62,6 @@ export function watchTable(rows) {
     const f = live.figures;
     out.push(`| live: first rows listed | ${fmt(f.firstRowsMs)} | ${ratio(f.firstRowsMs, inspect?.ms)} | | | |`);
     out.push(`| live: first screen of read rows | ${fmt(f.screenMs)} | ${ratio(f.screenMs, inspect?.ms)} | ≤ 1.5 s | | |`);
-    out.push(`| live: first screen of read rows in the full order (listing done) | ${fmt(f.orderedScreenMs)} | ${ratio(f.orderedScreenMs, inspect?.ms)} | | | |`);
     out.push(`| live: "up to date" | ${fmt(f.upToDateMs)} | ${ratio(f.upToDateMs, inspect?.ms)} | ≤ 3× inspect | | ${mb(f.rssKb)} |`);
     out.push(`| live: key to frame during the load (tmux round trip) | ${fmt(f.keyToFrameMs)} | | | | |`);
     out.push(`| live: key to frame while 4 writers append, median (max) | ${fmt(f.writersKeyToFrameMs)} (${fmt(f.writersKeyToFrameMaxMs)}) | | < 50 ms | | |`);

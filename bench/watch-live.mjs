@@ -3,10 +3,7 @@
 // tmux terminal of 140x40 on a private server, the pane captured every few milliseconds from
 // the moment the session is started. Prints one JSON line:
 //   firstRowsMs   first pane that lists rollout rows (ids, states possibly still "…")
-//   screenMs      first pane whose whole list area shows read rows (every visible row has a state):
-//                 at 100,000 rollouts, rows of the listing's first part while the rest is listed
-//   orderedScreenMs  the same, once the status line no longer says "listing…": the first screen
-//                 in the directory's full order
+//   screenMs      first pane whose whole list area shows read rows (every visible row has a state)
 //   upToDateMs    first pane whose status line says "up to date" (every rollout read)
 //   rssKb         the watch process's peak RSS (VmHWM) when "up to date" showed
 //   keyToFrameMs  median time from a key (j/k) to the pane showing its effect, during the load
@@ -74,7 +71,7 @@ const removeWriterFiles = () => {
 };
 removeWriterFiles();
 
-const result = { firstRowsMs: null, screenMs: null, orderedScreenMs: null, upToDateMs: null, rssKb: null, keyToFrameMs: null, writersKeyToFrameMs: null, writersKeyToFrameMaxMs: null };
+const result = { firstRowsMs: null, screenMs: null, upToDateMs: null, rssKb: null, keyToFrameMs: null, writersKeyToFrameMs: null, writersKeyToFrameMaxMs: null };
 const t0 = performance.now();
 const app = values.floor ? `${JSON.stringify(FLOOR_APP)} ${LIST_ROWS}` : `${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`;
 tmux('new-session', '-d', '-s', 'w', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'NO_COLOR=1', `exec ${JSON.stringify(process.execPath)} ${app}`);
@@ -141,9 +138,7 @@ try {
     const at = performance.now() - t0;
     const rows = rowsOf(pane);
     if (result.firstRowsMs === null && rows.length > 0) result.firstRowsMs = at;
-    const screen = rows.length >= LIST_ROWS && rows.every((r) => r[2] !== '…');
-    if (result.screenMs === null && screen) result.screenMs = at;
-    if (result.orderedScreenMs === null && screen && !pane.includes('listing…')) result.orderedScreenMs = at;
+    if (result.screenMs === null && rows.length >= LIST_ROWS && rows.every((r) => r[2] !== '…')) result.screenMs = at;
     if (pane.includes('up to date')) {
       result.upToDateMs = at;
       result.rssKb = peakRssKb();

@@ -182,8 +182,6 @@ export interface HeaderInfo {
   pending: number;
   ready: boolean;
   scanError?: string;
-  /** Rollouts listed so far while the first listing goes on (the directory model's `listedSoFar`). */
-  listedSoFar?: number;
   sort: SortMode;
   filter: RowFilter;
   shown: number;
@@ -203,18 +201,14 @@ export function filterLabel(f: RowFilter): string {
 /** The header of the directory view: title, totals (two lines at most), sort and filter. */
 export function headerLines(h: HeaderInfo, width: number, styles: Styles): string[] {
   const t = h.totals;
-  // While the listing goes on, no count of rollouts is final: it says so.
-  const listing = h.listedSoFar !== undefined && !h.scanError;
-  const statusPlain = h.scanError
-    ? `cannot list: ${h.scanError}`
-    : listing
-      ? `listing… ${h.listedSoFar} rollouts so far`
-      : !h.ready
-        ? `reading ${t.loaded}/${t.rollouts}`
-        : h.pending > 0
-          ? `updating ${h.pending}`
-          : 'up to date';
-  const status = h.scanError ? styles.error(statusPlain) : !h.ready ? styles.warn(statusPlain) : h.pending > 0 ? styles.dim(statusPlain) : styles.ok(statusPlain);
+  const status = h.scanError
+    ? styles.error(`cannot list: ${h.scanError}`)
+    : !h.ready
+      ? styles.warn(`reading ${t.loaded}/${t.rollouts}`)
+      : h.pending > 0
+        ? styles.dim(`updating ${h.pending}`)
+        : styles.ok('up to date');
+  const statusPlain = h.scanError ? `cannot list: ${h.scanError}` : !h.ready ? `reading ${t.loaded}/${t.rollouts}` : h.pending > 0 ? `updating ${h.pending}` : 'up to date';
   const titleRoom = Math.max(10, width - stringWidth(statusPlain) - 1);
   const title = padEnd(`tokcap watch ${h.dir}`, titleRoom);
   const lines = [styles.heading(title) + ' ' + (stringWidth(statusPlain) + 1 + titleRoom <= width ? status : '')];
@@ -225,7 +219,7 @@ export function headerLines(h: HeaderInfo, width: number, styles: Styles): strin
   const sum = t.summary;
   const tokens = [
     // Rows not read yet are not counted by status: the first token counts every rollout listed.
-    { text: `${t.rollouts}${listing ? '+' : ''} rollouts`, styled: styles.heading(`${t.rollouts}${listing ? '+' : ''} rollouts`) },
+    { text: `${t.rollouts} rollouts`, styled: styles.heading(`${t.rollouts} rollouts`) },
     ...statusTokens(sum, styles).slice(1),
     ...verdictTokens(sum, styles),
     // What a narrow terminal cannot fit is cut from here on (two lines at most).

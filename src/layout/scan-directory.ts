@@ -83,28 +83,17 @@ export interface IndexedListing {
 }
 
 /**
- * What a listing has found so far (after each getdents64 call that may be followed by more
- * entries: none for a directory listed in one call; not told by Node's listing): the
- * rollouts in listing order and their files so far (a rollout's other files may come later).
- * Valid during the call only: the arrays are the listing's own.
- */
-export interface ListingSoFar {
-  ids: readonly string[];
-  masks: Uint8Array;
-}
-
-/**
  * The listing of `scanDirectory` without a Map of sets: one id index while listing, the files as
  * masks (a listing that crosses threads is made of these). Through the system calls where they
  * are available (native/directory-entries.ts: names classified as bytes, a string per rollout
  * rather than per name); Node's listing otherwise, and whenever that way fails (Node's error
  * then names what went wrong).
  */
-export function listDirectory(dir: string, soFar?: (part: ListingSoFar) => void): IndexedListing {
+export function listDirectory(dir: string): IndexedListing {
   const raw = rawDirectory();
   if (raw) {
     try {
-      return listDirectoryRaw(dir, raw, soFar);
+      return listDirectoryRaw(dir, raw);
     } catch {
       // Node's listing below: it lists, or says why it cannot.
     }
@@ -150,7 +139,7 @@ for (const [file, suffix] of Object.entries(SUFFIX) as [FileKind, string][]) SUF
  * after a valid id is classified from its bytes; any other name becomes a string and goes
  * through `classifyName` (same answers: tests pin it against `listDirectoryNode`).
  */
-export function listDirectoryRaw(dir: string, raw: RawDirectory, soFar?: (part: ListingSoFar) => void, bufferSize?: number): IndexedListing {
+export function listDirectoryRaw(dir: string, raw: RawDirectory): IndexedListing {
   const index = new ByteIdIndex();
   /** By index entry: the row + 1 (0: only a lock file so far). */
   let rows = new Int32Array(1024);
@@ -194,7 +183,7 @@ export function listDirectoryRaw(dir: string, raw: RawDirectory, soFar?: (part: 
     let hash = FNV_OFFSET;
     for (const b of bytes) hash = fnvStep(hash, b);
     capture(bytes, 0, bytes.length, hash, c.file);
-  }, bufferSize, soFar && ((more) => (more ? soFar({ ids, masks }) : undefined)));
+  });
   const lockOnly = [...new Set(lockEntries.filter((e) => rows[e] === 0))].map((e) => index.id(e));
   return others.listing(ids, masks, lockOnly);
 }

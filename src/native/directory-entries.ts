@@ -12,7 +12,6 @@ import { loadLibc, type Libc } from './libc.js';
 /** linux_dirent64: d_ino u64, d_off s64, d_reclen u16 at 16, d_type u8 at 18, d_name at 19. */
 const RECLEN_AT = 16;
 const NAME_AT = 19;
-const MAX_RECORD = 280;
 /** <fcntl.h>, <linux/stat.h>: the same values on every Linux architecture. */
 const AT_SYMLINK_NOFOLLOW = 0x100;
 const STATX_MTIME = 0x40;
@@ -28,11 +27,9 @@ export interface RawDirectory {
   /**
    * Calls `visit(buf, start, end)` with each entry's name as bytes (`.` and `..` skipped), in the
    * order the system lists them (Node's `opendir` order). `buf` is reused after `visit` returns.
-   * Throws on any error. `bufferSize`: bytes read per call (tests use small ones). `afterCall`:
-   * called after the entries of each getdents64 call were visited, `more` false when that call
-   * left no room for another entry to come (the listing is then done).
+   * Throws on any error. `bufferSize`: bytes read per call (tests use small ones).
    */
-  forEachEntry(dir: string, visit: (buf: Buffer, start: number, end: number) => void, bufferSize?: number, afterCall?: (more: boolean) => void): void;
+  forEachEntry(dir: string, visit: (buf: Buffer, start: number, end: number) => void, bufferSize?: number): void;
   /** An open descriptor of `dir` for `mtimeAt` (throws when it cannot be opened). */
   open(dir: string): number;
   close(dirFd: number): void;
@@ -67,7 +64,7 @@ function make(): RawDirectory | null {
   return {
     open,
     close: (fd) => closeSync(fd),
-    forEachEntry(dir, visit, bufferSize = ENTRIES_BUFFER, afterCall) {
+    forEachEntry(dir, visit, bufferSize = ENTRIES_BUFFER) {
       const fd = open(dir);
       // One buffer per thread, taken while in use: a visit that lists again gets its own.
       const buf = bufferSize === ENTRIES_BUFFER ? (entries ?? Buffer.allocUnsafe(bufferSize)) : Buffer.allocUnsafe(bufferSize);
@@ -88,9 +85,6 @@ function make(): RawDirectory | null {
             if (!dots) visit(buf, start, end);
             at = next;
           }
-          // A record takes at most NAME_AT + 256 bytes, padded to 8: a call that left more room
-          // than that had nothing more to give.
-          afterCall?.(n > buf.length - MAX_RECORD);
         }
       } finally {
         if (bufferSize === ENTRIES_BUFFER) entries = buf;

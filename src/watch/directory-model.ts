@@ -22,7 +22,7 @@ import { readBatchHere, type RowReadOutcome } from './row-batch.js';
 import { SIGNATURE_KINDS, SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
 import { countRow, errorRow, packRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta, type RowError } from './rows.js';
 import { emptySummary, type StatusSummary } from '../status/summary.js';
-import type { ListingPart, LoadListing } from './shared-stat.js';
+import type { LoadListing } from './shared-stat.js';
 
 export type { FileStat } from './file-signature.js';
 
@@ -39,10 +39,8 @@ export interface WatchReaders {
   /**
    * For the first scan of a live load (optional): the listing made in another thread, which
    * also takes half of the stat pass (shared-stat.ts); undefined: `scan` and stat here.
-   * `onPart`: the listing's first part, if one comes before the rest (a first screen of it is
-   * shown meanwhile, see `showPart`).
    */
-  scanForLoad?(dir: string, onPart?: (part: ListingPart) => void): Promise<LoadListing | undefined>;
+  scanForLoad?(dir: string): Promise<LoadListing | undefined>;
 }
 
 export const DEFAULT_READERS: WatchReaders = {
@@ -105,12 +103,6 @@ export interface DirectorySnapshot {
   readonly ready: boolean;
   /** The directory itself could not be listed (last attempt). */
   readonly scanError?: string;
-  /**
-   * Rollouts listed so far while the first listing of a live load is still going, its first
-   * part shown (`rows` are then that part's first screen, and `totals` count what is listed so
-   * far: no total is final); undefined otherwise.
-   */
-  readonly listedSoFar?: number;
   /** Bumped on every change. */
   readonly version: number;
 }
@@ -158,8 +150,6 @@ export class DirectoryModel {
    * see `scanListing`): counted in the totals' rollouts, as rows not read.
    */
   private unplaced = 0;
-  /** See `DirectorySnapshot.listedSoFar`. */
-  private listedSoFar: number | undefined;
   /**
    * Ids whose row was set or deleted since the last snapshot, with the row that snapshot had
    * (null: none); null when that grew too long to keep.
@@ -274,7 +264,6 @@ export class DirectoryModel {
       pending: this.urgent.size + this.backlog.size + this.inflight.size,
       ready: this.initialDone,
       scanError: this.scanError,
-      listedSoFar: this.listedSoFar,
       version: this.version,
     };
     return this.cached;
@@ -435,7 +424,7 @@ export class DirectoryModel {
     try {
       // The first scan of a live load: listed by the read worker while this thread starts the
       // view, and stat'ed by both threads.
-      if (this.statUnread && this.rows.size === 0 && this.readers.scanForLoad) load = await this.listForLoad(this.readers.scanForLoad);
+      if (this.statUnread && this.rows.size === 0 && this.readers.scanForLoad) load = await this.readers.scanForLoad(this.dir).catch(() => undefined);
       listing = load?.listing ?? (await this.readers.scan(this.dir));
       this.trace?.(`scan: listed ${listing.rollouts.size} rollouts`);
     } catch (e) {
@@ -474,23 +463,14 @@ export class DirectoryModel {
       this.trace?.('scan: shared stat pass done');
       ({ ids, mtimes: firstMtimes } = inRecentOrder(ids, firstMtimes));
       early = Math.min(this.firstBatch, ids.length);
-      // The last of them to read (some may have been read with a part's first screen).
-      let last: string | undefined;
-      for (let i = 0; i < early; i++) {
-        if (this.rows.get(ids[i])?.loaded || this.inflight.has(ids[i])) continue;
-        this.backlog.add(ids[i]);
-        last = ids[i];
-      }
-      const earlyRead = last !== undefined ? new Promise<void>((resolve) => this.addWaiter(last, resolve)) : undefined;
-      // An empty model, or one that holds only a part's first screen.
-      const bulk = this.rows.size <= this.firstBatch && ids.length > MAX_DELTA;
+      for (let i = 0; i < early; i++) if (!this.rows.get(ids[i])?.loaded && !this.inflight.has(ids[i])) this.backlog.add(ids[i]);
+      const earlyRead = early > 0 ? new Promise<void>((resolve) => this.addWaiter(ids[early - 1], resolve)) : undefined;
+      const bulk = this.rows.size === 0 && ids.length > MAX_DELTA;
       this.quiet = true;
       try {
         // A read of one that fails keeps its place (its mtime).
         if (this.placeRowsNow(ids, firstMtimes, 0, early, bulk)) dirty = true;
-        // The rows of a part shown first that are not among these are counted as placed.
-        this.unplaced = Math.max(0, ids.length - this.rows.size);
-        this.listedSoFar = undefined;
+        this.unplaced = ids.length - early;
         this.pump();
         if (earlyRead) await Promise.race([earlyRead, delay(FIRST_SCREEN_WAIT_MS)]);
       } finally {
@@ -581,58 +561,6 @@ export class DirectoryModel {
   }
 
   /**
-   * The listing of a live load from another thread (`scanForLoad`); if its first part comes
-   * before the rest, a first screen of that part is shown meanwhile (`showPart`).
-   */
-  private async listForLoad(scanForLoad: NonNullable<WatchReaders['scanForLoad']>): Promise<LoadListing | undefined> {
-    let part: ListingPart | undefined;
-    let wake = () => {};
-    const parted = new Promise<void>((resolve) => (wake = resolve));
-    let listed = false;
-    const listing = scanForLoad(this.dir, (p) => {
-      part = p;
-      wake();
-    })
-      .catch(() => undefined)
-      .finally(() => {
-        listed = true;
-        wake();
-      });
-    await parted;
-    if (part && !listed && !this.disposed) await this.showPart(part);
-    return listing;
-  }
-
-  /**
-   * A first screen from the first part of a load's listing, while the rest is listed (~0.5 s at
-   * 100,000 rollouts): the part's J files are stat'ed, the head of its `recent` order is placed
-   * and read (as the full listing's first screen is, see `scanListing`), and listeners are told.
-   * Until the listing is done the snapshot says so (`listedSoFar`) and counts only the rollouts
-   * listed so far; then the rows re-sort into the directory's order, as any row that moves.
-   */
-  private async showPart(part: ListingPart): Promise<void> {
-    this.trace?.(`scan: part listed, ${part.ids.length} of ${part.listed} rollouts with J`);
-    const { ids, mtimes } = inRecentOrder(part.ids, part.stat());
-    const early = Math.min(this.firstBatch, ids.length);
-    if (early === 0 || this.disposed) return;
-    for (let i = 0; i < early; i++) this.backlog.add(ids[i]);
-    const earlyRead = new Promise<void>((resolve) => this.addWaiter(ids[early - 1], resolve));
-    this.quiet = true;
-    try {
-      this.placeRowsNow(ids, mtimes, 0, early);
-      this.listedSoFar = part.listed;
-      this.unplaced = part.listed - early;
-      this.pump();
-      await Promise.race([earlyRead, delay(FIRST_SCREEN_WAIT_MS)]);
-    } finally {
-      this.quiet = false;
-    }
-    if (this.disposed) return;
-    this.changed();
-    this.trace?.('scan: part shown');
-  }
-
-  /**
    * Places a row for each listed rollout from `start` on not known yet, in chunks, yielding in
    * between: the first batch's copy goes to the worker first, and keys are handled. Whether any
    * was placed.
@@ -643,8 +571,7 @@ export class DirectoryModel {
       if (from > start) await yieldToEventLoop();
       const to = Math.min(ids.length, from + PLACE_CHUNK);
       if (this.placeRowsNow(ids, mtimes, from, to, bulk)) placed = true;
-      // Not `ids.length - to`: rows of a part shown first may already be placed further on.
-      this.unplaced = Math.max(0, ids.length - this.rows.size);
+      this.unplaced = ids.length - to;
     }
     this.unplaced = 0;
     return placed;

@@ -12,19 +12,17 @@
  * (batch-codec.ts); `fds`: the descriptors the copies left open, which this thread closes),
  * answered by `{ type: 'batch', seq, outcomes, arena }` (the rows, batch-codec.ts; the arena
  * moved back for the next batch);
- * `{ type: 'scan', seq, dir }`, answered by `{ type: 'part', seq, part }` once while it lists (what
- * the first getdents64 call found, when the system calls are there: shared-stat.ts
- * `ListingPart`), then `{ type: 'listing', seq, listing }` (or `failed`: the main thread lists
- * the directory itself) and, once this thread has no chunk of the stat pass
+ * `{ type: 'scan', seq, dir }`, answered by `{ type: 'listing', seq, listing }` (or `failed`: the
+ * main thread lists the directory itself) and, once this thread has no chunk of the stat pass
  * left to claim, `{ type: 'stat-done', seq }`.
  */
 import { parentPort } from 'node:worker_threads';
 import type { JsonBytesReader } from '../json/parse-json.js';
 import type { StoreOptions } from '../ops/store.js';
-import { listDirectory, type ListingSoFar } from '../layout/scan-directory.js';
+import { listDirectory } from '../layout/scan-directory.js';
 import type { RowReadOutcome } from './row-batch.js';
 import type { EncodedOutcomes, EncodedRecords } from './batch-codec.js';
-import { sharedListing, sharedListingPart, statNextChunk, type SharedListing, type SharedListingPart } from './shared-stat.js';
+import { sharedListing, statNextChunk, type SharedListing } from './shared-stat.js';
 
 export interface BatchRequest {
   type: 'batch';
@@ -49,9 +47,7 @@ export interface ScanRequest {
   dir: string;
 }
 
-export type ScanReply =
-  | { type: 'part'; seq: number; part: SharedListingPart }
-  | { type: 'listing'; seq: number; listing: SharedListing } | { type: 'listing'; seq: number; failed: true } | { type: 'stat-done'; seq: number };
+export type ScanReply = { type: 'listing'; seq: number; listing: SharedListing } | { type: 'listing'; seq: number; failed: true } | { type: 'stat-done'; seq: number };
 
 const port = parentPort;
 if (port) {
@@ -82,16 +78,8 @@ if (port) {
   port.on('message', async (m: BatchRequest | ScanRequest) => {
     if (m.type === 'scan') {
       let listing: ReturnType<typeof sharedListing>;
-      let partSent = false;
-      // The first part once (a few ms to send), not one per call: each would cost the main
-      // thread a frame while it waits for the rest.
-      const soFar = (part: ListingSoFar) => {
-        if (partSent) return;
-        partSent = true;
-        port.postMessage({ type: 'part', seq: m.seq, part: sharedListingPart(part.ids, part.masks) } satisfies ScanReply);
-      };
       try {
-        listing = sharedListing(listDirectory(m.dir, soFar));
+        listing = sharedListing(listDirectory(m.dir));
       } catch {
         port.postMessage({ type: 'listing', seq: m.seq, failed: true } satisfies ScanReply);
         return;

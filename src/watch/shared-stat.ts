@@ -44,53 +44,6 @@ export interface LoadListing {
   stat(): Promise<Float64Array>;
 }
 
-/**
- * The first part of a live load's listing, sent by the read worker while it lists on (a
- * directory of 100,000 rollouts takes it ~0.5 s): the rollouts whose J it has listed so far, for
- * a first screen of those while the rest is listed (directory-model.ts). Its order is not the
- * directory's: the system lists names in its own order (a hash, on ext4), so a part is a sample.
- */
-export interface ListingPart {
-  /** The rollouts with a J file listed so far, in listing order. */
-  ids: readonly string[];
-  /** Rollouts listed so far (with or without a J). */
-  listed: number;
-  /** Their J files' mtimes (ms; 0 when one cannot be stat'ed), in the order of `ids`. */
-  stat(): Float64Array;
-}
-
-/** A `ListingPart` as it crosses between threads. */
-export interface SharedListingPart {
-  ids: string;
-  listed: number;
-}
-
-/** Rollouts with J in a listing so far (see `ListingPart`), to send. */
-export function sharedListingPart(ids: readonly string[], masks: Uint8Array): SharedListingPart {
-  const withJ: string[] = [];
-  for (let i = 0; i < ids.length; i++) if (masks[i] & 4) withJ.push(ids[i]);
-  return { ids: withJ.join('\n'), listed: ids.length };
-}
-
-/** The `ListingPart` of one that crossed: stat'ed in this thread when asked. */
-export function listingPartOf(dir: string, shared: SharedListingPart): ListingPart {
-  const ids = shared.ids === '' ? [] : shared.ids.split('\n');
-  return {
-    ids,
-    listed: shared.listed,
-    stat() {
-      const mtimes = new Float64Array(ids.length);
-      const stat = firstMtimes(dir);
-      try {
-        for (let i = 0; i < ids.length; i++) mtimes[i] = stat.mtime(ids[i], 4);
-      } finally {
-        stat.done();
-      }
-      return mtimes;
-    },
-  };
-}
-
 export function sharedListing(listing: IndexedListing): { shared: SharedListing; ids: string[] } {
   const { ids } = listing;
   const shared = {

@@ -13,7 +13,7 @@ import type { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest, ScanReply, ScanRequest } from './read-worker.js';
 import type { RowReadOutcome } from './row-batch.js';
-import { listingOf, listingPartOf, prepareStat, statHere, type ListingPart, type LoadListing } from './shared-stat.js';
+import { listingOf, prepareStat, statHere, type LoadListing } from './shared-stat.js';
 
 /**
  * The modules that copy and read batches, and carry them across (batch-codec.ts), loaded with the
@@ -35,11 +35,6 @@ interface PendingScan {
   listed: (l: LoadListing | undefined) => void;
   /** Settled when the worker's share of the stat pass is done (false: it stopped). */
   statted: (completed: boolean) => void;
-  /** The worker is still listing (a batch sent to it now would wait for the whole listing). */
-  listing: boolean;
-  /** The part of the listing sent before the rest (see `scanForLoad`), until the rest comes. */
-  part?: ListingPart;
-  onPart?: (part: ListingPart) => void;
 }
 
 interface Pending {
@@ -57,10 +52,8 @@ export interface WorkerReaders {
   /**
    * The directory listed by the worker, and a stat pass shared with it (shared-stat.ts), for the
    * start of a live load; undefined when there is no worker (the caller lists it itself).
-   * `onPart` is told of the listing's first part (at most once, and only before the listing
-   * resolves) when the worker sends one (a directory that takes more than one getdents64 call).
    */
-  scanForLoad(dir: string, onPart?: (part: ListingPart) => void): Promise<LoadListing | undefined>;
+  scanForLoad(dir: string): Promise<LoadListing | undefined>;
   /** Whether batches currently go to the worker (false before the first one and after a fallback). */
   readonly inWorker: boolean;
   /**
@@ -152,38 +145,22 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     return worker;
   };
 
-  const scanInWorker = (dir: string): { listing: Promise<LoadListing | undefined>; scan?: PendingScan } => {
+  const scanInWorker = (dir: string): Promise<LoadListing | undefined> => {
     const w = start();
-    if (!w) return { listing: Promise.resolve(undefined) };
+    if (!w) return Promise.resolve(undefined);
     const request: ScanRequest = { type: 'scan', seq: ++seq, dir };
-    const scan: PendingScan = { dir, listed: () => undefined, statted: () => undefined, listing: true };
-    const listing = new Promise<LoadListing | undefined>((resolve) => {
-      scan.listed = (l) => {
-        scan.listing = false;
-        scan.part = undefined;
-        resolve(l);
-      };
+    return new Promise<LoadListing | undefined>((resolve) => {
+      scans.set(request.seq, { dir, listed: resolve, statted: () => undefined });
+      w.postMessage(request);
     });
-    scans.set(request.seq, scan);
-    w.postMessage(request);
-    return { listing, scan };
-  };
-  /** Whether a listing runs in the worker (see `PendingScan.listing`). */
-  const workerLists = () => {
-    for (const s of scans.values()) if (s.listing) return true;
-    return false;
   };
   /** A listing asked for before the load (`prefetch`), for the first `scanForLoad` of its dir. */
-  let prefetched: { dir: string; listing: Promise<LoadListing | undefined>; scan?: PendingScan } | undefined;
+  let prefetched: { dir: string; listing: Promise<LoadListing | undefined> } | undefined;
 
   const onScanReply = (reply: ScanReply) => {
     const s = scans.get(reply.seq);
     if (!s) return;
-    if (reply.type === 'part') {
-      if (!s.listing) return;
-      s.part = listingPartOf(s.dir, reply.part);
-      s.onPart?.(s.part);
-    } else if (reply.type === 'stat-done') {
+    if (reply.type === 'stat-done') {
       scans.delete(reply.seq);
       s.statted(true);
     } else if ('failed' in reply) {
@@ -207,9 +184,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     async readBatch(store, ids) {
       const [{ copyBatch, readBatchHere }, { CopyArena, closeCopied }, { encodeRecords }] = await readingModules();
       const arena = arenas.pop() ?? new CopyArena();
-      // A worker still listing would take the batch only after its whole listing: the first
-      // screen of a listing's part (directory-model.ts) is read here meanwhile.
-      if (!start() || workerLists()) return readBatchHere(store, ids, arena);
+      if (!start()) return readBatchHere(store, ids, arena);
       // Descriptors left for the worker to close stay within a share of the process's limit.
       arena.keepFds = Math.max(0, fdBudget - handedOff);
       const records = await copyBatch(store, ids, arena);
@@ -238,19 +213,12 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       });
     },
     prefetch(dir) {
-      prefetched = { dir, ...scanInWorker(dir) };
+      prefetched = { dir, listing: scanInWorker(dir) };
     },
-    scanForLoad(dir, onPart) {
+    scanForLoad(dir) {
       const early = prefetched;
       prefetched = undefined;
-      const { listing, scan } = early?.dir === dir ? early : scanInWorker(dir);
-      if (scan && onPart) {
-        scan.onPart = onPart;
-        // A part that came before the load asked: told now (the listing, if it came too,
-        // resolves after this).
-        const part = scan.part;
-        if (part) queueMicrotask(() => scan.listing && onPart(part));
-      }
+      const listing = early?.dir === dir ? early.listing : scanInWorker(dir);
       // Idle until the listing comes (a listing already there runs first).
       setImmediate(prepareStat);
       return listing;
