@@ -12,6 +12,10 @@
  *   ~2 MB output chunks raise it past the ~1 MB Arrow IPC buffers of every batch, which then come
  *   from malloc's heaps and leave them fragmented. A fixed threshold (glibc's default, 128 KiB)
  *   keeps large blocks mapped and unmapped as they come and go.
+ * - V8 sets the next full collection's limit at up to 4x what the last one left, so a run's
+ *   garbage (copies, Arrow batches' JS side) sometimes piles up before one comes: on 800 rollouts
+ *   4 runs in 4 peaked at 153-157 MB with a growing factor of 1.5, against 155-157 MB and once
+ *   202 MB without (as `watch --once` found, commands/watch/once-memory.ts).
  */
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
@@ -23,6 +27,7 @@ const MMAP_THRESHOLD = 128 * 2 ** 10;
 
 export function settleParquetMemory(): void {
   setFlagsFromString('--liftoff-only');
+  setFlagsFromString('--heap-growing-percent=50');
   try {
     const koffi = createRequire(import.meta.url)('koffi') as typeof KoffiModule;
     const mallopt = koffi.load('libc.so.6').func('int mallopt(int param, int value)') as (param: number, value: number) => number;
