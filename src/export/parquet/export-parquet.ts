@@ -140,7 +140,9 @@ async function writeParts(
         await rollouts.add(row);
         for (const call of rows.calls) await calls.add(call);
       }
-      totals.add(r, keep);
+      // Counted as could not be read (neither trainable nor masked), as the other formats count it.
+      if (unavailable) totals.addUnavailable();
+      else totals.add(r, keep);
       done += 1;
       hooks.onRollout?.(done, ids.length, r.rolloutId, r);
     });

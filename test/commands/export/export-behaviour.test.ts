@@ -363,8 +363,8 @@ describe('--freeze', () => {
 });
 
 describe('lock timeouts', () => {
-  it('a rollout whose lock cannot be had is left out, named on stderr, exit 3 (docs/cli.md#unavailable)', async () => {
-    const dir = demo('lock');
+  /** Runs `body` while a python3 process holds demo-3's lock in `dir`. */
+  async function withDemo3Locked(dir: string, body: () => Promise<void>): Promise<void> {
     const lock = rolloutPaths(dir, 'demo-3').lock;
     const holder: ResultPromise = execa(
       'python3',
@@ -376,6 +376,16 @@ describe('lock timeouts', () => {
         holder.stdout!.once('data', () => resolve());
         holder.once('exit', () => reject(new Error('lock holder exited')));
       });
+      await body();
+    } finally {
+      holder.kill('SIGKILL');
+      await holder;
+    }
+  }
+
+  it('a rollout whose lock cannot be had is left out, named on stderr, exit 3 (docs/cli.md#unavailable)', async () => {
+    const dir = demo('lock');
+    await withDemo3Locked(dir, async () => {
       const out = join(outDir('o'), 'x.jsonl');
       const r = await cli(['export', dir, '--out', out, '--lock-wait', '1s', '--json']);
       expect(r.code).toBe(3);
@@ -385,9 +395,17 @@ describe('lock timeouts', () => {
       for (const l of lines) expect(['trainable', 'masked']).toContain(l.verdict);
       // Counted as could not be read: neither trainable nor masked nor a failed build.
       expect(JSON.parse(r.stdout)).toMatchObject({ rollouts: 8, trainable: 2, masked: 5, failed: 1 });
-    } finally {
-      holder.kill('SIGKILL');
-      await holder;
-    }
+    });
+  });
+
+  it('parquet counts it the same way: left out, neither trainable nor masked nor a failed build', async () => {
+    const dir = demo('lock-parquet');
+    await withDemo3Locked(dir, async () => {
+      const out = join(outDir('o'), 'x.parquet');
+      const r = await cli(['export', dir, '--format', 'parquet', '--out', out, '--lock-wait', '1s', '--json']);
+      expect(r.code).toBe(3);
+      expect(r.stderr.trim()).toBe('tokcap: demo-3: timed out after 1s waiting for the lock of rollout demo-3');
+      expect(JSON.parse(r.stdout)).toMatchObject({ rollouts: 8, exported: 7, trainable: 2, masked: 5, failed: 1 });
+    });
   });
 });
