@@ -117,5 +117,7 @@ export function summaryLine(s: ExportSummary, trainableOnly: boolean): string {
   if (trainableOnly) {
     return `exported ${s.exported} of ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable; ${s.masked} masked left out${failed}${unread}`;
   }
-  return `exported ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable, ${s.masked} masked${failed}${unread}`;
+  // A rollout that could not be read is not written: the count says what was (docs/cli.md#unavailable).
+  const count = s.exported < s.rollouts ? `${s.exported} of ${plural(s.rollouts, 'rollout')}` : plural(s.rollouts, 'rollout');
+  return `exported ${count} to ${to} (${s.format}): ${s.trainable} trainable, ${s.masked} masked${failed}${unread}`;
 }

@@ -398,6 +398,17 @@ describe('lock timeouts', () => {
     });
   });
 
+  it('its human summary says how many of the rollouts were written', async () => {
+    const dir = demo('lock-text');
+    await withDemo3Locked(dir, async () => {
+      const out = join(outDir('o'), 'x.jsonl');
+      const r = await cli(['export', dir, '--out', out, '--lock-wait', '1s']);
+      expect(r.code).toBe(3);
+      expect(readLines(out)).toHaveLength(7);
+      expect(r.stdout).toBe(`exported 7 of 8 rollouts to ${out} (jsonl): 2 trainable, 5 masked (1 could not be built), 1 could not be read (left out)\n`);
+    });
+  });
+
   it('parquet counts it the same way: left out, neither trainable nor masked nor a failed build', async () => {
     const dir = demo('lock-parquet');
     await withDemo3Locked(dir, async () => {
