@@ -76,6 +76,9 @@ const t0 = performance.now();
 const app = values.floor ? `${JSON.stringify(FLOOR_APP)} ${LIST_ROWS}` : `${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`;
 tmux('new-session', '-d', '-s', 'w', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'NO_COLOR=1', `exec ${JSON.stringify(process.execPath)} ${app}`);
 const pid = Number(tmux('list-panes', '-t', 'w', '-F', '#{pane_pid}').trim());
+// If this harness is killed (a SIGTERM, `timeout`) its `finally` does not run, and the tmux server
+// and the watch inside would go on reading the directory: a detached watchdog ends them.
+spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; tmux -L ${socket} kill-server 2>/dev/null`], { detached: true, stdio: 'ignore', env }).unref();
 const peakRssKb = () => {
   try {
     return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) || null;
