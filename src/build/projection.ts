@@ -47,18 +47,15 @@ export function projectChainNoting(
 ): { response: ProjectedResponse; contiguousByConstruction: boolean } {
   let contiguous = true;
   const output: JsonObject[] = [];
-  const running: TokenId[] = [];
-  let previousLength = 0;
+  // The running sequence as of this link's prompt; never mutated once an item holds it.
+  let running: readonly TokenId[] = [];
   links.forEach((entry, k) => {
-    // The root's prompt, then each later link's interstitial: its prompt without the first
-    // len(previous prompt + previous generation) tokens.
-    appendTokens(running, entry.prompt_token_ids, k === 0 ? 0 : previousLength);
-    previousLength = entry.prompt_token_ids.length + entry.generation_token_ids.length;
+    running = k === 0 ? entry.prompt_token_ids : nextRunning(running, links[k - 1], entry.prompt_token_ids);
 
     const items: JsonObject[] = entry.output_items.map((item) => ({ ...item }));
     const tokenFields = (): JsonObject => {
       const fields: JsonObject = {
-        prompt_token_ids: running.slice(),
+        prompt_token_ids: running as TokenId[],
         generation_token_ids: entry.generation_token_ids.slice(),
         generation_log_probs: asFloats(entry.generation_log_probs),
       };
@@ -77,7 +74,6 @@ export function projectChainNoting(
     } else {
       output.push({ type: 'message', ...tokenFields() });
     }
-    appendTokens(running, entry.generation_token_ids);
   });
 
   if (!output.some((item) => truthy(item.generation_token_ids))) {
@@ -98,6 +94,32 @@ export function projectChainNoting(
     },
     contiguousByConstruction: contiguous,
   };
+}
+
+/**
+ * The running sequence after `previous` (whose prompt's running sequence is `running`): that,
+ * `previous`'s generation and `prompt`'s interstitial (`prompt` without its first
+ * len(previous prompt + previous generation) tokens). When that equals `prompt` element for
+ * element (a linked call's full prompt, the usual case), it is `prompt` itself: the record's
+ * array, read-only like the result's, rather than a copy of up to thousands of ids per call
+ * (most of a preview's garbage). Otherwise a new array.
+ */
+function nextRunning(running: readonly TokenId[], previous: TokenEntry, prompt: readonly TokenId[]): readonly TokenId[] {
+  const generation = previous.generation_token_ids;
+  const skip = previous.prompt_token_ids.length + generation.length;
+  if (running.length + generation.length === skip && prompt.length >= skip && sameAt(prompt, 0, running) && sameAt(prompt, running.length, generation)) {
+    return prompt;
+  }
+  const next = running.slice();
+  appendTokens(next, generation);
+  appendTokens(next, prompt, skip);
+  return next;
+}
+
+/** `whole[offset : offset + part.length]` holds exactly `part`'s elements (in range). */
+function sameAt(whole: readonly TokenId[], offset: number, part: readonly TokenId[]): boolean {
+  for (let i = 0; i < part.length; i++) if (whole[offset + i] !== part[i]) return false;
+  return true;
 }
 
 /**
