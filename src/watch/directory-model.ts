@@ -461,15 +461,20 @@ export class DirectoryModel {
     let early = 0;
     if (firstMtimes) {
       this.trace?.('scan: shared stat pass done');
-      ({ ids, mtimes: firstMtimes } = inRecentOrder(ids, firstMtimes));
-      early = Math.min(this.firstBatch, ids.length);
-      for (let i = 0; i < early; i++) if (!this.rows.get(ids[i])?.loaded && !this.inflight.has(ids[i])) this.backlog.add(ids[i]);
-      const earlyRead = early > 0 ? new Promise<void>((resolve) => this.addWaiter(ids[early - 1], resolve)) : undefined;
+      // The head of that order in one pass over the mtimes; the whole listing is sorted once its
+      // screen is drawn (~0.07 s of this thread at 100,000, no longer before the first batch).
+      const mtimes = firstMtimes;
+      const head = recentHead(ids, mtimes, this.firstBatch);
+      const headIds = Array.from(head, (i) => ids[i]);
+      const headMtimes = Float64Array.from(head, (i) => mtimes[i]);
+      early = head.length;
+      for (const id of headIds) if (!this.rows.get(id)?.loaded && !this.inflight.has(id)) this.backlog.add(id);
+      const earlyRead = early > 0 ? new Promise<void>((resolve) => this.addWaiter(headIds[early - 1], resolve)) : undefined;
       const bulk = this.rows.size === 0 && ids.length > MAX_DELTA;
       this.quiet = true;
       try {
         // A read of one that fails keeps its place (its mtime).
-        if (this.placeRowsNow(ids, firstMtimes, 0, early, bulk)) dirty = true;
+        if (this.placeRowsNow(headIds, headMtimes, 0, early, bulk)) dirty = true;
         this.unplaced = ids.length - early;
         this.pump();
         if (earlyRead) await Promise.race([earlyRead, delay(FIRST_SCREEN_WAIT_MS)]);
@@ -486,6 +491,8 @@ export class DirectoryModel {
       await delay(0);
       await yieldToEventLoop();
       if (this.disposed) return;
+      // The same order as the head's, so its first `early` are the rows placed above.
+      ({ ids, mtimes: firstMtimes } = inRecentOrder(ids, firstMtimes));
       dirty = await this.placeRows(ids, firstMtimes, early, bulk);
       if (this.disposed) return;
     } else if (this.placeRowsNow(ids, undefined, 0, ids.length)) dirty = true;
@@ -834,6 +841,24 @@ export function recentOrder(ids: readonly string[], mtimes: Float64Array): Uint3
     }
   }
   return order;
+}
+
+/**
+ * The indices of the first `k` of `ids` in the order of `recentOrder` (newest first, ties by id),
+ * in that order: one pass, most rollouts turned away by one comparison of their mtime.
+ */
+export function recentHead(ids: readonly string[], mtimes: Float64Array, k: number): Uint32Array {
+  const top: number[] = [];
+  const before = (a: number, b: number) => mtimes[a] > mtimes[b] || (mtimes[a] === mtimes[b] && ids[a] < ids[b]);
+  if (k <= 0) return new Uint32Array(0);
+  for (let i = 0; i < ids.length; i++) {
+    if (top.length === k && !before(i, top[k - 1])) continue;
+    let at = top.length;
+    while (at > 0 && before(i, top[at - 1])) at--;
+    top.splice(at, 0, i);
+    if (top.length > k) top.pop();
+  }
+  return Uint32Array.from(top);
 }
 
 /** The first `k` items of `items` in `cmp` order, sorted (one pass: no sort of the whole array). */

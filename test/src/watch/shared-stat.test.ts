@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listDirectory, scanDirectory } from '../../../src/layout/scan-directory.js';
-import { firstInOrder, recentOrder } from '../../../src/watch/directory-model.js';
+import { firstInOrder, recentHead, recentOrder } from '../../../src/watch/directory-model.js';
 import { listingOf, sharedListing, statHere, statNextChunk } from '../../../src/watch/shared-stat.js';
 import { makeStore, useTempDirs } from '../../support/watch.js';
 
@@ -110,6 +110,22 @@ describe('recentOrder', () => {
       const mtimes = Float64Array.from({ length: n }, () => 1.7e12 + Math.floor(rand() * distinct) * 4.25);
       const want = ids.map((_, i) => i).sort((a, b) => mtimes[b] - mtimes[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
       expect(Array.from(recentOrder(ids, mtimes))).toEqual(want);
+    }
+  });
+});
+
+describe('recentHead', () => {
+  it('is the head of recentOrder, of any length, with and without ties at its end', () => {
+    let seed = 5;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (const [n, distinct] of [[0, 1], [1, 1], [60, 3], [2000, 300], [500, 1], [1000, 1e9]] as const) {
+      const ids = Array.from({ length: n }, (_, i) => `r${Math.floor(rand() * 1e6)}-${i}`);
+      const mtimes = Float64Array.from({ length: n }, () => (rand() < 0.05 ? 0 : 1.7e12 + Math.floor(rand() * distinct) * 4.25));
+      const order = Array.from(recentOrder(ids, mtimes));
+      for (const k of [0, 1, 2, 48, n - 1, n, n + 5]) {
+        if (k < 0) continue;
+        expect(Array.from(recentHead(ids, mtimes, k))).toEqual(order.slice(0, k));
+      }
     }
   });
 });
