@@ -47,7 +47,6 @@ export function WatchApp(props: WatchAppProps) {
   const { model, styles } = props;
   const { exit } = useApp();
   const size = useTerminalSize(props.sizeStream);
-  const now = useNow(props.clock);
   const handle = useDirectoryModel(model, { throttleMs: props.throttleMs, initialScan: props.initialScan, trace: props.trace });
   // The model is the watcher's target: it re-reads named rollouts and rescans (its own queue).
   useDirectoryWatcher(model.dir, model, props.watcher);
@@ -104,6 +103,8 @@ export function WatchApp(props: WatchAppProps) {
     }
   }
 
+  // Ages are on screen only with rows or a rollout's detail.
+  const now = useNow(props.clock, undefined, screen === 'detail' || rows.length > 0);
   const openRow = openId === null ? undefined : model.row(openId);
   const detailState = useRolloutDetail(loadDetail, screen === 'detail' ? openId : null, openRow?.seq ?? 0);
   const detailLineCount =

@@ -15,6 +15,7 @@ import { DEFAULT_READERS, DirectoryModel, type DirectorySnapshot } from '../../.
 import { useDirectoryModel } from '../../../commands/watch/hooks/useDirectoryModel.js';
 import { useDirectoryWatcher, type DirectoryWatcherOptions, type WatchFunction, type WatchTarget } from '../../../commands/watch/hooks/useDirectoryWatcher.js';
 import { useTerminalSize } from '../../../commands/watch/hooks/useTerminalSize.js';
+import { useNow } from '../../../commands/watch/hooks/useNow.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
@@ -390,5 +391,38 @@ describe('useTerminalSize', () => {
     expect(app.lastFrame()).toBe('132x40');
     app.unmount();
     expect(stream.listenerCount('resize')).toBe(0);
+  });
+});
+
+describe('useNow', () => {
+  it('ticks every interval while ticking, renders nothing each second while not, and reads the clock afresh when ticking starts', async () => {
+    let clock = 1000;
+    const read = () => clock;
+    let renders = 0;
+    function Harness({ ticking }: { ticking: boolean }) {
+      renders++;
+      return <Text>{useNow(read, 1000, ticking)}</Text>;
+    }
+    const app = render(<Harness ticking={false} />);
+    await tick();
+    expect(app.lastFrame()).toBe('1000');
+    const idle = renders;
+    clock = 4000;
+    await vi.advanceTimersByTimeAsync(3000);
+    await tick();
+    // No rows, no ages: not drawn again.
+    expect(renders).toBe(idle);
+    app.rerender(<Harness ticking />);
+    await tick();
+    expect(app.lastFrame()).toBe('4000');
+    // Between two ticks the value stays (every frame of that second shows the same ages).
+    clock = 4500;
+    app.rerender(<Harness ticking />);
+    await tick();
+    expect(app.lastFrame()).toBe('4000');
+    await vi.advanceTimersByTimeAsync(1000);
+    await tick();
+    expect(app.lastFrame()).toBe('4500');
+    app.unmount();
   });
 });
