@@ -90,16 +90,16 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
 
 /**
  * A worker's `SnapshotSource`: asks the main thread (answered by `serveSnapshotRequest`). A
- * read-only copy's memory goes back to the main thread through `giveBack` once released.
+ * copy's memory goes back to the main thread through `giveBack` once released.
  */
 export function workerSnapshotSource(request: (q: SnapshotRequest) => Promise<unknown>, giveBack?: (memory: ArrayBuffer) => void): SnapshotSource {
+  const withRelease = <C extends FrozenCopy | ReadOnlyCopy>(copy: C): C => {
+    const memory = copy.bytes?.buffer as ArrayBuffer | undefined;
+    return { ...copy, release: memory && giveBack && releaseOnce(memory, giveBack) };
+  };
   return {
-    frozen: async (rolloutId) => (await request({ freeze: true, rolloutId })) as FrozenCopy,
-    readOnly: async (rolloutId) => {
-      const copy = (await request({ freeze: false, rolloutId })) as ReadOnlyCopy;
-      const memory = copy.bytes?.buffer as ArrayBuffer | undefined;
-      return { ...copy, release: memory && giveBack && releaseOnce(memory, giveBack) };
-    },
+    frozen: async (rolloutId) => withRelease((await request({ freeze: true, rolloutId })) as FrozenCopy),
+    readOnly: async (rolloutId) => withRelease((await request({ freeze: false, rolloutId })) as ReadOnlyCopy),
   };
 }
 
@@ -108,9 +108,9 @@ export function serveSnapshotRequest(store: StoreOptions) {
   return async (q: SnapshotRequest) => {
     const copy = q.freeze ? await freezeAndCopy(store, q.rolloutId) : await copyReadOnlySnapshot(store, q.rolloutId);
     const transfer: ArrayBuffer[] = [];
-    // A read-only copy's J is memory of its own from copy-buffers.ts: moved whole (the worker
-    // gives it back), never copied; the release function stays here.
-    const { release, ...rest } = copy as ReadOnlyCopy;
+    // A copy's J is memory of its own from copy-buffers.ts: moved whole (the worker gives it
+    // back), never copied; the release function stays here.
+    const { release, ...rest } = copy;
     if (release && copy.bytes) transfer.push(copy.bytes.buffer as ArrayBuffer);
     const value = {
       ...rest,

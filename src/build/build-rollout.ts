@@ -87,12 +87,15 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
   let snapshot: { entries: TokenEntry[]; incomplete: boolean; danglingIntents: string[]; snapshotId: string; version: number; tornTailAt?: number };
   try {
     const source = options.source ?? localSnapshotSource(store);
-    // The copy is taken under the lock; parsing happens here, with the lock released.
-    if (options.freeze) snapshot = parseFrozenCopy(store, await source.frozen(rolloutId), options.json);
-    else {
+    // The copy is taken under the lock; parsing happens here, with the lock released. The
+    // entries hold no view of the copy's bytes: their memory serves the next copy.
+    if (options.freeze) {
+      const copy = await source.frozen(rolloutId);
+      snapshot = parseFrozenCopy(store, copy, options.json);
+      copy.release?.();
+    } else {
       const copy = await source.readOnly(rolloutId);
       snapshot = parseReadOnlyCopy(store, copy, options.json);
-      // The entries hold no view of the copy's bytes: their memory serves the next copy.
       copy.release?.();
     }
   } catch (e) {

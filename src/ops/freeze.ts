@@ -2,15 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { TokcapError } from '../errors.js';
 import { orderedJson } from '../json/canonical-json.js';
 import { entriesFromBytes } from '../jsonl/read-entries.js';
+import { readIntoCopyBuffer } from '../jsonl/read-into-copy-buffer.js';
 import { readRegularFileSync } from '../layout/safe-open.js';
-import { rolloutPaths } from '../layout/file-names.js';
+import { rolloutPaths, type RolloutPaths } from '../layout/file-names.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
-import { parseStateBytes, readState } from '../state/read-state.js';
-import { isFrozen, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion } from '../state/rollout-state.js';
+import { parseStateBytes, readState, readStateSync } from '../state/read-state.js';
+import { isFrozen, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion, type RolloutState } from '../state/rollout-state.js';
 import { writeState } from '../state/write-state.js';
-import { reconcileIndex } from './reconcile.js';
+import { fullyIndexed, reconcileIndex } from './reconcile.js';
 import { rolloutTarget, type StoreOptions } from './store.js';
 import type { JsonBytesReader } from '../json/parse-json.js';
 
@@ -42,7 +43,11 @@ export function newSnapshotId(): string {
  * The entries are parsed after the lock is released, from a copy taken under it.
  */
 export async function freezeRollout(store: StoreOptions, rolloutId: string): Promise<Snapshot> {
-  return parseFrozenCopy(store, await freezeAndCopy(store, rolloutId));
+  const copy = await freezeAndCopy(store, rolloutId);
+  const snapshot = parseFrozenCopy(store, copy);
+  // The entries hold no view of the copy's bytes: their memory serves the next copy.
+  copy.release?.();
+  return snapshot;
 }
 
 /**
@@ -55,28 +60,43 @@ export interface FrozenCopy {
   stateText: string;
   bytes?: Uint8Array;
   intentBytes?: Uint8Array;
+  /**
+   * Hands the memory of `bytes` back for the next copy (src/jsonl/copy-buffers.ts), once parsed
+   * (`parseFrozenCopy` keeps no view of it). Never calling it is safe. Not sent across threads.
+   */
+  release?: () => void;
 }
 
-/** The locked part of a freeze: reconcile, freeze once, copy J and the intents. */
+/**
+ * The locked part of a freeze: reconcile, freeze once, copy J and the intents. When J is fully
+ * indexed (the common case) all of it is synchronous: the lock, and the process's lock turn
+ * (src/lock/lock-turns.ts), are held through no await. J is copied into memory from
+ * copy-buffers.ts, which `release` hands back once parsed.
+ */
 export async function freezeAndCopy(store: StoreOptions, rolloutId: string): Promise<FrozenCopy> {
   const t = rolloutTarget(store, rolloutId);
   const { paths } = t;
-  return withRolloutLock(paths.lock, rolloutId, 'exclusive', { waitMs: t.lockWaitMs }, async () => {
-    const state = await readState(paths.state, rolloutId);
+  const target = { dir: t.dir, rolloutId, jsonlPath: paths.jsonl, statePath: paths.state };
+  return withRolloutLock(paths.lock, rolloutId, 'exclusive', { waitMs: t.lockWaitMs }, () => {
+    const state = readStateSync(paths.state, rolloutId);
     if (isRetired(state)) throw retiredError(rolloutId);
-    const { changed } = await reconcileIndex({ dir: t.dir, rolloutId, jsonlPath: paths.jsonl, statePath: paths.state }, state);
-    if (!isFrozen(state)) {
-      state.data.frozen = true;
-      state.data.snapshot_id = newSnapshotId();
-      state.data.version = stateVersion(state, rolloutId) + 1;
-      writeState(t.dir, paths.state, state.data, 'durable', rolloutId);
-    } else if (changed) {
-      writeState(t.dir, paths.state, state.data, 'durable', rolloutId);
-    }
-    const bytes = readRegularFileSync(paths.jsonl, rolloutId);
-    const intentBytes = readRegularFileSync(paths.intents, rolloutId);
-    return { rolloutId, stateText: orderedJson(state.data), bytes, intentBytes };
+    if (fullyIndexed(target, state)) return freezeOnceAndCopy(t.dir, paths, rolloutId, state, false);
+    return reconcileIndex(target, state).then(({ changed }) => freezeOnceAndCopy(t.dir, paths, rolloutId, state, changed));
   });
+}
+
+function freezeOnceAndCopy(dir: string, paths: RolloutPaths, rolloutId: string, state: RolloutState, changed: boolean): FrozenCopy {
+  if (!isFrozen(state)) {
+    state.data.frozen = true;
+    state.data.snapshot_id = newSnapshotId();
+    state.data.version = stateVersion(state, rolloutId) + 1;
+    writeState(dir, paths.state, state.data, 'durable', rolloutId);
+  } else if (changed) {
+    writeState(dir, paths.state, state.data, 'durable', rolloutId);
+  }
+  const j = readIntoCopyBuffer(paths.jsonl, rolloutId);
+  const intentBytes = readRegularFileSync(paths.intents, rolloutId);
+  return { rolloutId, stateText: orderedJson(state.data), bytes: j?.bytes, intentBytes, release: j?.release };
 }
 
 /** The snapshot of a freeze's copy (the reference's read of docs/format.md#read-entries: any bad line fails). */

@@ -4,9 +4,8 @@ import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { pyRepr } from '../layout/py-repr.js';
-import { readSync } from 'node:fs';
-import { giveBackCopyBuffer, releaseOnce, takeCopyBuffer } from '../jsonl/copy-buffers.js';
-import { readRegularFileSync, withRegularFdSync } from '../layout/safe-open.js';
+import { readIntoCopyBuffer } from '../jsonl/read-into-copy-buffer.js';
+import { readRegularFileSync } from '../layout/safe-open.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
@@ -75,31 +74,6 @@ export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: strin
     const j = readIntoCopyBuffer(paths.jsonl, rolloutId);
     const intentBytes = readRegularFileSync(paths.intents, rolloutId);
     return { rolloutId, stateBytes, bytes: j?.bytes, intentBytes, release: j?.release };
-  });
-}
-
-/** A whole file (to its end, should it grow meanwhile) in memory from copy-buffers.ts. */
-function readIntoCopyBuffer(path: string, rolloutId: string): { bytes: Buffer; release: () => void } | undefined {
-  return withRegularFdSync(path, rolloutId, (fd, size) => {
-    let buf = takeCopyBuffer(size + 1);
-    let n = 0;
-    try {
-      for (;;) {
-        if (n === buf.length) {
-          const bigger = takeCopyBuffer(buf.length * 2);
-          buf.copy(bigger, 0, 0, n);
-          giveBackCopyBuffer(buf.buffer as ArrayBuffer);
-          buf = bigger;
-        }
-        const want = buf.length - n;
-        const r = readSync(fd, buf, n, want, null);
-        n += r;
-        if (r === 0 || r < want) break;
-      }
-    } catch (e) {
-      throw ioError(e, path, rolloutId);
-    }
-    return { bytes: buf.subarray(0, n), release: releaseOnce(buf.buffer as ArrayBuffer) };
   });
 }
 

@@ -25,19 +25,25 @@ export interface ReconcileResult {
 }
 
 /**
+ * The common case, where reconciliation has nothing to do: a non-legacy index that covers J to
+ * its end. Settled with synchronous calls (open, fstat, close): a freeze of many rollouts pays
+ * no thread-pool round trip for it, and its lock callback need not await.
+ */
+export function fullyIndexed(target: ReconcileTarget, state: RolloutState): boolean {
+  if (entryDigests(state) === undefined) return false;
+  const offset = indexedSize(state, true);
+  const size = withRegularFdSync(target.jsonlPath, target.rolloutId, (_fd, n) => n) ?? 0;
+  return offset !== undefined && offset === size;
+}
+
+/**
  * Index reconciliation (docs/format.md#reconcile). Runs under the EXCLUSIVE lock only: it may truncate a
  * torn tail. Updates `state.data` in memory; on a conflicting payload it persists the
  * incomplete flag and version bump (with the OLD index) and throws `conflict`.
  */
 export async function reconcileIndex(target: ReconcileTarget, state: RolloutState): Promise<ReconcileResult> {
   const { rolloutId, jsonlPath } = target;
-  // The common case, J fully indexed, settled with synchronous calls (open, fstat, close): a
-  // freeze of many rollouts pays no thread-pool round trips for it.
-  if (entryDigests(state) !== undefined) {
-    const offset = indexedSize(state, true);
-    const size = withRegularFdSync(jsonlPath, rolloutId, (_fd, n) => n) ?? 0;
-    if (offset !== undefined && offset === size) return { changed: false, recovered: 0 };
-  }
+  if (fullyIndexed(target, state)) return { changed: false, recovered: 0 };
   const fh = await openRegularForRead(jsonlPath, rolloutId);
   try {
     let size = fh ? (await fh.stat()).size : 0;

@@ -1,5 +1,5 @@
 import { TokcapError } from '../errors.js';
-import { readRegularFile } from '../layout/safe-open.js';
+import { readRegularFileSync } from '../layout/safe-open.js';
 import { parseJsonBytes, type JsonBytesReader } from '../json/parse-json.js';
 import { isJsonObject } from '../json/value.js';
 import { defaultStateData, type RolloutState } from './rollout-state.js';
@@ -9,7 +9,12 @@ import { defaultStateData, type RolloutState } from './rollout-state.js';
  * (JSONDecodeError). Not an object → `corrupt` with the reference's ValueError message.
  */
 export async function readState(statePath: string, rolloutId: string): Promise<RolloutState> {
-  const bytes = await readRegularFile(statePath, rolloutId);
+  return readStateSync(statePath, rolloutId);
+}
+
+/** `readState` with synchronous calls: for a caller holding the rollout's lock (a freeze). */
+export function readStateSync(statePath: string, rolloutId: string): RolloutState {
+  const bytes = readRegularFileSync(statePath, rolloutId);
   if (bytes === undefined) return { exists: false, data: defaultStateData() };
   return parseStateBytes(bytes, statePath, rolloutId);
 }
