@@ -11,6 +11,7 @@ import { JsonWriter, RawJsonText } from '../src/json/canonical-json.js';
 import { renderTable, type Column } from './table.js';
 import type { Shard } from '../src/layout/shard.js';
 import type { ThreadOptions } from '../src/threads/parallel-rollouts.js';
+import { threadsFromEnv } from './early-job.js';
 
 export interface OutStream {
   /** `written`, when given, is called once the chunk has been written out (a Node stream's callback). */
@@ -350,9 +351,8 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
  * size) and TOKCAP_DEBUG (say how many workers each job started; tests check that they ran).
  */
 export function threadOptions(env: NodeJS.ProcessEnv, err: (line: string) => void): ThreadOptions {
-  const workers = env.TOKCAP_WORKERS;
   return {
-    threads: workers !== undefined && /^\d+$/.test(workers) ? Number(workers) : undefined,
+    threads: threadsFromEnv(env),
     onWorkers: debugEnabled(env) ? (n, items) => err(`tokcap: debug: ${n} worker thread(s) for ${items} rollouts`) : undefined,
   };
 }

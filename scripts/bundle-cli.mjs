@@ -71,7 +71,7 @@ const plugins = [
         if (!text.includes('import.meta.url')) return { contents: text, loader: 'js' };
         // A bundled worker, started from its bundle beside this chunk (kept apart from the
         // rewrite below by a placeholder).
-        text = text.replace(/new URL\('\.\/([a-z-]+-worker)\.js', import\.meta\.url\)/g, (whole, name) =>
+        text = text.replace(/new URL\('(?:\.\/|\.\.\/[a-z-]+\/)([a-z-]+-worker)\.js', import\.meta\.url\)/g, (whole, name) =>
           WORKERS.some((w) => w.endsWith(`/${name}`)) ? `new URL('./${name}.js', __TOKCAP_CHUNK_URL__)` : whole,
         );
         const own = `new URL(${JSON.stringify(fromOut(args.path))}, import.meta.url).href`;

@@ -22,9 +22,12 @@ import { closeSync } from 'node:fs';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import { joinLockTurns, lockTurnsMemory, reclaimLockTurn } from '../lock/lock-turns.js';
 import { mapInOrder } from './map-in-order.js';
+import { earlyWorkerPays, WORKER_MIN_BYTES } from './job-workers.js';
+import { earlyWorkerWaiting, giveEarlyJob, startedEarly, takeEarlyWorker, WORKER_RESOURCE_LIMITS } from './early-workers.js';
 import { mainThreadRequests, replyToWorker, type SerialisedError, type ThreadGive, type ThreadRequest } from './thread-requests.js';
 
 export { serialiseError, type SerialisedError } from './thread-requests.js';
+export { WORKER_MIN_BYTES } from './job-workers.js';
 
 /** How many threads a job may use; the caller decides (the CLI from TOKCAP_WORKERS). */
 export interface ThreadOptions {
@@ -90,14 +93,6 @@ type FromWorker =
   | ThreadGive
   | { type: 'done' };
 
-/**
- * Below about this much JSONL, verify, build and export finish as fast in one thread as with a
- * worker, whose start-up (module loading, a cold JIT) the job is too short to pay back
- * (measured on 2 cores: 65 MB even, 260 MB 1.3x faster with a worker; session 12, after the
- * lock turn's fix and the bundled workers, under load 6-10: two threads 0.8-0.9x one at 65 MB,
- * 0.7x at 5,000 rollouts of 6 KB; BENCHMARKS.md, "Issue 15 (session 12)").
- */
-export const WORKER_MIN_BYTES = 96 * 2 ** 20;
 
 /** Worker threads to start beside this thread, which computes too: one per other core. */
 export function workerCount(threads: ThreadOptions = {}): number {
@@ -111,11 +106,20 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
   const chunkSize = options.chunkSize ?? 256;
   const nChunks = Math.ceil(ids.length / chunkSize);
   const threads = options.threads ?? {};
-  // Two threads or more asked for explicitly: workers whatever the job's size.
+  // Two threads or more asked for explicitly: workers whatever the job's size. A worker started
+  // early (./early-workers.ts) pays from a smaller size than one started now.
+  const bytes = options.estimatedBytes;
   const bigEnough =
     (threads.threads !== undefined && threads.threads >= 2) ||
-    ((options.estimatedBytes === undefined || options.estimatedBytes >= WORKER_MIN_BYTES) && ids.length >= (options.minItems ?? 2000));
+    ((bytes === undefined || bytes >= WORKER_MIN_BYTES || (earlyWorkerWaiting(options.workerUrl) && earlyWorkerPays(bytes, ids.length))) &&
+      ids.length >= (options.minItems ?? 2000));
   const nWorkers = bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(threads), nChunks - 1) : 0;
+  // A worker started before the job (./early-workers.ts) is its first, or stopped if it has none.
+  let earlyWorker = takeEarlyWorker(options.workerUrl);
+  if (earlyWorker && nWorkers === 0) {
+    void earlyWorker.terminate();
+    earlyWorker = undefined;
+  }
   threads.onWorkers?.(nWorkers, ids.length);
   const counter = new Int32Array(new SharedArrayBuffer(4));
   // The chunk each worker is computing (-1: none), so that a worker that dies leaves no chunk
@@ -202,13 +206,12 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     workers.push(
       new Promise<void>((resolve) => {
         let worker: Worker;
+        const workerData = { shared: options.shared, ids, chunkSize, counter, claims, slot: w, lockTurns };
         try {
-          // A smaller young generation than V8's default: each worker is a whole heap, and its
-          // default nursery alone adds tens of MB of peak RSS at no measurable speed gain.
-          worker = new Worker(options.workerUrl, {
-            workerData: { shared: options.shared, ids, chunkSize, counter, claims, slot: w, lockTurns },
-            resourceLimits: { maxYoungGenerationSizeMb: 8 },
-          });
+          if (w === 0 && earlyWorker) {
+            worker = earlyWorker;
+            giveEarlyJob(worker, workerData);
+          } else worker = new Worker(options.workerUrl, { workerData, resourceLimits: WORKER_RESOURCE_LIMITS });
         } catch {
           resolve();
           return;
@@ -317,7 +320,7 @@ export function forTransfer(bytes: Uint8Array | undefined, transfer: ArrayBuffer
  */
 export function serveRolloutWorker<R>(
   port: import('node:worker_threads').MessagePort,
-  data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array; claims: Int32Array; slot: number; lockTurns?: SharedArrayBuffer },
+  data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array; claims: Int32Array; slot: number; lockTurns?: SharedArrayBuffer } | { early: true },
   compute: (
     id: string,
     index: number,
@@ -330,6 +333,11 @@ export function serveRolloutWorker<R>(
   /** Memory of a result to move to the main thread rather than copy (e.g. its encoded bytes). */
   transferOf?: (result: R) => ArrayBuffer[],
 ): void {
+  // Started before its job (./early-workers.ts): its modules are loaded; the job comes as a message.
+  if (startedEarly(data)) {
+    port.once('message', (m: { type: 'job'; data: typeof data }) => serveRolloutWorker(port, m.data, compute, reviveError, transferOf));
+    return;
+  }
   if (data.lockTurns) joinLockTurns(data.lockTurns, data.slot);
   else refuseRolloutLocksInThisThread();
   const { request, giveBack, settle } = mainThreadRequests(port, reviveError);

@@ -6,6 +6,7 @@ import type { StoreOptions } from '../ops/store.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { mapRolloutsParallel, type SerialisedError, type ThreadOptions } from '../threads/parallel-rollouts.js';
+import { VERIFY_WORKER_URL } from '../threads/job-workers.js';
 
 /** What verify-worker.ts returns for a rollout it could not verify. */
 export interface WorkerFailure {
@@ -46,7 +47,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
   const json = new JsonBytesReader();
   // Rollouts are verified on every core (src/threads/parallel-rollouts.ts); results in id order.
   const perRollout = await mapRolloutsParallel<Finding[] | WorkerFailure>(ids, {
-    workerUrl: new URL('./verify-worker.js', import.meta.url),
+    workerUrl: VERIFY_WORKER_URL,
     shared: { ...store },
     minItems: 8,
     estimatedBytes: estimateJsonlBytes(store.dir, ids),
