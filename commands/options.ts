@@ -725,7 +725,7 @@ export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   {
     name: 'TOKCAP_WORKERS',
     description:
-      'cores to use for work across rollouts (inspect, verify-digests, build, export, watch); by default every core, for jobs large enough to pay for a worker thread (about 96 MB of JSONL; for inspect, 20,000 rollouts, or 96 MB of JSONL with --deep; for watch, always); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size',
+      'cores to use for work across rollouts (inspect, verify-digests, build, export, watch); by default every core, for jobs large enough to pay for a worker thread (about 96 MB of JSONL; for verify-digests, whose worker starts with the command, about 48 MB in rollouts of 128 KB or more; for inspect, 20,000 rollouts, or 96 MB of JSONL with --deep; for watch, always); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size',
   },
 ];
 
