@@ -1,18 +1,27 @@
 /**
- * verify-digests' worker thread, started at process start, before commander and the command's
- * modules load (~0.1-0.2 s of this thread), when its job is plainly big enough for one: the job
- * takes it, or stops it (src/threads/early-workers.ts). Only when DIR is plain to see without the
- * option table (one positional, or none and $TOKCAP_DIR; no option that takes a separate value)
- * and its first entries already hold the JSONL bytes from which the job uses an early worker
- * (`earlyWorkerPays`); or whatever the size with TOKCAP_WORKERS=2 or more, as the job does.
- * TOKCAP_WORKERS=1 starts none. Otherwise the job starts its worker itself, as it did before.
+ * A job's worker thread started at process start, before commander and the command's modules
+ * load (~0.1-0.2 s of this thread): the job takes it, or stops it (src/threads/early-workers.ts).
+ *
+ * verify-digests' worker, when its job is plainly big enough for one: DIR plain to see without the
+ * option table (one positional, or none and $TOKCAP_DIR; no option that takes a separate value),
+ * and its first entries already holding the JSONL from which the job uses a worker started early
+ * (`earlyWorkerPays`). build's only when TOKCAP_WORKERS asks for workers: by default its job starts
+ * one from `WORKER_MIN_BYTES`, as before (at 64 MB its two threads cost 1.45x the CPU of one, and
+ * whether they pay on a free core is for a quiet run to say). With TOKCAP_WORKERS=2 or more, every
+ * such job starts its worker early, whatever the size, as the job does; TOKCAP_WORKERS=1 none.
  */
 import { firstJsonlSizes } from '../src/layout/estimate-size.js';
 import { startEarlyWorker } from '../src/threads/early-workers.js';
-import { earlyWorkerPays, VERIFY_WORKER_URL } from '../src/threads/job-workers.js';
+import { BUILD_WORKER_URL, earlyWorkerPays, VERIFY_WORKER_URL } from '../src/threads/job-workers.js';
 
-/** Options of verify-digests that take no separate value (`--color=…`, `--lock-wait=…`: one word). */
-const PLAIN = /^(?:-q|--quiet|--strict|--json|--no-color|--color=.*|--lock-wait=.*|--shard=.*)$/;
+/**
+ * Each command's worker module and, if it starts one early by default, its options that take no
+ * separate value and leave the job every rollout of DIR (`--color=…`, `--lock-wait=…`: one word).
+ */
+const EARLY_JOBS: Record<string, { url: URL; plain?: RegExp }> = {
+  'verify-digests': { url: VERIFY_WORKER_URL, plain: /^(?:-q|--quiet|--strict|--json|--no-color|--color=.*|--lock-wait=.*)$/ },
+  build: { url: BUILD_WORKER_URL },
+};
 
 /** TOKCAP_WORKERS: threads in all when it is a whole number, else undefined (each job decides). */
 export function threadsFromEnv(env: NodeJS.ProcessEnv): number | undefined {
@@ -20,21 +29,25 @@ export function threadsFromEnv(env: NodeJS.ProcessEnv): number | undefined {
   return workers !== undefined && /^\d+$/.test(workers) ? Number(workers) : undefined;
 }
 
-/** `args`: the words after `verify-digests`. */
-export function startEarlyJob(args: readonly string[], env: NodeJS.ProcessEnv): void {
+/** `args`: the words after the command. */
+export function startEarlyJob(command: string, args: readonly string[], env: NodeJS.ProcessEnv): void {
+  const job = EARLY_JOBS[command];
+  if (job === undefined) return;
   const threads = threadsFromEnv(env);
   if (threads !== undefined) {
-    if (threads >= 2) startEarlyWorker(VERIFY_WORKER_URL, threads);
+    if (threads >= 2) startEarlyWorker(job.url, threads);
     return;
   }
+  const plain = job.plain;
+  if (plain === undefined) return;
   const positionals: string[] = [];
   for (const a of args) {
     if (a.startsWith('-') && a !== '-') {
-      if (!PLAIN.test(a)) return;
+      if (!plain.test(a)) return;
     } else positionals.push(a);
   }
   const dir = positionals.length === 1 ? positionals[0] : positionals.length === 0 ? env.TOKCAP_DIR : undefined;
   if (dir === undefined || dir === '') return;
   const seen = firstJsonlSizes(dir);
-  if (earlyWorkerPays(seen.bytes, seen.files)) startEarlyWorker(VERIFY_WORKER_URL);
+  if (earlyWorkerPays(seen.bytes, seen.files)) startEarlyWorker(job.url);
 }

@@ -15,6 +15,7 @@ import type { StoreOptions } from '../ops/store.js';
 import { releaseOnce } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { forTransfer, mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
+import { BUILD_WORKER_URL } from '../threads/job-workers.js';
 import { appendMembers, statusAfterBuild, statusMembers } from '../status/result-status.js';
 import { buildOutcome, type BuildOutcome } from './build-outcome.js';
 import type { SnapshotSource } from './build-rollout.js';
@@ -61,7 +62,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
   const json = new JsonBytesReader();
   const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model, serialise: options.serialise };
   await mapRolloutsParallel<BuildOutcome, SnapshotRequest>(ids, {
-    workerUrl: new URL('./build-worker.js', import.meta.url),
+    workerUrl: BUILD_WORKER_URL,
     shared,
     minItems: 8,
     estimatedBytes: estimateJsonlBytes(store.dir, ids),
