@@ -1,4 +1,4 @@
-import { TokcapError, ioError } from '../errors.js';
+import { TokcapError } from '../errors.js';
 import { sha256Hex } from '../digest/token-digest.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
