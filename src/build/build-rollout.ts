@@ -55,7 +55,10 @@ export interface DetailedBuild {
   causes: MaskCause[];
   /** The chain view of the entries (null without entries or when the read failed). */
   chains: ChainBuild | null;
-  /** The entries built from, file order (empty when the read failed). */
+  /**
+   * The entries built from, file order (empty when the read failed). The result's output items
+   * may hold their prompt arrays themselves (a linked call's full prompt): neither is to be mutated.
+   */
   entries: TokenEntry[];
   danglingIntents: string[];
   /** Byte offset of a torn final line (preview only; a freeze truncates it). */
