@@ -3,14 +3,14 @@
  * load (~0.1-0.2 s of this thread): the job takes it, or stops it (src/threads/early-workers.ts).
  *
  * verify-digests' worker, when its job is plainly big enough for one: DIR plain to see without the
- * option table (one positional, or none and $TOKCAP_DIR; no option that takes a separate value),
- * and its first entries already holding the JSONL from which the job uses a worker started early
- * (`earlyWorkerPays`). build's only when TOKCAP_WORKERS asks for workers: by default its job starts
+ * option table (./plain-dir.ts), and its first entries already holding the JSONL from which the
+ * job uses a worker started early (`earlyWorkerPays`). build's only when TOKCAP_WORKERS asks for workers: by default its job starts
  * one from `WORKER_MIN_BYTES`, as before (at 64 MB its two threads cost 1.45x the CPU of one, and
  * whether they pay on a free core is for a quiet run to say). With TOKCAP_WORKERS=2 or more, every
  * such job starts its worker early, whatever the size, as the job does; TOKCAP_WORKERS=1 none.
  */
 import { firstJsonlSizes } from '../src/layout/estimate-size.js';
+import { plainDir } from './plain-dir.js';
 import { startEarlyWorker } from '../src/threads/early-workers.js';
 import { BUILD_WORKER_URL, earlyWorkerPays, VERIFY_WORKER_URL } from '../src/threads/job-workers.js';
 
@@ -38,16 +38,9 @@ export function startEarlyJob(command: string, args: readonly string[], env: Nod
     if (threads >= 2) startEarlyWorker(job.url, threads);
     return;
   }
-  const plain = job.plain;
-  if (plain === undefined) return;
-  const positionals: string[] = [];
-  for (const a of args) {
-    if (a.startsWith('-') && a !== '-') {
-      if (!plain.test(a)) return;
-    } else positionals.push(a);
-  }
-  const dir = positionals.length === 1 ? positionals[0] : positionals.length === 0 ? env.TOKCAP_DIR : undefined;
-  if (dir === undefined || dir === '') return;
+  if (job.plain === undefined) return;
+  const dir = plainDir(args, env, job.plain);
+  if (dir === undefined) return;
   const seen = firstJsonlSizes(dir);
   if (earlyWorkerPays(seen.bytes, seen.files)) startEarlyWorker(job.url);
 }

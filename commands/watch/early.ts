@@ -4,14 +4,14 @@
  * the command modules takes this thread ~0.2-0.4 s, and the listing (~0.6 s at 100,000 rollouts)
  * and the view (~0.3 s) are on the first screen's path.
  *
- * Only when DIR is plain to see without the option table: at most one positional (none: the
- * non-empty $TOKCAP_DIR), and no option but those that take no separate value and leave the live
- * view a live view. The command takes the worker if its DIR is that same string
+ * Only when DIR is plain to see without the option table (../plain-dir.ts), with no option but
+ * those that leave the live view a live view. The command takes the worker if its DIR is that same string
  * (`takeEarlyWorkers`); otherwise the worker is stopped, and nothing was read but names and
  * mtimes. The view is the live view's whatever its DIR (`takeEarlyView`).
  */
 import { createWorkerReaders, type WorkerReaders } from '../../src/watch/worker-readers.js';
 import { loadLiveView } from './view-loader.js';
+import { plainDir } from '../plain-dir.js';
 
 /** Options that change nothing of the above (`--color=…`, `--lock-wait=…`: in one word). */
 const PLAIN = /^(?:--allow-empty|-q|--quiet|--no-color|--color=.*|--lock-wait=.*)$/;
@@ -22,14 +22,8 @@ let earlyView: ReturnType<typeof loadLiveView> | undefined;
 /** `args`: the words after `watch`. */
 export function startEarly(args: readonly string[], env: NodeJS.ProcessEnv, stdoutIsTTY: boolean): void {
   if (!stdoutIsTTY || env.TOKCAP_WORKERS === '1') return;
-  const positionals: string[] = [];
-  for (const a of args) {
-    if (a.startsWith('-') && a !== '-') {
-      if (!PLAIN.test(a)) return;
-    } else positionals.push(a);
-  }
-  const dir = positionals.length === 1 ? positionals[0] : positionals.length === 0 ? env.TOKCAP_DIR : undefined;
-  if (dir === undefined || dir === '') return;
+  const dir = plainDir(args, env, PLAIN);
+  if (dir === undefined) return;
   const workers = createWorkerReaders();
   workers.prefetch(dir);
   early = { dir, workers, at: performance.now() };

@@ -848,24 +848,18 @@ export function recentOrder(ids: readonly string[], mtimes: Float64Array): Uint3
  * in that order: one pass, most rollouts turned away by one comparison of their mtime.
  */
 export function recentHead(ids: readonly string[], mtimes: Float64Array, k: number): Uint32Array {
-  const top: number[] = [];
   const before = (a: number, b: number) => mtimes[a] > mtimes[b] || (mtimes[a] === mtimes[b] && ids[a] < ids[b]);
-  if (k <= 0) return new Uint32Array(0);
-  for (let i = 0; i < ids.length; i++) {
-    if (top.length === k && !before(i, top[k - 1])) continue;
-    let at = top.length;
-    while (at > 0 && before(i, top[at - 1])) at--;
-    top.splice(at, 0, i);
-    if (top.length > k) top.pop();
-  }
-  return Uint32Array.from(top);
+  const indices = new Uint32Array(ids.length);
+  for (let i = 0; i < indices.length; i++) indices[i] = i;
+  return Uint32Array.from(firstInOrder(indices, k, (a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0)));
 }
 
 /** The first `k` items of `items` in `cmp` order, sorted (one pass: no sort of the whole array). */
-export function firstInOrder<T>(items: readonly T[], k: number, cmp: (a: T, b: T) => number): T[] {
+export function firstInOrder<T>(items: ArrayLike<T>, k: number, cmp: (a: T, b: T) => number): T[] {
   const top: T[] = [];
   if (k <= 0) return top;
-  for (const item of items) {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
     if (top.length === k && cmp(item, top[k - 1]) >= 0) continue;
     let lo = 0;
     let hi = top.length;
