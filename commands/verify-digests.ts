@@ -5,7 +5,6 @@
  * A rollout it could not read (lock timeout, I/O error) or a named id without capture files is
  * not verified: listed in `unchecked`, `ok` false, exit 3 (docs/cli.md#unavailable).
  */
-import { scanDirectory } from '../src/layout/scan-directory.js';
 import { verifyDirectory } from '../src/verify/verify-directory.js';
 import type { Finding } from '../src/verify/findings.js';
 import type { CommandContext } from './context.js';
@@ -16,14 +15,19 @@ import { compareCodePoints } from '../src/json/canonical-json.js';
 
 export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> {
   requireCaptureFiles(ctx);
-  const listing = await scanDirectory(ctx.dir, { shard: ctx.shard });
   const ids = ctx.idsGiven ? [...ctx.ids] : undefined;
-  const total = ids ? ids.filter((id) => listing.rollouts.has(id)).length : listing.rollouts.size;
-  const bar = total > 50 ? ctx.progress({ title: 'verifying', total }) : undefined;
-  const result = await verifyDirectory(storeOf(ctx), { ids, shard: ctx.shard, threads: ctx.threads, onProgress: (done) => bar?.update(done) });
+  // The library lists DIR once for the job and says how many rollouts it found (the bar's total).
+  let bar: ReturnType<typeof ctx.progress> | undefined;
+  const result = await verifyDirectory(storeOf(ctx), {
+    ids,
+    shard: ctx.shard,
+    threads: ctx.threads,
+    onStart: (total) => (bar = total > 50 ? ctx.progress({ title: 'verifying', total }) : undefined),
+    onProgress: (done) => bar?.update(done),
+  });
   bar?.done();
   // A named rollout without any capture file was not verified: an error (docs/cli.md#unavailable), not a warning.
-  const missing = (ids ?? []).filter((id) => !listing.rollouts.has(id));
+  const missing = result.missing;
   const errors = [
     ...missing.map((id) => ctx.fail(noCaptureFilesError({ rolloutId: id }), id)),
     ...result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId)),

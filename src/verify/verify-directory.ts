@@ -26,6 +26,8 @@ export interface VerifyResult {
   unchecked: string[];
   /** Rollouts attempted (checked or not). */
   rollouts: number;
+  /** The named `ids` with no capture file in the directory (or outside `shard`), as given: not attempted. */
+  missing: string[];
 }
 
 export interface VerifyOptions {
@@ -33,6 +35,8 @@ export interface VerifyOptions {
   /** Only the rollouts (of the directory, or of `ids`) in this shard. */
   shard?: Shard;
   onProgress?: (done: number, total: number) => void;
+  /** Called once, before the first rollout, with how many will be attempted (a caller's progress bar). */
+  onStart?: (total: number) => void;
   /** How many threads the job may use (default: decided by its size). */
   threads?: ThreadOptions;
 }
@@ -41,6 +45,8 @@ export interface VerifyOptions {
 export async function verifyDirectory(store: StoreOptions, options: VerifyOptions = {}): Promise<VerifyResult> {
   const listing = await scanDirectory(store.dir, { shard: options.shard });
   const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
+  const missing = options.ids ? options.ids.filter((id) => !listing.rollouts.has(id)) : [];
+  options.onStart?.(ids.length);
   const failures: (VerifyResult['failed'][number] | undefined)[] = [];
   let done = 0;
   // This thread's JSON reader for the job (each worker has its own).
@@ -76,5 +82,5 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
   const failed = failures.filter((f) => f !== undefined);
   const findings = perRollout.flatMap((r) => (Array.isArray(r) ? r : [])).sort(compareFindings);
   const unchecked = failed.map((f) => f.rolloutId).sort(compareCodePoints);
-  return { ok: unchecked.length === 0 && !findings.some((f) => f.severity === 'error'), findings, failed, unchecked, rollouts: ids.length };
+  return { ok: unchecked.length === 0 && !findings.some((f) => f.severity === 'error'), findings, failed, unchecked, rollouts: ids.length, missing };
 }
