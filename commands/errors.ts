@@ -54,6 +54,33 @@ function isErrnoException(e: unknown): e is NodeJS.ErrnoException {
 }
 
 /**
+ * The system errors a person can act on, in words: a DIR that does not exist, is not a directory
+ * or cannot be read. Node's text ("ENOENT: no such file or directory, opendir '/x'") names the
+ * syscall and repeats the path; the JSON message keeps it (kind `io`), the line says what is wrong.
+ */
+function errnoWords(e: NodeJS.ErrnoException): string | undefined {
+  switch (e.code) {
+    case 'ENOENT':
+      return e.syscall === 'opendir' || e.syscall === 'scandir' ? 'no such directory' : 'no such file or directory';
+    case 'ENOTDIR':
+      return 'not a directory';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    default:
+      return undefined;
+  }
+}
+
+/** `<subject>: <words>`, with the errno's own path too when it is not the subject (a file in DIR). */
+function describeErrno(subject: string | undefined, e: NodeJS.ErrnoException): string | undefined {
+  const words = errnoWords(e);
+  if (words === undefined) return undefined;
+  const parts = [subject, e.path !== undefined && e.path !== subject ? e.path : undefined].filter((p): p is string => p !== undefined && p !== '');
+  return [...parts.map(oneLine), words].join(': ');
+}
+
+/**
  * `<rollout or file>: <reason>` without the `tokcap: ` prefix. The subject is the rollout id if
  * the error names one, else the file. An invalid_rollout_id error carries no subject: its message
  * already shows the id, quoted (an invalid id may contain anything).
@@ -61,11 +88,17 @@ function isErrnoException(e: unknown): e is NodeJS.ErrnoException {
 export function describeError(e: unknown): string {
   if (e instanceof TokcapError) {
     const subject = e.kind === 'invalid_rollout_id' ? undefined : (e.rolloutId ?? e.file);
+    if (e.kind === 'io' && isErrnoException(e.cause)) {
+      const words = describeErrno(subject, e.cause);
+      if (words !== undefined) return words;
+    }
     const reason = oneLine(e.message) || e.kind;
     return subject === undefined || subject === '' ? reason : `${oneLine(subject)}: ${reason}`;
   }
   if (isErrnoException(e)) {
     // A raw Node fs error that escaped the library: an I/O error about its path.
+    const words = describeErrno(e.path, e);
+    if (words !== undefined) return words;
     const msg = oneLine(e.message);
     const path = e.path === undefined ? undefined : oneLine(e.path);
     return path && !msg.includes(path) ? `${path}: ${msg}` : msg;

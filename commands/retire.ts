@@ -10,7 +10,7 @@ import { retireRolloutsOutcome } from '../src/ops/retire.js';
 import type { CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
 import { reportRemoval } from './removal-output.js';
-import { storeOf } from './shared.js';
+import { assertListableDir, storeOf } from './shared.js';
 
 export async function run(ctx: CommandContext<'retire'>): Promise<void> {
   const store = storeOf(ctx);
@@ -36,6 +36,8 @@ export async function run(ctx: CommandContext<'retire'>): Promise<void> {
     ctx.json(out);
     return;
   }
+  // A missing DIR is one error about DIR (as for every command), not a fence write failing per id.
+  await assertListableDir(ctx.dir);
   const result = await retireRolloutsOutcome(store, ctx.ids);
   reportRemoval(ctx, result, 'retired', 'fenced');
 }

@@ -32,8 +32,10 @@ export async function assertListableDir(dir: string): Promise<void> {
  * would pass a CI gate. `--allow-empty` makes an empty DIR an answer.
  */
 export function requireCaptureFiles(ctx: CommandContext<'inspect' | 'build' | 'verify-digests' | 'export' | 'watch'>): void {
-  if (ctx.options.allowEmpty) return;
-  if (!hasCaptureFiles(ctx.dir)) throw noCaptureFilesError({ file: ctx.dir });
+  // Even with --allow-empty a DIR that cannot be listed fails here, so the line names what is
+  // wrong with it (commands/errors.ts) the same way for every command.
+  const found = hasCaptureFiles(ctx.dir);
+  if (!found && !ctx.options.allowEmpty) throw noCaptureFilesError({ file: ctx.dir });
 }
 
 /**

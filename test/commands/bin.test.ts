@@ -113,11 +113,21 @@ describe('tokcap binary', () => {
     const r = await tokcap(['inspect', missing]);
     expect(r.exitCode).toBe(3);
     expect(stderrLines(r.stderr)).toHaveLength(1);
-    expect(stderrLines(r.stderr)[0]).toMatch(new RegExp(`^tokcap: ${missing}: ENOENT`));
+    expect(stderrLines(r.stderr)).toEqual([`tokcap: ${missing}: no such directory`]);
     const d = await tokcap(['inspect', missing], { TOKCAP_DEBUG: '1' });
     expect(d.exitCode).toBe(3);
     expect(stderrLines(d.stderr)[0]).toBe(stderrLines(r.stderr)[0]);
     expect(d.stderr).toMatch(/\n\s+at /);
+    expect(d.stderr).toContain('ENOENT: no such file or directory, opendir');
+  });
+
+  it('a DIR that is a file: the same line from a reading and a changing command, exit 3', async () => {
+    const file = join(DIR, 'a-file');
+    writeFileSync(file, '');
+    const s = await tokcap(['sweep', file, '--older-than', '0s', '--json']);
+    expect([s.exitCode, s.stdout, stderrLines(s.stderr)]).toEqual([3, '', [`tokcap: ${file}: not a directory`]]);
+    const v = await tokcap(['verify-digests', file]);
+    expect([v.exitCode, v.stdout, stderrLines(v.stderr)]).toEqual([3, '', [`tokcap: ${file}: not a directory`]]);
   });
 
   it('completion prints a script', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokcapError, type ErrorKind } from '../../src/errors.js';
+import { ioError, TokcapError, type ErrorKind } from '../../src/errors.js';
 import { invalidRolloutIdError } from '../../src/layout/rollout-id.js';
 import {
   debugEnabled,
@@ -64,9 +64,47 @@ describe('formatErrorLine', () => {
     expect(formatErrorLine(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(
       "tokcap: unexpected error: TypeError: Cannot read properties of undefined (reading 'x')",
     );
-    const enoent = Object.assign(new Error('ENOENT: no such file or directory, scandir'), { code: 'ENOENT', errno: -2, path: '/nope' });
-    expect(formatErrorLine(enoent)).toBe('tokcap: /nope: ENOENT: no such file or directory, scandir');
+    const enoent = Object.assign(new Error('ENOENT: no such file or directory, scandir'), { code: 'ENOENT', errno: -2, syscall: 'scandir', path: '/nope' });
+    expect(formatErrorLine(enoent)).toBe('tokcap: /nope: no such directory');
+    const eio = Object.assign(new Error("EIO: i/o error, read '/x'"), { code: 'EIO', errno: -5, syscall: 'read', path: '/x' });
+    expect(formatErrorLine(eio)).toBe("tokcap: EIO: i/o error, read '/x'");
     expect(formatErrorLine(42)).toBe('tokcap: unexpected error: 42');
+  });
+});
+
+/** A Node fs error as the fs module makes it (code, errno, syscall, path). */
+function errno(code: string, syscall: string, path?: string): NodeJS.ErrnoException {
+  const e = new Error(`${code}: something, ${syscall}${path === undefined ? '' : ` '${path}'`}`) as NodeJS.ErrnoException;
+  return Object.assign(e, { code, errno: -1, syscall, ...(path === undefined ? {} : { path }) });
+}
+
+describe('a DIR that cannot be listed, in words', () => {
+  it('says what is wrong with DIR, without the code, the syscall or the path twice', () => {
+    expect(formatErrorLine(ioError(errno('ENOENT', 'opendir'), '/data/caps'))).toBe('tokcap: /data/caps: no such directory');
+    expect(formatErrorLine(ioError(errno('ENOENT', 'opendir', '/data/caps'), '/data/caps'))).toBe('tokcap: /data/caps: no such directory');
+    expect(formatErrorLine(ioError(errno('ENOTDIR', 'opendir'), '/data/caps'))).toBe('tokcap: /data/caps: not a directory');
+    expect(formatErrorLine(ioError(errno('EACCES', 'opendir'), '/data/caps'))).toBe('tokcap: /data/caps: permission denied');
+    expect(formatErrorLine(ioError(errno('EPERM', 'opendir'), '/data/caps'))).toBe('tokcap: /data/caps: permission denied');
+  });
+
+  it('names the file as well when the error is about a file of a rollout', () => {
+    const e = ioError(errno('EACCES', 'open', '/d/r1.tokens.state.json'), '/d/r1.tokens.state.json', 'r1');
+    expect(formatErrorLine(e)).toBe('tokcap: r1: /d/r1.tokens.state.json: permission denied');
+    expect(formatErrorLine(ioError(errno('ENOENT', 'open', '/d/r1.tokens.lock'), '/d/r1.tokens.lock'))).toBe('tokcap: /d/r1.tokens.lock: no such file or directory');
+  });
+
+  it('keeps Node\'s text for other codes, and the code in the JSON message (kind io)', () => {
+    expect(formatErrorLine(ioError(errno('EIO', 'read'), '/d/x'))).toBe('tokcap: /d/x: EIO: something, read');
+    const e = ioError(errno('ENOENT', 'opendir'), '/data/caps');
+    expect(errorJson(e)).toEqual({ rollout_id: null, error: { kind: 'io', message: 'ENOENT: something, opendir' } });
+    expect(exitCodeFor(e)).toBe(3);
+  });
+
+  it('TOKCAP_DEBUG=1 still shows the raw error and its stack', () => {
+    const lines = formatErrorReport(ioError(errno('ENOENT', 'opendir'), '/data/caps'), { TOKCAP_DEBUG: '1' });
+    expect(lines[0]).toBe('tokcap: /data/caps: no such directory');
+    expect(lines.slice(1).join('\n')).toContain('ENOENT: something, opendir');
+    expect(lines.slice(1).join('\n')).toMatch(/\n\s+at /);
   });
 });
 

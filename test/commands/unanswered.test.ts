@@ -93,7 +93,7 @@ describe('a DIR without capture files', () => {
     const dir = join(temp(), 'nope');
     const { code, stderr } = await cli(['verify-digests', dir]);
     expect(code).toBe(3);
-    expect(stderr).toContain(`tokcap: ${dir}: ENOENT`);
+    expect(stderr).toBe(`tokcap: ${dir}: no such directory\n`);
   });
 });
 

@@ -269,7 +269,7 @@ describe('exit codes and output', () => {
     const o = outDir('o');
     const r1 = await cli(['export', join(o, 'nope'), '--out', join(o, 'x.jsonl')]);
     expect(r1.code).toBe(3);
-    expect(r1.stderr).toContain('ENOENT');
+    expect(r1.stderr).toBe(`tokcap: ${join(o, 'nope')}: no such directory\n`);
     writeFileSync(join(o, 'file'), '');
     const r2 = await cli(['export', join(o, 'file'), 'r1', '--out', join(o, 'y.jsonl')]);
     expect(r2.code).toBe(3);
