@@ -15,7 +15,7 @@ import { RawJsonText } from '../src/json/canonical-json.js';
 import { statusMembers } from '../src/status/result-status.js';
 import { countRollout, emptySummary } from '../src/status/summary.js';
 import type { CommandContext } from './context.js';
-import { EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
+import { couldNotBeRead, EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
 import { assertListableDir, requireCaptureFiles, storeOf } from './shared.js';
 import { summaryLines } from './summary-text.js';
 
@@ -86,7 +86,10 @@ function explain(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): str
   const s = ctx.styles;
   const r = o.summary;
   const lines = [`${s.id(id)}  ${s.badge(o.verdict.verdict)}${o.status ? `  ${s.badge(o.status.status)}${o.status.conditions.map((c) => ' ' + s.badge(c)).join('')}` : ''}`];
-  for (const c of o.causes) lines.push(`  ${s.warn('•')} ${c.message}`);
+  // A rollout that could not be read has no mask causes, only the reason it could not be read.
+  const unread = o.verdict.verdict === 'unavailable';
+  if (unread) lines.push(`  ${s.error('•')} ${couldNotBeRead({ kind: o.verdict.errorKind ?? 'other', message: o.verdict.errorMessage ?? r.error ?? '' })}`);
+  else for (const c of o.causes) lines.push(`  ${s.warn('•')} ${c.message}`);
   if (o.tornTailAt !== undefined) lines.push(`  ${s.warn('•')} the JSONL ends with a torn line (never acknowledged); a freeze truncates it`);
   if (r.built) {
     const failures = Object.entries(r.linkFailures ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');

@@ -72,6 +72,16 @@ function errnoWords(e: NodeJS.ErrnoException): string | undefined {
   }
 }
 
+/**
+ * A system error's message as Node writes it (`ENOENT: no such file or directory, open '/d/x'`),
+ * read back when only the text crossed over (a verdict from a worker thread, a failed build).
+ */
+function errnoFromMessage(message: string): NodeJS.ErrnoException | undefined {
+  const m = /^(E[A-Z0-9]+): [^,]*, ([a-z0-9_]+)(?: '(.*)')?$/.exec(message);
+  if (!m) return undefined;
+  return Object.assign(new Error(message), { code: m[1], syscall: m[2], ...(m[3] === undefined ? {} : { path: m[3] }) });
+}
+
 /** `<subject>: <words>`, with the errno's own path too when it is not the subject (a file in DIR). */
 function describeErrno(subject: string | undefined, e: NodeJS.ErrnoException): string | undefined {
   const words = errnoWords(e);
@@ -88,9 +98,10 @@ function describeErrno(subject: string | undefined, e: NodeJS.ErrnoException): s
 export function describeError(e: unknown): string {
   if (e instanceof TokcapError) {
     const subject = e.kind === 'invalid_rollout_id' ? undefined : (e.rolloutId ?? e.file);
-    if (e.kind === 'io' && isErrnoException(e.cause)) {
-      const words = describeErrno(subject, e.cause);
-      if (words !== undefined) return words;
+    if (e.kind === 'io') {
+      const cause = isErrnoException(e.cause) ? e.cause : errnoFromMessage(e.message);
+      const words = cause && describeErrno(subject, cause);
+      if (words) return words;
     }
     const reason = oneLine(e.message) || e.kind;
     return subject === undefined || subject === '' ? reason : `${oneLine(subject)}: ${reason}`;
@@ -105,6 +116,15 @@ export function describeError(e: unknown): string {
   }
   if (e instanceof Error) return `unexpected error: ${oneLine(`${e.name}: ${e.message}`)}`;
   return `unexpected error: ${oneLine(String(e))}`;
+}
+
+/**
+ * What human output says of a rollout that could not be read (docs/cli.md#unavailable), in the
+ * words of its error line (`tokcap: ID: <reason>`): never the Python class that a failed build's
+ * `error` string starts with (`TimeoutError: ...`, the reference's form, kept in the JSON).
+ */
+export function couldNotBeRead(error: { kind: ErrorKind; message: string }): string {
+  return `could not be read: ${describeError(new TokcapError(error.kind, error.message))}`;
 }
 
 /** The one-line stderr message: `tokcap: <rollout or file>: <reason>`. */

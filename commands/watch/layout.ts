@@ -10,6 +10,7 @@ import { cellWidth as stringWidth, charWidth } from './cells.js';
 import { terminalSafe as sanitize } from '../../src/text/terminal-safe.js';
 import type { Styles } from '../styles.js';
 import { formatAgeSince } from '../shared.js';
+import { couldNotBeRead } from '../errors.js';
 import { conditionTokens, statusTokens, verdictTokens } from '../summary-text.js';
 import type { MaskCause } from '../../src/build/mask-causes.js';
 import type { DirectoryTotals, RolloutRow, RowFilter, SortMode } from '../../src/watch/rows.js';
@@ -131,7 +132,7 @@ export interface RowLineOptions {
 
 /** The mask column's plain text and style of a row. */
 function maskCell(r: RolloutRow): { text: string; tone: 'error' | 'masked' | 'ok' | 'dim' } {
-  if (r.error) return { text: `error: ${r.error.message}`, tone: 'error' };
+  if (r.error) return { text: couldNotBeRead(r.error), tone: 'error' };
   if (!r.loaded) return { text: '…', tone: 'dim' };
   if (r.wouldMask === null) return { text: '-', tone: 'dim' };
   if (!r.wouldMask) return { text: 'no', tone: 'ok' };
@@ -308,7 +309,7 @@ export function detailLines(d: RolloutDetail, width: number, now: number, styles
   const meta = f ? `  v${f.version}  ${f.entries} calls  files ${files || 'none'}  changed ${formatAgeSince(now, f.mtime_ms)} ago` : '';
   out.push(styles.heading(truncate(head, width - 12)) + ' ' + badge + truncate(meta, Math.max(0, width - stringWidth(head) - d.status.status.length - 1)));
   if (d.status.conditions.length) out.push(`conditions: ${d.status.conditions.map((c) => styles.badge(c)).join(' ')}`);
-  if (d.status.error) out.push(styles.error(truncate(`could not be read: ${sanitize(d.status.error.message)}`, width)));
+  if (d.status.error) out.push(styles.error(truncate(couldNotBeRead(d.status.error), width)));
   if (f?.snapshot_id) out.push(styles.dim(truncate(`snapshot ${f.snapshot_id}${f.frozen ? ' (frozen)' : ''}`, width)));
 
   out.push(section(`chain tree (${d.tree.length} placed call${d.tree.length === 1 ? '' : 's'}, ${d.chains.length} chain${d.chains.length === 1 ? '' : 's'})`, width, styles));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ioError, TokcapError, type ErrorKind } from '../../src/errors.js';
 import { invalidRolloutIdError } from '../../src/layout/rollout-id.js';
 import {
+  couldNotBeRead,
   debugEnabled,
   errorJson,
   exitCodeFor,
@@ -98,6 +99,17 @@ describe('a DIR that cannot be listed, in words', () => {
     const e = ioError(errno('ENOENT', 'opendir'), '/data/caps');
     expect(errorJson(e)).toEqual({ rollout_id: null, error: { kind: 'io', message: 'ENOENT: something, opendir' } });
     expect(exitCodeFor(e)).toBe(3);
+  });
+
+  it('reads the words back from a message that crossed a thread without its error (a verdict, a failed build)', () => {
+    const message = "ENOENT: no such file or directory, open '/d/r1.tokens.lock'";
+    expect(formatErrorLine(new TokcapError('io', message, { rolloutId: 'r1' }))).toBe('tokcap: r1: /d/r1.tokens.lock: no such file or directory');
+    expect(couldNotBeRead({ kind: 'io', message })).toBe('could not be read: /d/r1.tokens.lock: no such file or directory');
+    expect(couldNotBeRead({ kind: 'lock_timeout', message: 'timed out after 1s waiting for the lock of rollout r1' })).toBe(
+      'could not be read: timed out after 1s waiting for the lock of rollout r1',
+    );
+    // Only kind io is read as a system error; the text of other kinds is shown as it is.
+    expect(couldNotBeRead({ kind: 'corrupt', message: 'EFOO: x, open' })).toBe('could not be read: EFOO: x, open');
   });
 
   it('TOKCAP_DEBUG=1 still shows the raw error and its stack', () => {

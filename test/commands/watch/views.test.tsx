@@ -116,7 +116,7 @@ describe('DirectoryView', () => {
     const out = lines(lastFrame());
     expect(out[2]).toContain('1 could not be read');
     expect(out[1]).toContain('1 unavailable');
-    expect(out.find((l) => l.includes('broken'))).toBe('› broken    unavailable     3    0   0    3   0s error: refusing to read a dire…');
+    expect(out.find((l) => l.includes('broken'))).toBe('› broken    unavailable     3    0   0    3   0s could not be read: refusing to…');
   });
 
   it('says so when the directory is empty, or still being listed, or nothing matches', () => {

@@ -114,4 +114,30 @@ describe('one answer per rollout, in every command (issue 14)', () => {
     // export: the same verdict counts, the held rollout left out.
     expect(exp).toContain(`${trainable} trainable, ${masked} masked (${unbuilt} could not be built), 1 could not be read (left out)`);
   }, 240_000);
+
+  it('the held rollout is said in the same words by every command, never with a Python class', async () => {
+    const wait = ['--lock-wait', '1s'];
+    const errorLine = `tokcap: ${HELD}: timed out after 1s waiting for the lock of rollout ${HELD}`;
+    const reason = `could not be read: timed out after 1s waiting for the lock of rollout ${HELD}`;
+    const runs = {
+      build: await cli(['build', dir, HELD, ...wait]),
+      'build --freeze': await cli(['build', dir, HELD, '--freeze', ...wait]),
+      'inspect --deep': await cli(['inspect', dir, HELD, '--deep', ...wait]),
+      'verify-digests': await cli(['verify-digests', dir, HELD, ...wait]),
+      export: await cli(['export', dir, HELD, '--out', `${temp()}.jsonl`, ...wait]),
+      'watch --once': await cli(['watch', dir, '--once', ...wait]),
+    };
+    for (const [name, r] of Object.entries(runs)) {
+      expect(r.stderr.split('\n').filter(Boolean), name).toEqual([errorLine]);
+      expect(r.code, name).toBe(3);
+      expect(r.stdout, name).not.toMatch(/TimeoutError|the build failed/);
+    }
+    for (const name of ['build', 'build --freeze'] as const) expect(runs[name].stdout.split('\n'), name).toContain(`  • ${reason}`);
+    expect(runs['inspect --deep'].stdout.split('\n')).toContain(reason);
+    expect(runs['verify-digests'].stdout).toContain(`1 rollout could not be read (not verified): ${HELD}`);
+    expect(runs.export.stdout).toContain('1 could not be read (left out)');
+    // The row of the watch view: its last column, cut to the width of the screen.
+    const row = runs['watch --once'].stdout.split('\n').find((l) => l.trimStart().startsWith(`${HELD} `))!;
+    expect(row).toMatch(/ could not be read: timed out/);
+  }, 240_000);
 });
