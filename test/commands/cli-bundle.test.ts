@@ -17,7 +17,7 @@ const CLI = join(ROOT, 'dist', 'cli') + sep;
 const MODULES = join(ROOT, 'dist', 'commands') + sep;
 
 /** Runs the binary with a load hook; `loaded`: the path of every file module it loaded. */
-async function tokcapLoading(args: string[], env: Record<string, string> = {}) {
+async function tokcapLoading(args: string[], env: Record<string, string> = {}, cwd?: string) {
   const log = join(DIR, `loads-${Math.random().toString(36).slice(2)}.log`);
   const hooks = join(DIR, 'hooks.mjs');
   writeFileSync(
@@ -32,8 +32,13 @@ export async function load(url, context, next) {
   const register = join(DIR, 'register.mjs');
   writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
   writeFileSync(log, '');
-  const r = await execa('node', ['--import', pathToFileURL(register).href, BIN, ...args], { env: cleanEnv({ ...env, LOAD_LOG: log }), extendEnv: false, reject: false, stdin: 'ignore' });
+  const r = await execa('node', ['--import', pathToFileURL(register).href, BIN, ...args], { env: cleanEnv({ ...env, LOAD_LOG: log }), extendEnv: false, reject: false, stdin: 'ignore', cwd });
   return { ...r, loaded: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+}
+
+/** `tokcapLoading` run in `cwd` (a DIR given by a relative name). */
+function execaIn(cwd: string, args: string[]) {
+  return tokcapLoading(args, {}, cwd);
 }
 
 let store: string;
@@ -53,8 +58,24 @@ describe('the command line from its bundle', () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe('12 rollouts verified: 0 errors, 0 warnings in 0 rollouts');
     expect(r.loaded).toContain(join(CLI, 'main.js'));
-    // bin/tokcap.js checks the stamp with dist/commands/bundle-stamp.js; nothing else of dist/commands.
-    expect(r.loaded.filter((f) => f.startsWith(MODULES))).toEqual([join(MODULES, 'bundle-stamp.js')]);
+    // bin/tokcap.js finds the command and checks the stamp (dist/commands/command-word.js and
+    // bundle-stamp.js); nothing else of dist/commands.
+    expect(r.loaded.filter((f) => f.startsWith(MODULES)).sort()).toEqual([join(MODULES, 'bundle-stamp.js'), join(MODULES, 'command-word.js')]);
+  });
+
+  it('is chosen by the command, not by a word "watch" elsewhere on the line', async () => {
+    const named = join(DIR, 'watch');
+    await generateStore({ dir: named }, { rollouts: 2, calls: 1, prompt: 4, gen: 2, turn: 1, seed: 5 });
+    for (const args of [['inspect', 'watch'], ['--lock-wait', '5s', 'verify-digests', 'watch']]) {
+      const r = await execaIn(DIR, args);
+      expect(r.exitCode, args.join(' ')).toBe(0);
+      expect(r.loaded, args.join(' ')).toContain(join(CLI, 'main.js'));
+    }
+    // watch itself, also after a global option with its value: from the modules.
+    const w = await tokcapLoading(['--lock-wait', '5s', 'watch', named, '--once']);
+    expect(w.exitCode).toBe(0);
+    expect(w.loaded).toContain(join(MODULES, 'main.js'));
+    expect(w.loaded.filter((f) => f.startsWith(CLI))).toEqual([]);
   });
 
   it('starts worker threads from their own bundles beside it (one file each, no module of dist/src/)', async () => {
