@@ -81,8 +81,8 @@ export function WatchApp(props: WatchAppProps) {
     let made: string[] | undefined;
     return () => (made ??= rows.map((r) => r.id));
   }, [rows]);
-  // See KeyContext.followSelection.
-  const selected = selectedIndex(snapshot.ready ? nav : { ...nav, selectedId: null }, rows);
+  // The rollout the user chose (the top row until a key moves the selection), wherever the load puts it.
+  const selected = selectedIndex(nav, rows);
   const offset = visibleOffset(nav.offset, selected, rows.length, page);
   // During a load, the rows on screen not read yet are read next, whatever the sort, filter or
   // scroll position (the load's own order is the default view's).
@@ -118,7 +118,6 @@ export function WatchApp(props: WatchAppProps) {
     page,
     detailPage: viewHeight,
     detailMax: maxDetailOffset(detailLineCount, viewHeight),
-    followSelection: snapshot.ready,
   };
 
   useInput((input, key) => {

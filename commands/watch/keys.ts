@@ -41,12 +41,6 @@ export interface KeyContext {
   detailPage: number;
   /** The largest useful first line of the rollout view. */
   detailMax: number;
-  /**
-   * Whether the selection follows its rollout when rows move (once the first load is done).
-   * During the first load the order changes wholesale as rows are read: the selection then
-   * keeps its position instead of chasing a rollout across the list.
-   */
-  followSelection: boolean;
 }
 
 export const PLAIN_KEY: Key = {
@@ -99,10 +93,9 @@ export function reduceKey(ui: UiState, input: string, key: Key, ctx: KeyContext)
   if (ui.screen === 'detail') return detailKey(ui, input, key, ctx);
 
   const ids = ctx.ids(ui.filter, ui.sort);
-  const nav = (action: Parameters<typeof navReducer>[1]): UiState => {
-    const next = navReducer(ui.nav, action);
-    return { ...ui, nav: ctx.followSelection ? next : { ...next, selectedId: null } };
-  };
+  // The selection follows the rollout the user moved it to, also while the first load places and
+  // re-sorts rows (navigation.ts); untouched, it stays on the top row.
+  const nav = (action: Parameters<typeof navReducer>[1]): UiState => ({ ...ui, nav: navReducer(ui.nav, action) });
   const page = ctx.page;
   if (key.upArrow || input === 'k') return nav({ type: 'move', delta: -1, ids, page });
   if (key.downArrow || input === 'j') return nav({ type: 'move', delta: 1, ids, page });

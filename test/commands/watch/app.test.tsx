@@ -11,7 +11,9 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createStyles } from '../../../commands/styles.js';
 import { generateStore } from '../../../src/fixture/generate-store.js';
 import { beginCall } from '../../../src/ops/writer.js';
-import { DirectoryModel } from '../../../src/watch/directory-model.js';
+import { appendEntry } from '../../../src/ops/writer.js';
+import { DEFAULT_READERS, DirectoryModel, type WatchReaders } from '../../../src/watch/directory-model.js';
+import { entry } from '../../support/store.js';
 import { WatchApp } from '../../../commands/watch/App.js';
 import type { WatchFunction } from '../../../commands/watch/hooks/useDirectoryWatcher.js';
 
@@ -203,5 +205,67 @@ describe('WatchApp', () => {
     await beginCall({ dir }, 'r0', 'call-new');
     await model.refresh(['r0']);
     await until(() => lines(frame()).some((l) => /^[ ›]•r0 +live +2 +1 /.test(l)), 'the highlighted row');
+  });
+});
+
+describe('WatchApp during the first load', () => {
+  /** Rollouts a..f with 1..6 calls, and a model whose reads wait for `release` (one batch each). */
+  async function pacedLoad() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-app-'));
+    cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const [i, id] of ids.entries()) for (let c = 0; c <= i; c++) await appendEntry({ dir }, entry(`call-${c}`, { rollout: id }));
+    const gates: (() => void)[] = [];
+    const readBatch: WatchReaders['readBatch'] = async (store, batch) => {
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return DEFAULT_READERS.readBatch(store, batch);
+    };
+    const model = new DirectoryModel({ dir, readers: { readBatch }, concurrency: 1, batchSize: 2, firstBatch: 2 });
+    const { watch } = fakeWatch();
+    // Most calls first: the order changes wholesale as the rows are read (unread rows have none).
+    const app = render(<WatchApp model={model} styles={PLAIN} sizeStream={new FakeTerminal(80, 24)} watcher={{ watch, rescanMs: 0 }} throttleMs={10} initialSort="calls" />);
+    cleanups.push(() => {
+      for (const g of gates.splice(0)) g();
+      app.unmount();
+      model.dispose();
+    });
+    const frame = () => app.lastFrame() ?? '';
+    const release = async () => {
+      await until(() => gates.length > 0, 'a batch read');
+      const before = model.snapshot().totals.loaded;
+      gates.shift()!();
+      await until(() => model.snapshot().totals.loaded > before, 'the batch placed');
+      await new Promise((r) => setTimeout(r, 40));
+    };
+    const press = async (keys: string) => {
+      app.stdin.write(keys);
+      await new Promise((r) => setTimeout(r, 40));
+    };
+    await until(() => /^› a /.test(selectedLine(frame())), 'the listing');
+    return { frame, model, release, press };
+  }
+
+  it('keeps the selection on the rollout the user moved it to while rows are read and re-sorted', async () => {
+    const { frame, model, release, press } = await pacedLoad();
+    await press('jj');
+    expect(selectedLine(frame())).toMatch(/^› c /);
+    while (!model.snapshot().ready) {
+      await release();
+      expect(selectedLine(frame())).toMatch(/^› c /);
+    }
+    await until(() => frame().includes('up to date'), 'the end of the load');
+    const order = lines(frame()).filter((l) => /^[ ›][ •][a-f] /.test(l)).map((l) => l[2]);
+    expect(order).toEqual(['f', 'e', 'd', 'c', 'b', 'a']);
+    expect(selectedLine(frame())).toMatch(/^› c /);
+  });
+
+  it('keeps it on the top row, whichever rollout that becomes, until a key moves it', async () => {
+    const { frame, model, release } = await pacedLoad();
+    while (!model.snapshot().ready) {
+      await release();
+      expect(lines(frame()).find((l) => /^[ ›][ •][a-f] /.test(l))).toBe(selectedLine(frame()));
+    }
+    await until(() => frame().includes('up to date'), 'the end of the load');
+    expect(selectedLine(frame())).toMatch(/^› f /);
   });
 });

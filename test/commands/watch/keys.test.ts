@@ -12,7 +12,6 @@ const ctx: KeyContext = {
   page: 3,
   detailPage: 10,
   detailMax: 25,
-  followSelection: true,
 };
 
 /** Types `input` as Ink would deliver it: one key, or a chunk of several. */
@@ -84,11 +83,14 @@ describe('reduceKey', () => {
 });
 
 describe('selection during the first load', () => {
-  it('keeps its position instead of following a rollout', () => {
-    const loading = { ...ctx, followSelection: false };
-    const ui = reduceKey(initialUi(), 'j', PLAIN_KEY, loading);
-    expect(ui.nav).toMatchObject({ selectedId: null, cursor: 1 });
-    expect(selectedIndex(ui.nav, ['r0', ...ALL.slice(0, -1)])).toBe(1);
+  it('stays on the rollout the user moved it to as rows are placed and re-sorted; untouched, on the top row', () => {
+    const ui = reduceKey(initialUi(), 'j', PLAIN_KEY, ctx);
+    expect(ui.nav).toMatchObject({ selectedId: ALL[1], cursor: 1 });
+    // A row placed above it, then the rows re-sorted: the same rollout, wherever it went.
+    expect(selectedIndex(ui.nav, ['r8', ...ALL])).toBe(2);
+    expect(selectedIndex(ui.nav, [...ALL].reverse())).toBe(ALL.length - 2);
+    // Before any key the selection is the top row, whichever rollout that is.
+    expect(selectedIndex(initialUi().nav, ['r8', ...ALL])).toBe(0);
   });
 });
 
