@@ -21,7 +21,7 @@ import type { CommandContext } from './context.js';
 import type { SortKey, StatusFilter } from './options.js';
 import { formatAgeSince, formatBytes, requireCaptureFiles, storeOf } from './shared.js';
 import { summaryLines } from './summary-text.js';
-import { detailLines } from './watch/layout.js';
+import { detailLines } from './watch/rollout-lines.js';
 
 export function matchesStatus(a: RolloutStatusAnswer, filter: StatusFilter): boolean {
   if (filter === 'all') return true;

@@ -7,7 +7,9 @@ import { Box, Text } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectorySnapshot } from '../../src/watch/directory-model.js';
 import type { RolloutRow, RowFilter, SortMode } from '../../src/watch/rows.js';
-import { columnHeading, columnsFor, headerLines, rowLine, truncate } from './layout.js';
+import { columnHeading, columnsFor, rowLine } from './list-rows.js';
+import { headerLines } from './list-header.js';
+import { truncate } from './fit-text.js';
 
 /** Title, two lines of totals, sort/filter line, column heading. */
 export const HEADER_HEIGHT = 5;

@@ -2,7 +2,8 @@
 import { Text } from 'ink';
 import type { Styles } from '../styles.js';
 import type { RowFilter } from '../../src/watch/rows.js';
-import { footerLine, truncate, type Screen } from './layout.js';
+import { footerLine, type Screen } from './key-help.js';
+import { truncate } from './fit-text.js';
 
 export interface FooterProps {
   screen: Screen;

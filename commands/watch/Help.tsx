@@ -1,7 +1,8 @@
 /** The help overlay (`?`): the keys and what the columns mean. */
 import { Box, Text } from 'ink';
 import type { Styles } from '../styles.js';
-import { HELP_LINES, truncate } from './layout.js';
+import { HELP_LINES } from './key-help.js';
+import { truncate } from './fit-text.js';
 
 export interface HelpProps {
   width: number;

@@ -5,7 +5,8 @@
 import { Box, Text } from 'ink';
 import type { Styles } from '../styles.js';
 import type { RolloutDetail } from '../../src/status/rollout-detail.js';
-import { detailLines, truncate } from './layout.js';
+import { detailLines } from './rollout-lines.js';
+import { truncate } from './fit-text.js';
 
 export interface RolloutViewProps {
   id: string;

@@ -9,7 +9,7 @@ import type { Key } from 'ink';
 import { NO_FILTER, nextSortMode, type RowFilter, type SortMode } from '../../src/watch/rows.js';
 import { INITIAL_NAV, navReducer, selectedIndex, type ListNav } from './navigation.js';
 
-import type { Screen } from './layout.js';
+import type { Screen } from './key-help.js';
 
 export type { Screen };
 

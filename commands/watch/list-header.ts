@@ -1,0 +1,86 @@
+/**
+ * The header of the directory view: title and load state, the totals in the words of every
+ * command's summary (../summary-text.ts), sort, filter and the range shown. Used by the Ink view
+ * and by `watch --once`.
+ */
+import type { Styles } from '../styles.js';
+import { conditionTokens, statusTokens, verdictTokens } from '../summary-text.js';
+import type { DirectoryTotals, RowFilter, SortMode } from '../../src/watch/rows.js';
+import { SORT_LABEL } from '../../src/watch/rows.js';
+import { cellWidth as stringWidth } from './cells.js';
+import { padEnd } from './fit-text.js';
+
+export interface HeaderInfo {
+  dir: string;
+  totals: DirectoryTotals;
+  pending: number;
+  ready: boolean;
+  scanError?: string;
+  sort: SortMode;
+  filter: RowFilter;
+  shown: number;
+  first: number;
+  last: number;
+}
+
+export function filterLabel(f: RowFilter): string {
+  const parts: string[] = [];
+  if (f.masked) parts.push('masked');
+  if (f.incomplete) parts.push('incomplete');
+  if (f.dangling) parts.push('dangling');
+  if (f.search !== '') parts.push(`id~"${f.search}"`);
+  return parts.length ? parts.join(' + ') : 'none';
+}
+
+/** The header of the directory view: title, totals (two lines at most), sort and filter. */
+export function headerLines(h: HeaderInfo, width: number, styles: Styles): string[] {
+  const t = h.totals;
+  const status = h.scanError
+    ? styles.error(`cannot list: ${h.scanError}`)
+    : !h.ready
+      ? styles.warn(`reading ${t.loaded}/${t.rollouts}`)
+      : h.pending > 0
+        ? styles.dim(`updating ${h.pending}`)
+        : styles.ok('up to date');
+  const statusPlain = h.scanError ? `cannot list: ${h.scanError}` : !h.ready ? `reading ${t.loaded}/${t.rollouts}` : h.pending > 0 ? `updating ${h.pending}` : 'up to date';
+  const titleRoom = Math.max(10, width - stringWidth(statusPlain) - 1);
+  const title = padEnd(`tokcap watch ${h.dir}`, titleRoom);
+  const lines = [styles.heading(title) + ' ' + (stringWidth(statusPlain) + 1 + titleRoom <= width ? status : '')];
+  const n = (v: number, label: string, warn = false) => {
+    const text = `${v} ${label}`;
+    return { text, styled: v > 0 && warn ? styles.warn(text) : text };
+  };
+  const sum = t.summary;
+  const tokens = [
+    // Rows not read yet are not counted by status: the first token counts every rollout listed.
+    { text: `${t.rollouts} rollouts`, styled: styles.heading(`${t.rollouts} rollouts`) },
+    ...statusTokens(sum, styles).slice(1),
+    ...verdictTokens(sum, styles),
+    // What a narrow terminal cannot fit is cut from here on (two lines at most).
+    ...conditionTokens(sum, styles),
+    n(t.invalidNames, 'invalid names', true),
+  ];
+  lines.push(...packStyled(tokens, width).slice(0, 2));
+  const range = h.shown === 0 ? '0 shown' : `${h.first}-${h.last} of ${h.shown}`;
+  const left = `sort: ${SORT_LABEL[h.sort]}  filter: ${filterLabel(h.filter)}`;
+  lines.push(styles.dim(padEnd(left, Math.max(0, width - range.length - 1)) + ' ' + range));
+  return lines;
+}
+
+/** Tokens packed into lines of at most `width` cells (measured on the plain text, emitted styled). */
+function packStyled(tokens: readonly { text: string; styled: string }[], width: number, sep = '  '): string[] {
+  const lines: string[] = [];
+  let plain = '';
+  let styled = '';
+  for (const t of tokens) {
+    if (plain !== '' && stringWidth(plain + sep + t.text) > width) {
+      lines.push(styled);
+      plain = '';
+      styled = '';
+    }
+    plain = plain === '' ? t.text : plain + sep + t.text;
+    styled = styled === '' ? t.styled : styled + sep + t.styled;
+  }
+  if (plain !== '') lines.push(styled);
+  return lines;
+}
