@@ -14,7 +14,8 @@
  * moved back for the next batch);
  * `{ type: 'scan', seq, dir }`, answered by `{ type: 'listing', seq, listing }` (or `failed`: the
  * main thread lists the directory itself) and, once this thread has no chunk of the stat pass
- * left to claim, `{ type: 'stat-done', seq }`.
+ * left to claim, `{ type: 'stat-done', seq }`, then `{ type: 'ready' }` once it has loaded the
+ * modules that read rows (the main thread reads the batches it asks for before that itself).
  */
 import { parentPort } from 'node:worker_threads';
 import type { JsonBytesReader } from '../json/parse-json.js';
@@ -49,13 +50,18 @@ export interface ScanRequest {
 
 export type ScanReply = { type: 'listing'; seq: number; listing: SharedListing } | { type: 'listing'; seq: number; failed: true } | { type: 'stat-done'; seq: number };
 
+/** Sent once this thread has loaded the modules that read rows (after a load's stat pass). */
+export interface ReadyReply {
+  type: 'ready';
+}
+
 const port = parentPort;
 if (port) {
   // The modules that read rows (parsers, chain building, digests, the batches' codec, the lock
   // module that refuses locks here) are loaded after the listing and the stat pass of a live
-  // load, which need none of them: the first screen waits for those, while the main thread has
-  // their rows to place before the first batch comes. No batch is read before they are loaded,
-  // so no lock could be taken here before the refusal.
+  // load, which need none of them: the first screen waits for those, and its batch is read by
+  // the main thread meanwhile (it is told when they are loaded). No batch is read here before
+  // they are loaded, so no lock could be taken here before the refusal.
   let reading:
     | Promise<{
         rowFromCopy: typeof import('./row-batch.js').rowFromCopy;
@@ -87,7 +93,10 @@ if (port) {
       port.postMessage({ type: 'listing', seq: m.seq, listing: listing.shared } satisfies ScanReply);
       while (statNextChunk(m.dir, listing.ids, listing.shared));
       port.postMessage({ type: 'stat-done', seq: m.seq } satisfies ScanReply);
-      void readers();
+      // Batches sent before this are read by the main thread (worker-readers.ts).
+      void readers().then(() => {
+        port.postMessage({ type: 'ready' } satisfies ReadyReply);
+      });
       return;
     }
     if (m.type !== 'batch') return;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
-import type { BatchReply, BatchRequest, ScanReply, ScanRequest } from './read-worker.js';
+import type { BatchReply, BatchRequest, ReadyReply, ScanReply, ScanRequest } from './read-worker.js';
 import type { RowReadOutcome } from './row-batch.js';
 import { listingOf, prepareStat, statHere, type LoadListing } from './shared-stat.js';
 
@@ -54,7 +54,11 @@ export interface WorkerReaders {
    * start of a live load; undefined when there is no worker (the caller lists it itself).
    */
   scanForLoad(dir: string): Promise<LoadListing | undefined>;
-  /** Whether batches currently go to the worker (false before the first one and after a fallback). */
+  /**
+   * Whether batches currently go to the worker (false before the first one, after a fallback, and
+   * while the worker is busy with a load's listing and stat pass and has not loaded its reading
+   * modules yet: those batches are read in this thread).
+   */
   readonly inWorker: boolean;
   /**
    * Starts the worker now rather than on the first batch: it loads its modules while this
@@ -82,6 +86,12 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
   let drained: (() => void) | null = null;
   /** Descriptors handed to the worker and not yet closed by it (as far as this thread knows). */
   let handedOff = 0;
+  /**
+   * A load's listing was asked of the worker, which loads its reading modules only after that
+   * load's stat pass (read-worker.ts) and says so: until then batches are read in this thread,
+   * whose modules are loaded, rather than wait there (~60 ms of the first screen at 100,000).
+   */
+  let workerLoading = false;
   const fdBudget = descriptorBudget();
 
   const settle = () => {
@@ -119,7 +129,11 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       // worker warns about each one, and would close its own at exit; it opens none).
       const w = new Worker(workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: 8 }, trackUnmanagedFds: false });
       w.unref();
-      w.on('message', (reply: BatchReply | ScanReply) => {
+      w.on('message', (reply: BatchReply | ScanReply | ReadyReply) => {
+        if (reply.type === 'ready') {
+          workerLoading = false;
+          return;
+        }
         if (reply.type !== 'batch') {
           onScanReply(reply);
           return;
@@ -149,6 +163,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     const w = start();
     if (!w) return Promise.resolve(undefined);
     const request: ScanRequest = { type: 'scan', seq: ++seq, dir };
+    workerLoading = true;
     return new Promise<LoadListing | undefined>((resolve) => {
       scans.set(request.seq, { dir, listed: resolve, statted: () => undefined });
       w.postMessage(request);
@@ -176,7 +191,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
 
   return {
     get inWorker() {
-      return worker !== null && !broken;
+      return worker !== null && !broken && !workerLoading;
     },
     start() {
       start();
@@ -185,6 +200,13 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       const [{ copyBatch, readBatchHere }, { CopyArena, closeCopied }, { encodeRecords }] = await readingModules();
       const arena = arenas.pop() ?? new CopyArena();
       if (!start()) return readBatchHere(store, ids, arena);
+      if (workerLoading) {
+        try {
+          return await readBatchHere(store, ids, arena);
+        } finally {
+          arenas.push(arena);
+        }
+      }
       // Descriptors left for the worker to close stay within a share of the process's limit.
       arena.keepFds = Math.max(0, fdBudget - handedOff);
       const records = await copyBatch(store, ids, arena);
@@ -219,8 +241,13 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       const early = prefetched;
       prefetched = undefined;
       const listing = early?.dir === dir ? early.listing : scanInWorker(dir);
-      // Idle until the listing comes (a listing already there runs first).
-      setImmediate(prepareStat);
+      // Idle until the listing comes (a listing already there runs first): what the stat pass
+      // and the first batch (read here, see workerLoading) call is loaded meanwhile.
+      setImmediate(() => {
+        prepareStat();
+        // (a failure is the first batch's to report)
+        readingModules().catch(() => undefined);
+      });
       return listing;
     },
     async close(timeoutMs = 2000) {

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';
 import type { withRolloutLock as withRolloutLockFromSources } from '../../../src/lock/rollout-lock.js';
@@ -163,6 +163,27 @@ describe('worker readers', () => {
       expect(batches[0]).toEqual(visibleRows(final.rows, NO_FILTER, 'recent').slice(0, 20).map((r) => r.id));
       expect(batches.flat().sort()).toEqual([...ids].sort());
       model.dispose();
+    } finally {
+      await readers.close();
+    }
+  });
+
+  it("read the batches asked for while the worker lists and stats for a load in this thread, and later ones in the worker, the same rows", async () => {
+    const dir = tempDir();
+    const ids = await makeStore(dir);
+    const here = await DEFAULT_READERS.readBatch({ dir }, ids);
+    const readers = createCompiled();
+    try {
+      const load = await readers.scanForLoad(dir);
+      expect(load).toBeDefined();
+      // The worker loads its reading modules only after its share of the stat pass: this
+      // batch does not wait for them.
+      expect(readers.inWorker).toBe(false);
+      expect(await readers.readBatch({ dir }, ids)).toEqual(here);
+      await load!.stat();
+      await vi.waitFor(() => expect(readers.inWorker).toBe(true), { timeout: 20_000, interval: 10 });
+      expect(await readers.readBatch({ dir }, ids)).toEqual(here);
+      expect(readers.inWorker).toBe(true);
     } finally {
       await readers.close();
     }
