@@ -17,6 +17,7 @@ import { DirectoryModel } from '../src/watch/directory-model.js';
 import { visibleRows, NO_FILTER } from '../src/watch/rows.js';
 import { rowJson, rowsById, watchSnapshotHead } from '../src/watch/snapshot-json.js';
 import { createWorkerReaders } from '../src/watch/worker-readers.js';
+import { readWorkerUrl } from './watch/read-worker-url.js';
 import { requireCaptureFiles } from './shared.js';
 import { columnHeading, columnsFor, rowLine } from './watch/list-rows.js';
 import { headerLines } from './watch/list-header.js';
@@ -128,7 +129,7 @@ function rowWorkers(ctx: CommandContext<'watch'>, trace?: Trace) {
     void early?.close(0);
     return undefined;
   }
-  const workers = early ?? createWorkerReaders();
+  const workers = early ?? createWorkerReaders(readWorkerUrl());
   // Its start (a thread, its modules) overlaps the directory listing, or the live view's renderer.
   workers.start();
   return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad }, close: () => workers.close() };

@@ -12,6 +12,7 @@
 import { createWorkerReaders, type WorkerReaders } from '../../src/watch/worker-readers.js';
 import { loadLiveView } from './view-loader.js';
 import { plainDir } from '../plain-dir.js';
+import { readWorkerUrl } from './read-worker-url.js';
 
 /** Options that change nothing of the above (`--color=…`, `--lock-wait=…`: in one word). */
 const PLAIN = /^(?:--allow-empty|-q|--quiet|--no-color|--color=.*|--lock-wait=.*)$/;
@@ -24,7 +25,7 @@ export function startEarly(args: readonly string[], env: NodeJS.ProcessEnv, stdo
   if (!stdoutIsTTY || env.TOKCAP_WORKERS === '1') return;
   const dir = plainDir(args, env, PLAIN);
   if (dir === undefined) return;
-  const workers = createWorkerReaders();
+  const workers = createWorkerReaders(readWorkerUrl());
   workers.prefetch(dir);
   early = { dir, workers, at: performance.now() };
   // The view (Ink and React) loads meanwhile as well: this thread reads and compiles it while the

@@ -1,7 +1,8 @@
 /**
  * bin/tokcap.js loads the command line from its bundle (dist/cli/, scripts/bundle-cli.mjs) while
  * the bundle's stamp holds (the stamp's check: test/commands/watch/view-loader.test.ts), and
- * `watch` always from the modules, whose view's bundle imports the library from dist/.
+ * `watch` always from the modules, whose view's bundle imports the library from dist/ (its read
+ * worker from a bundle of its own, with its own stamp).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,11 +72,12 @@ describe('the command line from its bundle', () => {
       expect(r.exitCode, args.join(' ')).toBe(0);
       expect(r.loaded, args.join(' ')).toContain(join(CLI, 'main.js'));
     }
-    // watch itself, also after a global option with its value: from the modules.
+    // watch itself, also after a global option with its value: from the modules (its read
+    // worker from its own bundle).
     const w = await tokcapLoading(['--lock-wait', '5s', 'watch', named, '--once']);
     expect(w.exitCode).toBe(0);
     expect(w.loaded).toContain(join(MODULES, 'main.js'));
-    expect(w.loaded.filter((f) => f.startsWith(CLI))).toEqual([]);
+    expect(w.loaded.filter((f) => f.startsWith(CLI))).toEqual([join(CLI, 'read-worker.js')]);
   });
 
   it('starts worker threads from their own bundles beside it (one file each, no module of dist/src/)', async () => {
@@ -100,11 +102,16 @@ describe('the command line from its bundle', () => {
     expect(r.loaded).toContain(join(CLI, 'main.js'));
   });
 
-  it('is not used for watch: watch runs from the modules', async () => {
+  it('is not used for watch: watch runs from the modules, its read worker from its own bundle', async () => {
     const r = await tokcapLoading(['watch', store, '--once', '--json']);
     expect(r.exitCode).toBe(0);
     expect(Object.keys(JSON.parse(r.stdout).rollouts)).toHaveLength(12);
     expect(r.loaded).toContain(join(MODULES, 'main.js'));
-    expect(r.loaded.filter((f) => f.startsWith(CLI))).toEqual([]);
+    expect(r.loaded.filter((f) => f.startsWith(CLI))).toEqual([join(CLI, 'read-worker.js')]);
+    expect(r.loaded).not.toContain(join(ROOT, 'dist', 'src', 'watch', 'read-worker.js'));
+    // The same rows as read in one thread.
+    const one = await tokcapLoading(['watch', store, '--once', '--json'], { TOKCAP_WORKERS: '1' });
+    expect(one.loaded.filter((f) => f.startsWith(CLI))).toEqual([]);
+    expect(JSON.parse(r.stdout).rollouts).toEqual(JSON.parse(one.stdout).rollouts);
   });
 });
