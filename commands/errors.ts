@@ -124,7 +124,12 @@ export function describeError(e: unknown): string {
  * `error` string starts with (`TimeoutError: ...`, the reference's form, kept in the JSON).
  */
 export function couldNotBeRead(error: { kind: ErrorKind; message: string }): string {
-  return `could not be read: ${describeError(new TokcapError(error.kind, error.message))}`;
+  return `could not be read: ${describeReason(error)}`;
+}
+
+/** An error's reason in the words of its error line, without a subject (the caller names it). */
+export function describeReason(error: { kind: ErrorKind; message: string }): string {
+  return describeError(new TokcapError(error.kind, error.message));
 }
 
 /** The one-line stderr message: `tokcap: <rollout or file>: <reason>`. */

@@ -4,6 +4,7 @@
  * and by `watch --once`.
  */
 import type { Styles } from '../styles.js';
+import { describeReason } from '../errors.js';
 import { conditionTokens, statusTokens, verdictTokens } from '../summary-text.js';
 import type { DirectoryTotals, RowFilter, SortMode } from '../../src/watch/rows.js';
 import { SORT_LABEL } from '../../src/watch/rows.js';
@@ -35,14 +36,16 @@ export function filterLabel(f: RowFilter): string {
 /** The header of the directory view: title, totals (two lines at most), sort and filter. */
 export function headerLines(h: HeaderInfo, width: number, styles: Styles): string[] {
   const t = h.totals;
-  const status = h.scanError
-    ? styles.error(`cannot list: ${h.scanError}`)
+  // A DIR removed or made unreadable while watched: in the words of the error line (../errors.ts).
+  const scanError = h.scanError === undefined ? undefined : describeReason({ kind: 'io', message: h.scanError });
+  const status = scanError
+    ? styles.error(`cannot list: ${scanError}`)
     : !h.ready
       ? styles.warn(`reading ${t.loaded}/${t.rollouts}`)
       : h.pending > 0
         ? styles.dim(`updating ${h.pending}`)
         : styles.ok('up to date');
-  const statusPlain = h.scanError ? `cannot list: ${h.scanError}` : !h.ready ? `reading ${t.loaded}/${t.rollouts}` : h.pending > 0 ? `updating ${h.pending}` : 'up to date';
+  const statusPlain = scanError ? `cannot list: ${scanError}` : !h.ready ? `reading ${t.loaded}/${t.rollouts}` : h.pending > 0 ? `updating ${h.pending}` : 'up to date';
   const titleRoom = Math.max(10, width - stringWidth(statusPlain) - 1);
   const title = padEnd(`tokcap watch ${h.dir}`, titleRoom);
   const lines = [styles.heading(title) + ' ' + (stringWidth(statusPlain) + 1 + titleRoom <= width ? status : '')];
