@@ -15,7 +15,6 @@
 import { TokcapError } from '../src/errors.js';
 import { CONDITIONS, ROLLOUT_STATUSES } from '../src/status/rollout-status.js';
 import { parseDuration } from './duration.js';
-import { DEFAULT_LOCK_WAIT_MS } from '../src/ops/store.js';
 import { parseShardOption, type ShardOption } from './shard.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -180,8 +179,7 @@ export interface GlobalOptions {
   lockWait: number;
 }
 
-// The library's default, so that a job started before the command line is parsed (./early-job.ts) is the job.
-export const DEFAULT_LOCK_WAIT_SECONDS = DEFAULT_LOCK_WAIT_MS / 1000;
+export const DEFAULT_LOCK_WAIT_SECONDS = 10;
 const LOCK_WAIT_HINT = "a lock wait needs a unit, e.g. 10s, 90s or 2m (how long to wait for a busy rollout's lock)";
 
 export const GLOBAL_OPTIONS: OptionTable<GlobalOptions> = {

@@ -8,13 +8,6 @@ export const VERIFY_WORKER_URL = new URL('../verify/verify-worker.js', import.me
 export const BUILD_WORKER_URL = new URL('../build/build-worker.js', import.meta.url);
 
 /**
- * Rollouts per chunk a verify thread claims at a time: small, so that two threads share the end of
- * the job evenly. Named here because a worker started early verifying (./early-workers.ts) claims
- * with it before the job is there to say it.
- */
-export const VERIFY_CHUNK_SIZE = 4;
-
-/**
  * Below about this much JSONL, verify, build and export finish as fast in one thread as with a
  * worker, whose start-up (module loading, a cold JIT) the job is too short to pay back
  * (measured on 2 cores: 65 MB even, 260 MB 1.3x faster with a worker; session 12, after the

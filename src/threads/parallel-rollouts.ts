@@ -18,11 +18,12 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker, type TransferListItem } from 'node:worker_threads';
+import { closeSync } from 'node:fs';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import { joinLockTurns, lockTurnsMemory, reclaimLockTurn } from '../lock/lock-turns.js';
 import { mapInOrder } from './map-in-order.js';
 import { earlyWorkerPays, WORKER_MIN_BYTES } from './job-workers.js';
-import { closeQuietly, earlyWorkerWaiting, giveEarlyJob, startedEarly, takeEarlyWorker, WORKER_RESOURCE_LIMITS, type StartedJob } from './early-workers.js';
+import { earlyWorkerWaiting, giveEarlyJob, startedEarly, takeEarlyWorker, WORKER_RESOURCE_LIMITS } from './early-workers.js';
 import { mainThreadRequests, replyToWorker, type SerialisedError, type ThreadGive, type ThreadRequest } from './thread-requests.js';
 
 export { serialiseError, type SerialisedError } from './thread-requests.js';
@@ -93,18 +94,6 @@ type FromWorker =
   | { type: 'done' };
 
 
-/**
- * Whether a worker started on its job at once (./early-workers.ts) was started on this job: the
- * same ids in the same order (the directory may have changed between its listing and the job's),
- * chunks and shared data (options the early start could not see, e.g. a lock wait).
- */
-function sameJob(started: StartedJob, listed: readonly string[] | null, ids: readonly string[], chunkSize: number, shared: unknown): boolean {
-  if (listed === null || listed.length !== ids.length || started.chunkSize !== chunkSize) return false;
-  if (JSON.stringify(started.shared) !== JSON.stringify(shared)) return false;
-  for (let i = 0; i < ids.length; i++) if (listed[i] !== ids[i]) return false;
-  return true;
-}
-
 /** Worker threads to start beside this thread, which computes too: one per other core. */
 export function workerCount(threads: ThreadOptions = {}): number {
   const cores = threads.threads ?? availableParallelism();
@@ -124,29 +113,19 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     (threads.threads !== undefined && threads.threads >= 2) ||
     ((bytes === undefined || bytes >= WORKER_MIN_BYTES || (earlyWorkerWaiting(options.workerUrl) && earlyWorkerPays(bytes, ids.length))) &&
       ids.length >= (options.minItems ?? 2000));
-  let nWorkers = bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(threads), nChunks - 1) : 0;
+  const nWorkers = bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(threads), nChunks - 1) : 0;
   // A worker started before the job (./early-workers.ts) is its first, or stopped if it has none.
-  const taken = takeEarlyWorker(options.workerUrl);
-  let earlyWorker = taken?.worker;
-  // One started on this very job is adopted with its counter and claims, whatever the size: it has
-  // been computing already. Only if its job is this one (see `sameJob`); else it is stopped.
-  let started: StartedJob | undefined = taken?.started;
-  if (started) {
-    if (threads.threads !== 1 && options.workersLock === true && sameJob(started, await started.ids, ids, chunkSize, options.shared)) nWorkers = Math.max(nWorkers, 1);
-    else {
-      await started.stop();
-      started = earlyWorker = undefined;
-    }
-  }
+  let earlyWorker = takeEarlyWorker(options.workerUrl);
   if (earlyWorker && nWorkers === 0) {
     void earlyWorker.terminate();
     earlyWorker = undefined;
   }
   threads.onWorkers?.(nWorkers, ids.length);
-  const counter = started?.counter ?? new Int32Array(new SharedArrayBuffer(4));
+  const counter = new Int32Array(new SharedArrayBuffer(4));
   // The chunk each worker is computing (-1: none), so that a worker that dies leaves no chunk
   // behind unnoticed.
-  const claims = started?.claims ?? new Int32Array(new SharedArrayBuffer(4 * Math.max(1, nWorkers))).fill(-1);
+  const claims = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, nWorkers))).fill(-1);
+  // 1 once a chunk's results are in or being computed here: a chunk is never delivered twice.
   const returned = new Uint8Array(nChunks);
   // Chunks a worker claimed and will not return (it died, or could not post them): computed in
   // this thread before it claims another, so that emitting in order does not wait for the end
@@ -231,7 +210,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
         try {
           if (w === 0 && earlyWorker) {
             worker = earlyWorker;
-            if (!started) giveEarlyJob(worker, workerData);
+            giveEarlyJob(worker, workerData);
           } else worker = new Worker(options.workerUrl, { workerData, resourceLimits: WORKER_RESOURCE_LIMITS });
         } catch {
           resolve();
@@ -242,13 +221,21 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
           if (finished) return;
           finished = true;
           // Died between taking a lock and releasing it: closing its descriptor unlocks it.
-          if (lockTurns) reclaimLockTurn(lockTurns, w, closeQuietly);
+          if (lockTurns) {
+            reclaimLockTurn(lockTurns, w, (fd) => {
+              try {
+                closeSync(fd);
+              } catch {
+                // already closed
+              }
+            });
+          }
           // Stopped without saying it was done (it died): its chunk is an orphan.
           const c = Atomics.load(claims, w);
           if (c >= 0 && !returned[c]) orphans.push(c);
           resolve();
         };
-        const onMessage = (m: FromWorker) => {
+        worker.on('message', (m: FromWorker) => {
           if (m.type === 'chunk_failed') {
             if (!returned[m.chunk]) orphans.push(m.chunk);
           } else if (m.type === 'chunk') {
@@ -277,14 +264,9 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
           } else if (m.type === 'done') {
             void worker.terminate().finally(finish);
           }
-        };
+        });
         worker.on('error', finish);
         worker.on('exit', finish);
-        // A started job's worker: its results so far first (a worker that died meanwhile: its
-        // claimed chunk is an orphan, computed here).
-        if (w === 0 && started) {
-          if (!started.adopt(onMessage)) finish();
-        } else worker.on('message', onMessage);
       }),
     );
   }
@@ -332,24 +314,13 @@ export function forTransfer(bytes: Uint8Array | undefined, transfer: ArrayBuffer
   return out;
 }
 
-/** What a worker is given for its job (its `workerData`). */
-interface WorkerJob {
-  shared: unknown;
-  ids: string[];
-  chunkSize: number;
-  counter: Int32Array;
-  claims: Int32Array;
-  slot: number;
-  lockTurns?: SharedArrayBuffer;
-}
-
 /**
  * The worker side: claims chunks until none is left, computes each item with `compute`, posts
  * results per chunk. `request` sends a request to the main thread's `serve` and waits for it.
  */
 export function serveRolloutWorker<R>(
   port: import('node:worker_threads').MessagePort,
-  data: WorkerJob | { early: true; start?: Omit<WorkerJob, 'ids'> },
+  data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array; claims: Int32Array; slot: number; lockTurns?: SharedArrayBuffer } | { early: true },
   compute: (
     id: string,
     index: number,
@@ -361,24 +332,10 @@ export function serveRolloutWorker<R>(
   reviveError: (e: SerialisedError) => Error,
   /** Memory of a result to move to the main thread rather than copy (e.g. its encoded bytes). */
   transferOf?: (result: R) => ArrayBuffer[],
-  /** The job's ids from its shared data, in the job's order: for a worker started on its job at once. */
-  listIds?: (shared: unknown) => Promise<string[]>,
 ): void {
-  // Started before its job (./early-workers.ts): its modules are loaded; the job comes as a
-  // message, or it was started on it and lists the ids itself (the job checks they are its own).
+  // Started before its job (./early-workers.ts): its modules are loaded; the job comes as a message.
   if (startedEarly(data)) {
-    const start = data.start;
-    if (start === undefined || listIds === undefined) {
-      port.once('message', (m: { type: 'job'; data: typeof data }) => serveRolloutWorker(port, m.data, compute, reviveError, transferOf));
-      return;
-    }
-    void listIds(start.shared).then(
-      (ids) => {
-        port.postMessage({ type: 'ids', ids });
-        serveRolloutWorker(port, { ...start, ids }, compute, reviveError, transferOf);
-      },
-      () => port.postMessage({ type: 'ids', ids: null }),
-    );
+    port.once('message', (m: { type: 'job'; data: typeof data }) => serveRolloutWorker(port, m.data, compute, reviveError, transferOf));
     return;
   }
   if (data.lockTurns) joinLockTurns(data.lockTurns, data.slot);

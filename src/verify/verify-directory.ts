@@ -1,12 +1,12 @@
 import { toTokcapError, type TokcapError } from '../errors.js';
-import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
+import { scanDirectory } from '../layout/scan-directory.js';
 import { compareCodePoints } from '../json/canonical-json.js';
 import type { Shard } from '../layout/shard.js';
 import type { StoreOptions } from '../ops/store.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { mapRolloutsParallel, type SerialisedError, type ThreadOptions } from '../threads/parallel-rollouts.js';
-import { VERIFY_CHUNK_SIZE, VERIFY_WORKER_URL } from '../threads/job-workers.js';
+import { VERIFY_WORKER_URL } from '../threads/job-workers.js';
 
 /** What verify-worker.ts returns for a rollout it could not verify. */
 export interface WorkerFailure {
@@ -41,23 +41,10 @@ export interface VerifyOptions {
   threads?: ThreadOptions;
 }
 
-/** The order verify takes a listing's rollouts in (and reports them): sorted ids. */
-function rolloutsInOrder(listing: DirectoryListing): string[] {
-  return [...listing.rollouts.keys()].sort();
-}
-
-/**
- * The rollouts `verifyDirectory` verifies when given no ids and no shard, in its order: what a
- * worker started on that job before it (src/threads/early-workers.ts) lists itself.
- */
-export async function allRolloutsToVerify(store: StoreOptions): Promise<string[]> {
-  return rolloutsInOrder(await scanDirectory(store.dir));
-}
-
 /** verify-digests over every rollout present (or the given ids), findings sorted as defined. */
 export async function verifyDirectory(store: StoreOptions, options: VerifyOptions = {}): Promise<VerifyResult> {
   const listing = await scanDirectory(store.dir, { shard: options.shard });
-  const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : rolloutsInOrder(listing);
+  const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
   const missing = options.ids ? options.ids.filter((id) => !listing.rollouts.has(id)) : [];
   options.onStart?.(ids.length);
   const failures: (VerifyResult['failed'][number] | undefined)[] = [];
@@ -70,7 +57,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
     shared: { ...store },
     minItems: 8,
     estimatedBytes: estimateJsonlBytes(store.dir, ids),
-    chunkSize: VERIFY_CHUNK_SIZE,
+    chunkSize: 4,
     concurrency: 8,
     threads: options.threads,
     local: async (id, i) => {

@@ -1,15 +1,14 @@
 /**
  * Worker thread for `verifyDirectory` (src/threads/parallel-rollouts.ts): verifies the rollouts it
  * claims, taking each rollout's lock itself in turn with the other threads (src/lock/lock-turns.ts). A rollout that cannot be
- * verified (lock timeout, I/O error) comes back as its error, not retried. Started early on a
- * plain verify of a whole directory, it lists the directory itself, as `verifyDirectory` does.
+ * verified (lock timeout, I/O error) comes back as its error, not retried.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import type { StoreOptions } from '../ops/store.js';
 import { serialiseError, serveRolloutWorker } from '../threads/parallel-rollouts.js';
-import { allRolloutsToVerify, type WorkerFailure } from './verify-directory.js';
+import type { WorkerFailure } from './verify-directory.js';
 import { verifyRollout } from './verify-rollout.js';
 
 if (parentPort) {
@@ -26,8 +25,5 @@ if (parentPort) {
       }
     },
     reviveError,
-    undefined,
-    // Started on a plain verify of every rollout before the job (src/threads/early-workers.ts).
-    (shared) => allRolloutsToVerify(shared as StoreOptions),
   );
 }

@@ -43,28 +43,6 @@ describe('worker threads change nothing in the output', () => {
   }
 });
 
-describe("verify-digests' worker started on the job before the command line is parsed", () => {
-  // With TOKCAP_WORKERS=2 a plain `verify-digests DIR` starts its worker verifying DIR at once
-  // (commands/early-job.ts); these command lines look plain but are another job, or none.
-  it('a lone positional that is an id with TOKCAP_DIR set: the job is that rollout, the worker is stopped', async () => {
-    const env = { TOKCAP_DIR: dir };
-    const withWorkers = await tokcap(['verify-digests', 'r0007', '--json'], { env: { ...env, TOKCAP_WORKERS: '2' } });
-    const without = await tokcap(['verify-digests', 'r0007', '--json'], { env: { ...env, TOKCAP_WORKERS: '1' } });
-    expect(String(withWorkers.stdout)).toContain('r0007');
-    expect(withWorkers.exitCode).toBe(without.exitCode);
-    expect(String(withWorkers.stdout)).toBe(String(without.stdout));
-  }, 60_000);
-
-  it('a directory that does not exist: the same error and exit code, and the process ends', async () => {
-    const missing = join(dir, 'no-such-dir');
-    const withWorkers = await tokcap(['verify-digests', missing], { env: { TOKCAP_WORKERS: '2' } });
-    const without = await tokcap(['verify-digests', missing], { env: { TOKCAP_WORKERS: '1' } });
-    expect(withWorkers.exitCode).not.toBe(0);
-    expect(withWorkers.exitCode).toBe(without.exitCode);
-    expect(String(withWorkers.stderr)).toBe(String(without.stderr));
-  }, 60_000);
-});
-
 describe('build on worker threads writes what one thread writes', () => {
   // A smaller store with every shape (--mix): masked, retired, torn, incomplete rollouts.
   let mixDir: string;

@@ -7,7 +7,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { mapRolloutsParallel as MapRolloutsParallel } from '../../../src/threads/parallel-rollouts.js';
 import type * as Early from '../../../src/threads/early-workers.js';
@@ -20,10 +19,7 @@ let jobWorkers: typeof JobWorkers;
 let dir: string;
 let counter = 0;
 
-/**
- * A worker module (a new URL each time: one early worker per module) answering `worker:ID`, or
- * dying at once. Started on its job at once, it lists `shared.list` as the job's ids.
- */
+/** A worker module (a new URL each time: one early worker per module) answering `worker:ID`, or dying at once. */
 function workerModule(body: 'answer' | 'die'): URL {
   const file = path.join(dir, `worker-${counter++}.mjs`);
   const parallel = pathToFileURL(path.join(ROOT, 'dist', 'src', 'threads', 'parallel-rollouts.js')).href;
@@ -33,7 +29,7 @@ function workerModule(body: 'answer' | 'die'): URL {
       ? `process.exit(1);`
       : `import { parentPort, workerData } from 'node:worker_threads';
          import { serveRolloutWorker } from ${JSON.stringify(parallel)};
-         serveRolloutWorker(parentPort, workerData, async (id) => 'worker:' + id, (e) => new Error(e.message), undefined, async (shared) => shared.list);`,
+         serveRolloutWorker(parentPort, workerData, async (id) => 'worker:' + id, (e) => new Error(e.message));`,
   );
   return pathToFileURL(file);
 }
@@ -44,14 +40,13 @@ const ids = Array.from({ length: 40 }, (_, i) => `r${String(i).padStart(3, '0')}
  * The job with `threads`. With `waitForWorker`, this thread's first item (it claims the first
  * chunk) waits for a chunk done elsewhere: the worker computes at least one.
  */
-async function job(workerUrl: URL, threads?: number, estimatedBytes?: number, waitForWorker = false, shared: unknown = null) {
+async function job(workerUrl: URL, threads?: number, estimatedBytes?: number, waitForWorker = false) {
   let workers = -1;
   let doneElsewhere: () => void = () => undefined;
   const firstDone = new Promise<void>((resolve) => (doneElsewhere = resolve));
   const results = await mapRolloutsParallel<string>(ids, {
     workerUrl,
-    shared,
-    workersLock: true,
+    shared: null,
     chunkSize: 2,
     minItems: 8,
     estimatedBytes,
@@ -126,60 +121,4 @@ describe('a worker started before its job', () => {
     const { results } = await job(url, 2);
     expect(results).toEqual(ids.map((id) => `main:${id}`));
   }, 30_000);
-
-  describe('started on its job at once (startEarlyJob)', () => {
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-    it("computes before the job; the job adopts it with what it computed: results in input order", async () => {
-      const url = workerModule('answer');
-      early.startEarlyJob(url, { shared: { list: ids }, chunkSize: 2 }, 2);
-      // Long enough to list and compute chunks with nobody to take them yet.
-      await sleep(1000);
-      // Too small for a worker on its own: adopted all the same (it has been computing).
-      const { results, workers } = await job(url, undefined, 1000, false, { list: ids });
-      expect(workers).toBe(1);
-      expect(results.map((r) => r.slice(r.indexOf(':') + 1))).toEqual(ids);
-      expect(results.some((r) => r.startsWith('worker:'))).toBe(true);
-      expect(early.takeEarlyWorker(url)).toBeUndefined();
-    }, 30_000);
-
-    it('is stopped and its results dropped when the job has other ids (the directory changed)', async () => {
-      const url = workerModule('answer');
-      const listed = [...ids.slice(0, 10), 'r0005x', ...ids.slice(10)];
-      early.startEarlyJob(url, { shared: { list: listed }, chunkSize: 2 }, 2);
-      await sleep(1000);
-      const { results, workers } = await job(url, undefined, 1000, false, { list: listed });
-      expect(workers).toBe(0);
-      expect(results).toEqual(ids.map((id) => `main:${id}`));
-    }, 30_000);
-
-    it('is stopped when the job has other shared data (an option the early start did not see)', async () => {
-      const url = workerModule('answer');
-      early.startEarlyJob(url, { shared: { list: ids, lockWaitMs: 10_000 }, chunkSize: 2 }, 2);
-      await sleep(500);
-      const { results, workers } = await job(url, undefined, 1000, false, { list: ids, lockWaitMs: 1000 });
-      expect(workers).toBe(0);
-      expect(results).toEqual(ids.map((id) => `main:${id}`));
-    }, 30_000);
-
-    it('that died before the job leaves the job to this thread', async () => {
-      const url = workerModule('die');
-      early.startEarlyJob(url, { shared: { list: ids }, chunkSize: 2 }, 2);
-      await sleep(500);
-      const { results } = await job(url, undefined, 1000, false, { list: ids });
-      expect(results).toEqual(ids.map((id) => `main:${id}`));
-    }, 30_000);
-
-    it('does not keep the process alive when no job comes', async () => {
-      const url = workerModule('answer');
-      const earlyUrl = pathToFileURL(path.join(ROOT, 'dist', 'src', 'threads', 'early-workers.js')).href;
-      // A process that starts it and ends without a job: it must exit by itself, promptly.
-      const script = `import { startEarlyJob } from ${JSON.stringify(earlyUrl)};
-        startEarlyJob(new URL(${JSON.stringify(url.href)}), { shared: { list: ${JSON.stringify(ids)} }, chunkSize: 2 }, 2);`;
-      const started = Date.now();
-      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 20_000 });
-      expect(r.status).toBe(0);
-      expect(Date.now() - started).toBeLessThan(15_000);
-    }, 30_000);
-  });
 });
