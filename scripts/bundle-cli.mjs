@@ -107,7 +107,7 @@ const metafile = {
 writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'main.js'), metafile, ours: DIST, stamp: STAMP });
 
 // watch's read worker (src/watch/read-worker.ts), bundled the same way but with a stamp of its
-// own: `watch` runs from the modules and checks only this one (~40 files, not the ~180 of the
+// own: `watch` runs from the modules and checks only this one (~70 files, not the ~200 of the
 // command line's) before it starts the worker (commands/watch/read-worker-url.ts). Its listing
 // starts sooner from one file than after its module graph's (BENCHMARKS.md, "Issue 19 (session 14)").
 const reader = await build({
