@@ -13,7 +13,7 @@ import type { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest, ReadyReply, ScanReply, ScanRequest } from './read-worker.js';
 import type { RowReadOutcome } from './row-batch.js';
-import { listingOf, prepareStat, statHere, type LoadListing } from './shared-stat.js';
+import type { LoadListing } from './shared-stat.js';
 
 /**
  * The modules that copy and read batches, and carry them across (batch-codec.ts), loaded with the
@@ -28,6 +28,14 @@ const readingModules = () =>
     codec = modules[2];
     return modules;
   }));
+
+/**
+ * The shared stat pass's module (and the listing code it imports, ~25-35 ms to load under load),
+ * loaded once the worker and its listing are started: commands/watch/early.ts imports this module
+ * to start them, and they are on the first screen's path; this one is needed only with the listing.
+ */
+let sharedStatModule: Promise<typeof import('./shared-stat.js')> | undefined;
+const sharedStat = () => (sharedStatModule ??= import('./shared-stat.js'));
 
 interface PendingScan {
   dir: string;
@@ -164,10 +172,13 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     if (!w) return Promise.resolve(undefined);
     const request: ScanRequest = { type: 'scan', seq: ++seq, dir };
     workerLoading = true;
-    return new Promise<LoadListing | undefined>((resolve) => {
+    const listed = new Promise<LoadListing | undefined>((resolve) => {
       scans.set(request.seq, { dir, listed: resolve, statted: () => undefined });
       w.postMessage(request);
     });
+    // (a failure is the listing's reply's to report)
+    sharedStat().catch(() => undefined);
+    return listed;
   };
   /** A listing asked for before the load (`prefetch`), for the first `scanForLoad` of its dir. */
   let prefetched: { dir: string; listing: Promise<LoadListing | undefined> } | undefined;
@@ -183,9 +194,15 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       s.listed(undefined);
     } else {
       const shared = reply.listing;
-      const { listing, ids } = listingOf(shared);
+      // 'stat-done' may come before the module: it settles `done` whenever it comes.
       const done = new Promise<boolean>((resolve) => (s.statted = resolve));
-      s.listed({ listing, ids, stat: () => statHere(s.dir, ids, shared, done) });
+      sharedStat().then(
+        ({ listingOf, statHere }) => {
+          const { listing, ids } = listingOf(shared);
+          s.listed({ listing, ids, stat: () => statHere(s.dir, ids, shared, done) });
+        },
+        () => s.listed(undefined),
+      );
     }
   };
 
@@ -244,7 +261,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       // Idle until the listing comes (a listing already there runs first): what the stat pass
       // and the first batch (read here, see workerLoading) call is loaded meanwhile.
       setImmediate(() => {
-        prepareStat();
+        void sharedStat().then(({ prepareStat }) => prepareStat(), () => undefined);
         // (a failure is the first batch's to report)
         readingModules().catch(() => undefined);
       });
