@@ -71,7 +71,10 @@ export function DirectoryView({ snapshot, rows, selected, offset, filter, sort, 
         : '  no rollout matches the filter (Esc clears it)';
     body = [styles.dim(truncate(empty, width))];
   } else {
-    body = visible.map((r, i) => rowLine(r, { now, selected: offset + i === selected, cols, styles }));
+    body = visible.map((r, i) => {
+      const isSelected = offset + i === selected;
+      return rowLine(r, { now, selected: isSelected, cols, styles, padLast: isSelected });
+    });
   }
   while (body.length < page) body.push('');
 

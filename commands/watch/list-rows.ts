@@ -9,7 +9,7 @@ import { formatAgeSince } from '../shared.js';
 import { couldNotBeRead } from '../errors.js';
 import type { MaskCause } from '../../src/build/mask-causes.js';
 import type { RolloutRow } from '../../src/watch/rows.js';
-import { padEnd, padStart } from './fit-text.js';
+import { padEnd, padStart, truncate } from './fit-text.js';
 
 /** Rows that changed less than this long ago are highlighted. */
 export const HIGHLIGHT_MS = 5000;
@@ -65,6 +65,12 @@ export interface RowLineOptions {
   selected: boolean;
   cols: Columns;
   styles: Styles;
+  /**
+   * Whether the last column is padded to its width (default true). The live view pads only the
+   * selected row, whose highlight spans the line: elsewhere the padding is blank cells that Ink
+   * would process character by character in each frame (about half of a row's characters).
+   */
+  padLast?: boolean;
 }
 
 /** The mask column's plain text and style of a row. */
@@ -78,8 +84,8 @@ function maskCell(r: RolloutRow): { text: string; tone: 'error' | 'masked' | 'ok
   return { text: `masked: ${first ? causeLabel(first) : '?'}${more}`, tone: 'masked' };
 }
 
-/** One row of the directory list, exactly `MARK_WIDTH + cols + …` cells wide. */
-export function rowLine(r: RolloutRow, { now, selected, cols, styles }: RowLineOptions): string {
+/** One row of the directory list, exactly `MARK_WIDTH + cols + …` cells wide (less, unpadded, without `padLast`). */
+export function rowLine(r: RolloutRow, { now, selected, cols, styles, padLast = true }: RowLineOptions): string {
   const recent = r.changedAt !== null && now - r.changedAt < HIGHLIGHT_MS;
   const mark = (selected ? '›' : ' ') + (recent ? '•' : ' ');
   const cells: string[] = [];
@@ -91,7 +97,7 @@ export function rowLine(r: RolloutRow, { now, selected, cols, styles }: RowLineO
   cells.push(padStart(loaded ? String(r.version) : '', FIXED[4].width));
   cells.push(padStart(formatAgeSince(now, r.mtimeMs), FIXED[5].width));
   const mask = maskCell(r);
-  const maskText = padEnd(mask.text, cols.mask);
+  const maskText = padLast ? padEnd(mask.text, cols.mask) : truncate(mask.text, cols.mask);
 
   const s = styles;
   const state = loaded ? s.badge(r.status) + cells[0].slice(r.status.length) : s.dim(cells[0]);
