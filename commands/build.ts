@@ -9,7 +9,7 @@
 import { buildMany } from '../src/build/build-many.js';
 import type { BuildOutcome } from '../src/build/build-outcome.js';
 import { failedBuild, type ConsumerResult } from '../src/build/consumer-result.js';
-import { TokcapError } from '../src/errors.js';
+import { errorFromFacts, TokcapError } from '../src/errors.js';
 import { scanDirectory } from '../src/layout/scan-directory.js';
 import { RawJsonText } from '../src/json/canonical-json.js';
 import { statusMembers } from '../src/status/result-status.js';
@@ -44,7 +44,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
       // Waiting for a slow reader of stdout holds the next builds back.
       const written = ctx.options.json ? out.push(o.json !== undefined ? new RawJsonText(o.json) : unwritableResult(ctx, id, o), o.release) : undefined;
       countRollout(summary, o.status!, o.verdict);
-      const kind = o.verdict.errorKind;
+      const kind = o.verdict.error?.kind;
       // A tombstone in a directory-wide preview is expected, not a store failure.
       const tombstone = kind === 'retired' && !ctx.options.freeze && !ctx.idsGiven;
       if (kind !== undefined && !tombstone) {
@@ -52,7 +52,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
           // The id is quoted inside the error (Python repr, control characters escaped).
           ctx.err(`tokcap: ${o.summary.error ?? 'build failed'}`);
           ctx.raise(EXIT_FAILURE);
-        } else ctx.fail(new TokcapError(kind, o.verdict.errorMessage ?? o.summary.error ?? 'build failed', { rolloutId: id }), id);
+        } else ctx.fail(errorFromFacts(o.verdict.error!, { rolloutId: id }), id);
       }
       if (!ctx.options.json && !ctx.options.quiet) human.push(...explain(ctx, id, o));
       return written;
@@ -79,7 +79,7 @@ function unwritableResult(ctx: CommandContext<'build'>, id: string, o: BuildOutc
   ctx.fail(err, id);
   const failed: ConsumerResult = failedBuild(id, err.pythonString(), o.summary.nCalls);
   if (o.summary.captureSnapshot) failed._capture_snapshot = o.summary.captureSnapshot;
-  return o.status ? { ...failed, ...statusMembers(o.status, { ...o.verdict, verdict: 'masked', unbuilt: true, errorKind: 'corrupt' }) } : failed;
+  return o.status ? { ...failed, ...statusMembers(o.status, { ...o.verdict, verdict: 'masked', unbuilt: true, error: err.facts() }) } : failed;
 }
 
 function explain(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): string[] {
@@ -88,7 +88,7 @@ function explain(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): str
   const lines = [`${s.id(id)}  ${s.badge(o.verdict.verdict)}${o.status ? `  ${s.badge(o.status.status)}${o.status.conditions.map((c) => ' ' + s.badge(c)).join('')}` : ''}`];
   // A rollout that could not be read has no mask causes, only the reason it could not be read.
   const unread = o.verdict.verdict === 'unavailable';
-  if (unread) lines.push(`  ${s.error('•')} ${couldNotBeRead({ kind: o.verdict.errorKind ?? 'other', message: o.verdict.errorMessage ?? r.error ?? '' })}`);
+  if (unread) lines.push(`  ${s.error('•')} ${couldNotBeRead(o.verdict.error ?? { kind: 'other', message: r.error ?? '' })}`);
   else for (const c of o.causes) lines.push(`  ${s.warn('•')} ${c.message}`);
   if (o.tornTailAt !== undefined) lines.push(`  ${s.warn('•')} the JSONL ends with a torn line (never acknowledged); a freeze truncates it`);
   if (r.built) {

@@ -2,7 +2,7 @@
  * The ONE place that maps errors to exit codes and formats them (docs/cli.md#exit-codes,
  * docs/cli.md#errors). Nothing else in commands/ decides an exit code for an error.
  */
-import { TokcapError, type ErrorKind } from '../src/errors.js';
+import { errorFromFacts, systemErrorOf, TokcapError, type ErrorFacts, type ErrorKind, type SystemError } from '../src/errors.js';
 import { terminalSafe } from '../src/text/terminal-safe.js';
 
 export const EXIT_OK = 0;
@@ -50,7 +50,7 @@ function oneLine(s: string): string {
 }
 
 function isErrnoException(e: unknown): e is NodeJS.ErrnoException {
-  return e instanceof Error && typeof (e as NodeJS.ErrnoException).code === 'string' && 'errno' in e;
+  return systemErrorOf(e) !== undefined;
 }
 
 /**
@@ -58,7 +58,7 @@ function isErrnoException(e: unknown): e is NodeJS.ErrnoException {
  * or cannot be read. Node's text ("ENOENT: no such file or directory, opendir '/x'") names the
  * syscall and repeats the path; the JSON message keeps it (kind `io`), the line says what is wrong.
  */
-function errnoWords(e: NodeJS.ErrnoException): string | undefined {
+function errnoWords(e: SystemError): string | undefined {
   switch (e.code) {
     case 'ENOENT':
       return e.syscall === 'opendir' || e.syscall === 'scandir' ? 'no such directory' : 'no such file or directory';
@@ -72,18 +72,8 @@ function errnoWords(e: NodeJS.ErrnoException): string | undefined {
   }
 }
 
-/**
- * A system error's message as Node writes it (`ENOENT: no such file or directory, open '/d/x'`),
- * read back when only the text crossed over (a verdict from a worker thread, a failed build).
- */
-function errnoFromMessage(message: string): NodeJS.ErrnoException | undefined {
-  const m = /^(E[A-Z0-9]+): [^,]*, ([a-z0-9_]+)(?: '(.*)')?$/.exec(message);
-  if (!m) return undefined;
-  return Object.assign(new Error(message), { code: m[1], syscall: m[2], ...(m[3] === undefined ? {} : { path: m[3] }) });
-}
-
 /** `<subject>: <words>`, with the errno's own path too when it is not the subject (a file in DIR). */
-function describeErrno(subject: string | undefined, e: NodeJS.ErrnoException): string | undefined {
+function describeErrno(subject: string | undefined, e: SystemError): string | undefined {
   const words = errnoWords(e);
   if (words === undefined) return undefined;
   const parts = [subject, e.path !== undefined && e.path !== subject ? e.path : undefined].filter((p): p is string => p !== undefined && p !== '');
@@ -98,9 +88,10 @@ function describeErrno(subject: string | undefined, e: NodeJS.ErrnoException): s
 export function describeError(e: unknown): string {
   if (e instanceof TokcapError) {
     const subject = e.kind === 'invalid_rollout_id' ? undefined : (e.rolloutId ?? e.file);
-    if (e.kind === 'io') {
-      const cause = isErrnoException(e.cause) ? e.cause : errnoFromMessage(e.message);
-      const words = cause && describeErrno(subject, cause);
+    // Only an `io` error is told in the words of its system error (from its fields, also when
+    // it crossed a thread: ErrorFacts).
+    if (e.kind === 'io' && e.system) {
+      const words = describeErrno(subject, e.system);
       if (words) return words;
     }
     const reason = oneLine(e.message) || e.kind;
@@ -108,7 +99,7 @@ export function describeError(e: unknown): string {
   }
   if (isErrnoException(e)) {
     // A raw Node fs error that escaped the library: an I/O error about its path.
-    const words = describeErrno(e.path, e);
+    const words = describeErrno(e.path, systemErrorOf(e)!);
     if (words !== undefined) return words;
     const msg = oneLine(e.message);
     const path = e.path === undefined ? undefined : oneLine(e.path);
@@ -123,13 +114,13 @@ export function describeError(e: unknown): string {
  * words of its error line (`tokcap: ID: <reason>`): never the Python class that a failed build's
  * `error` string starts with (`TimeoutError: ...`, the reference's form, kept in the JSON).
  */
-export function couldNotBeRead(error: { kind: ErrorKind; message: string }): string {
+export function couldNotBeRead(error: ErrorFacts): string {
   return `could not be read: ${describeReason(error)}`;
 }
 
 /** An error's reason in the words of its error line, without a subject (the caller names it). */
-export function describeReason(error: { kind: ErrorKind; message: string }): string {
-  return describeError(new TokcapError(error.kind, error.message));
+export function describeReason(error: ErrorFacts): string {
+  return describeError(errorFromFacts(error));
 }
 
 /** The one-line stderr message: `tokcap: <rollout or file>: <reason>`. */

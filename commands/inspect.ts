@@ -7,7 +7,7 @@
  * (src/status/rollout-detail.ts), rendered as the watch renders it. Read-only: no lock file is
  * created, nothing is repaired. This module only renders the library's answers.
  */
-import { TokcapError, toTokcapError } from '../src/errors.js';
+import { errorFromFacts, toTokcapError } from '../src/errors.js';
 import { directoryFacts, forEachRolloutFacts } from '../src/facts/directory-facts.js';
 import type { RolloutFacts } from '../src/facts/rollout-facts.js';
 import { rolloutFacts } from '../src/facts/rollout-facts.js';
@@ -33,13 +33,14 @@ export function matchesStatus(a: RolloutStatusAnswer, filter: StatusFilter): boo
  * not be read, only `{"status": "unavailable", "conditions": [], "error": {kind, message}}`.
  */
 function factsJson(f: RolloutFacts | undefined, a: RolloutStatusAnswer): object {
-  if (a.status === 'unavailable' || f === undefined) return { status: a.status, conditions: a.conditions, error: a.error };
-  return { ...f, status: a.status, conditions: a.conditions };
+  // Errors as the contract shows them: kind and message (their system facts are for the lines).
+  if (a.status === 'unavailable' || f === undefined) return { status: a.status, conditions: a.conditions, error: a.error && { kind: a.error.kind, message: a.error.message } };
+  return { ...f, errors: f.errors.map((e) => ({ file: e.file, kind: e.kind, message: e.message })), status: a.status, conditions: a.conditions };
 }
 
 /** A rollout that could not be read: one error line on stderr, exit 3 (docs/cli.md#unavailable). */
 function reportUnavailable(ctx: CommandContext<'inspect'>, id: string, a: RolloutStatusAnswer): void {
-  if (a.error) ctx.fail(new TokcapError(a.error.kind, a.error.message, { rolloutId: id }), id);
+  if (a.error) ctx.fail(errorFromFacts(a.error, { rolloutId: id }), id);
 }
 
 /** Warnings for problems met while reading a rollout that still could be read. */

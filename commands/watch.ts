@@ -12,7 +12,7 @@
  * view (./watch/live.js, imported dynamically, from its bundle when there is one: ./watch/view-loader.ts).
  */
 import type { CommandContext } from './context.js';
-import { TokcapError } from '../src/errors.js';
+import { errorFromFacts, TokcapError } from '../src/errors.js';
 import { DirectoryModel } from '../src/watch/directory-model.js';
 import { visibleRows, NO_FILTER } from '../src/watch/rows.js';
 import { rowJson, rowsById, watchSnapshotHead } from '../src/watch/snapshot-json.js';
@@ -76,11 +76,11 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     await workers?.close();
   }
   if (snapshot.scanError !== undefined) {
-    throw new TokcapError('io', `cannot list the directory: ${snapshot.scanError}`, { file: ctx.dir });
+    throw new TokcapError('io', `cannot list the directory: ${snapshot.scanError.message}`, { file: ctx.dir });
   }
   // An unreadable rollout is reported (stderr, exit code by kind) and stays in the snapshot.
   for (const r of snapshot.rows) {
-    if (r.error) ctx.fail(new TokcapError(r.error.kind, r.error.message, { rolloutId: r.id }), r.id);
+    if (r.error) ctx.fail(errorFromFacts(r.error, { rolloutId: r.id }), r.id);
   }
   if (ctx.options.json) {
     // Row by row: the document of 100,000 rollouts is never held whole (same bytes as

@@ -31,6 +31,27 @@ export type PyErrorClass =
   | 'OSError'
   | 'TimeoutError';
 
+/**
+ * The system error under an error (Node's errno `code`, the `syscall`, the `path`), as plain data:
+ * what the error line's words are derived from (commands/errors), also after it crossed a thread.
+ */
+export interface SystemError {
+  code: string;
+  syscall?: string;
+  path?: string;
+}
+
+/**
+ * An error as plain data, for what crosses a thread (a worker's row, verdict or reply) or outlives
+ * the error (a rollout's facts). JSON outputs show only `kind` and `message`
+ * (docs/cli.md#json-errors); `system` is for the human line.
+ */
+export interface ErrorFacts {
+  kind: ErrorKind;
+  message: string;
+  system?: SystemError;
+}
+
 export interface TokcapErrorOptions {
   /** Rollout the failure concerns, when there is one. */
   rolloutId?: string;
@@ -38,6 +59,8 @@ export interface TokcapErrorOptions {
   file?: string;
   pyClass?: PyErrorClass;
   cause?: unknown;
+  /** The system error under it; default: the cause's, when the cause is one. */
+  system?: SystemError;
 }
 
 export class TokcapError extends Error {
@@ -45,6 +68,7 @@ export class TokcapError extends Error {
   readonly rolloutId?: string;
   readonly file?: string;
   readonly pyClass: PyErrorClass;
+  readonly system?: SystemError;
 
   constructor(kind: ErrorKind, message: string, options: TokcapErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -53,6 +77,13 @@ export class TokcapError extends Error {
     this.rolloutId = options.rolloutId;
     this.file = options.file;
     this.pyClass = options.pyClass ?? defaultPyClass(kind);
+    const system = options.system ?? systemErrorOf(options.cause);
+    if (system) this.system = system;
+  }
+
+  /** This error as plain data (see ErrorFacts). */
+  facts(): ErrorFacts {
+    return errorFactsOf(this);
   }
 
   /** "<Class>: <message>", the form the reference consumer puts in a failed build's `error`. */
@@ -77,6 +108,23 @@ function defaultPyClass(kind: ErrorKind): PyErrorClass {
     default:
       return 'ValueError';
   }
+}
+
+/** The errno facts of a Node system error (ENOENT, EACCES, ...); undefined for anything else. */
+export function systemErrorOf(e: unknown): SystemError | undefined {
+  const x = e as NodeJS.ErrnoException | null | undefined;
+  if (!(x instanceof Error) || typeof x.code !== 'string' || !('errno' in x)) return undefined;
+  return { code: x.code, ...(typeof x.syscall === 'string' ? { syscall: x.syscall } : {}), ...(typeof x.path === 'string' ? { path: x.path } : {}) };
+}
+
+/** Only the ErrorFacts of `x` (without the `file` or anything else it carries). */
+export function errorFactsOf(x: ErrorFacts): ErrorFacts {
+  return x.system ? { kind: x.kind, message: x.message, system: x.system } : { kind: x.kind, message: x.message };
+}
+
+/** The error that `facts` describe, again (on the other side of a thread), about `where`. */
+export function errorFromFacts(facts: ErrorFacts, where: { rolloutId?: string; file?: string } = {}): TokcapError {
+  return new TokcapError(facts.kind, facts.message, { ...where, ...(facts.system ? { system: facts.system } : {}) });
 }
 
 export function isTokcapError(e: unknown): e is TokcapError {

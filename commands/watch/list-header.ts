@@ -4,6 +4,7 @@
  * and by `watch --once`.
  */
 import type { Styles } from '../styles.js';
+import type { ErrorFacts } from '../../src/errors.js';
 import { describeReason } from '../errors.js';
 import { conditionTokens, statusTokens, verdictTokens } from '../summary-text.js';
 import type { DirectoryTotals, RowFilter, SortMode } from '../../src/watch/rows.js';
@@ -16,7 +17,7 @@ export interface HeaderInfo {
   totals: DirectoryTotals;
   pending: number;
   ready: boolean;
-  scanError?: string;
+  scanError?: ErrorFacts;
   sort: SortMode;
   filter: RowFilter;
   shown: number;
@@ -37,7 +38,7 @@ export function filterLabel(f: RowFilter): string {
 export function headerLines(h: HeaderInfo, width: number, styles: Styles): string[] {
   const t = h.totals;
   // A DIR removed or made unreadable while watched: in the words of the error line (../errors.ts).
-  const scanError = h.scanError === undefined ? undefined : describeReason({ kind: 'io', message: h.scanError });
+  const scanError = h.scanError === undefined ? undefined : describeReason(h.scanError);
   const status = scanError
     ? styles.error(`cannot list: ${scanError}`)
     : !h.ready

@@ -74,13 +74,14 @@ function writable<T>(build: ExportBuild, text: (b: ExportBuild) => T): [ExportBu
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
     const id = build.result.rollout_id;
-    const result = failedBuild(id, `ValueError: the build result cannot be written as JSON: ${reason}`, build.result.metrics.n_calls);
+    const message = `the build result cannot be written as JSON: ${reason}`;
+    const result = failedBuild(id, `ValueError: ${message}`, build.result.metrics.n_calls);
     const replaced: ExportBuild = {
       result: 'preview' in build.result ? { ...result, preview: true } : result,
       causes: maskCauses(result),
       steps: [],
-      verdict: { verdict: 'masked', unbuilt: true, causes: maskCauses(result), errorKind: 'corrupt' },
-      error: new TokcapError('corrupt', `the build result cannot be written as JSON: ${reason}`, { rolloutId: id, cause: e }),
+      verdict: { verdict: 'masked', unbuilt: true, causes: maskCauses(result), error: { kind: 'corrupt', message } },
+      error: new TokcapError('corrupt', message, { rolloutId: id, cause: e }),
     };
     return [replaced, text(replaced)];
   }

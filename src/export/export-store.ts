@@ -1,7 +1,7 @@
 import { tokcapVersion } from '../version.js';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { TokcapError, ioError, toTokcapError } from '../errors.js';
+import { errorFromFacts, TokcapError, ioError, toTokcapError } from '../errors.js';
 import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.js';
 import { compareCodePoints, JsonWriter, orderedJson } from '../json/canonical-json.js';
 import { JsonBytesReader } from '../json/parse-json.js';
@@ -298,7 +298,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
       // A rollout that could not be read is left out and named (docs/cli.md#unavailable), never a masked line.
       if (r.verdict.verdict === 'unavailable') {
         const v = r.verdict;
-        hooks.onRolloutError?.(new TokcapError(v.errorKind ?? 'other', v.errorMessage ?? 'could not be read', { rolloutId: r.rolloutId }), r.rolloutId);
+        hooks.onRolloutError?.(errorFromFacts(v.error ?? { kind: 'other', message: 'could not be read' }, { rolloutId: r.rolloutId }), r.rolloutId);
         totals.addUnavailable();
         done += 1;
         hooks.onRollout?.(done, total, r.rolloutId, r);

@@ -1,5 +1,5 @@
 import { lstatSync } from 'node:fs';
-import { toTokcapError, type ErrorKind, type TokcapError } from '../errors.js';
+import { toTokcapError, type ErrorFacts, type TokcapError } from '../errors.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
@@ -55,7 +55,7 @@ export interface RolloutFacts {
   /** Most recent modification time among the rollout's files, in ms since the epoch. */
   mtime_ms: number;
   /** Problems met while gathering the facts (unreadable state or intents, lock timeout...). */
-  errors: { file: string; kind: ErrorKind; message: string }[];
+  errors: (ErrorFacts & { file: string })[];
 }
 
 export interface FactsOptions {
@@ -137,7 +137,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
   const errors: RolloutFacts['errors'] = [];
   const note = (file: string, e: unknown) => {
     const err: TokcapError = toTokcapError(e, { rolloutId, file });
-    errors.push({ file, kind: err.kind, message: err.message });
+    errors.push({ file, ...err.facts() });
   };
   const present = options.files ?? (await presentFiles(paths));
   const files = options.copy ? copiedFiles(paths, rolloutId, options.copy) : diskFiles(paths, rolloutId, options.readJsonl);

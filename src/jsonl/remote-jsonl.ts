@@ -3,6 +3,7 @@
  * the worker asks, the main thread takes the shared lock in turn with its own reads (one rollout
  * lock at a time per process), copies, releases, and hands the bytes over without a copy.
  */
+import { constants as osConstants } from 'node:os';
 import { TokcapError, type ErrorKind, type PyErrorClass } from '../errors.js';
 import type { RolloutPaths } from '../layout/file-names.js';
 import type { SerialisedError } from '../threads/parallel-rollouts.js';
@@ -43,7 +44,8 @@ export function jsonlViaMain(request: (q: unknown) => Promise<unknown>, giveBack
 
 /** Worker: the main thread's error, as the error the direct call would have thrown. */
 export function reviveError(e: SerialisedError): Error {
-  return e.kind !== undefined
-    ? new TokcapError(e.kind as ErrorKind, e.message, { file: e.file, rolloutId: e.rolloutId, pyClass: e.pyClass as PyErrorClass })
-    : Object.assign(new Error(e.message), { name: e.name });
+  if (e.kind !== undefined) return new TokcapError(e.kind as ErrorKind, e.message, { file: e.file, rolloutId: e.rolloutId, pyClass: e.pyClass as PyErrorClass, system: e.system });
+  // A Node system error again (code, syscall, path), as the rest of the library meets it.
+  const errno = e.system && { ...e.system, errno: -(osConstants.errno[e.system.code as keyof typeof osConstants.errno] ?? 0) };
+  return Object.assign(new Error(e.message), { name: e.name }, errno);
 }

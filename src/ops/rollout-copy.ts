@@ -11,7 +11,7 @@
  * thread calls `copyRollout` (it takes the lock); parsing can happen anywhere.
  */
 import { closeSync, constants, existsSync, openSync, readSync } from 'node:fs';
-import { TokcapError, ioError, toTokcapError } from '../errors.js';
+import { errorFromFacts, TokcapError, ioError, toTokcapError, type ErrorFacts } from '../errors.js';
 import { rolloutPaths, type FileKind, type RolloutPaths } from '../layout/file-names.js';
 import { NOT_NOW, withReadLockNow, withRolloutLock } from '../lock/rollout-lock.js';
 import { fdStat, fileType } from '../native/fd-stat.js';
@@ -52,9 +52,8 @@ export interface RolloutCopyRecord {
   failure?: CopyError;
 }
 
-export interface CopyError {
-  kind: TokcapError['kind'];
-  message: string;
+/** A copy's error as plain data: it crosses to the thread that reads the copy. */
+export interface CopyError extends ErrorFacts {
   file?: string;
 }
 
@@ -170,7 +169,7 @@ function copyFiles(paths: RolloutPaths, rolloutId: string, arena: CopyArena, rec
       copyFile(paths[kind], rolloutId, kind, arena, record);
     } catch (e) {
       const err = toTokcapError(e, { rolloutId, file: paths[kind] });
-      (record.errors ??= {})[kind] = { kind: err.kind, message: err.message, file: err.file };
+      (record.errors ??= {})[kind] = { ...err.facts(), file: err.file };
     }
   }
 }
@@ -178,7 +177,7 @@ function copyFiles(paths: RolloutPaths, rolloutId: string, arena: CopyArena, rec
 function failedCopy(e: unknown, rolloutId: string, arena: CopyArena, start: number): RolloutCopyRecord {
   const err = toTokcapError(e, { rolloutId });
   arena.used = start;
-  return { rolloutId, spans: {}, stamps: {}, failure: { kind: err.kind, message: err.message, file: err.file } };
+  return { rolloutId, spans: {}, stamps: {}, failure: { ...err.facts(), file: err.file } };
 }
 
 function copyFile(path: string, rolloutId: string, kind: CopiedKind, arena: CopyArena, record: RolloutCopyRecord): void {
@@ -226,7 +225,7 @@ function notRegular(path: string, what: string, rolloutId: string): TokcapError 
 
 /** A copy error as the error it was. */
 export function copyError(record: RolloutCopyRecord, error: CopyError | undefined): TokcapError | undefined {
-  return error && new TokcapError(error.kind, error.message, { rolloutId: record.rolloutId, file: error.file });
+  return error && errorFromFacts(error, { rolloutId: record.rolloutId, file: error.file });
 }
 
 /**

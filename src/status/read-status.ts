@@ -19,6 +19,6 @@ export async function readRolloutStatus(store: StoreOptions, rolloutId: string, 
     return { facts, status: rolloutStatus(facts) };
   } catch (e) {
     const err = toTokcapError(e, { rolloutId });
-    return { status: unavailableStatus({ kind: err.kind, message: err.message }) };
+    return { status: unavailableStatus(err.facts()) };
   }
 }

@@ -23,7 +23,7 @@ export interface StatusMembers {
 
 export function statusMembers(status: RolloutStatusAnswer, verdict: VerdictAnswer): StatusMembers {
   const m: StatusMembers = { status: status.status, conditions: [...status.conditions], verdict: verdict.verdict };
-  if (verdict.errorKind !== undefined) m.error_kind = verdict.errorKind;
+  if (verdict.error !== undefined) m.error_kind = verdict.error.kind;
   return m;
 }
 

@@ -7,7 +7,7 @@
  * after the other (facts, snapshot, digests), nothing written; a rollout whose facts could not be
  * read is `unavailable` and not read further (no second wait for the same lock).
  */
-import { toTokcapError } from '../errors.js';
+import { errorFactsOf, toTokcapError } from '../errors.js';
 import type { BuildCall, ChainBuild, LinkOutcome } from '../build/chain-builder.js';
 import { describeReason, type MaskCause } from '../build/mask-causes.js';
 import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
@@ -122,12 +122,12 @@ export async function loadRolloutDetail(store: StoreOptions, id: string, readers
   let status: RolloutStatusAnswer;
   try {
     facts = await r.facts(store, id, { deep: options.deep });
-    for (const e of facts.errors) errors.push({ kind: e.kind, message: e.message });
+    for (const e of facts.errors) errors.push(errorFactsOf(e));
     status = rolloutStatus(facts);
   } catch (e) {
     const err = toTokcapError(e, { rolloutId: id });
-    errors.push({ kind: err.kind, message: err.message });
-    status = unavailableStatus(err);
+    errors.push(err.facts());
+    status = unavailableStatus(err.facts());
   }
   // Made-up facts are worse than none: an unavailable rollout is reported as such, no more.
   if (status.status === 'unavailable') return assembleDetail(id, null, undefined, null, undefined, errors, status);

@@ -3,7 +3,7 @@
  * gives to "what state is this rollout in?". Derived from the rollout's facts only
  * (src/facts/rollout-facts.ts), with one precedence; docs/format.md#conditions defines the states.
  */
-import type { ErrorKind } from '../errors.js';
+import { errorFactsOf, type ErrorFacts, type ErrorKind } from '../errors.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
 import { SUFFIX } from '../layout/file-names.js';
 
@@ -49,7 +49,7 @@ export interface RolloutStatusAnswer {
   status: RolloutStatus;
   conditions: Condition[];
   /** Why the rollout is `unavailable` (absent otherwise). */
-  error?: { kind: ErrorKind; message: string };
+  error?: ErrorFacts;
 }
 
 /** Error kinds that mean "could not be read" rather than "read, and found damaged". */
@@ -81,6 +81,6 @@ export function rolloutStatus(facts: RolloutFacts): RolloutStatusAnswer {
 }
 
 /** The answer for a rollout that could not be read. */
-export function unavailableStatus(error: { kind: ErrorKind; message: string }): RolloutStatusAnswer {
-  return { status: 'unavailable', conditions: [], error: { kind: error.kind, message: error.message } };
+export function unavailableStatus(error: ErrorFacts): RolloutStatusAnswer {
+  return { status: 'unavailable', conditions: [], error: errorFactsOf(error) };
 }

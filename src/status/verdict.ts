@@ -4,7 +4,7 @@
  * (`buildRolloutDetailed`, the only place a preview or a frozen build is computed); every
  * command and the watch view render this answer.
  */
-import type { ErrorKind } from '../errors.js';
+import { errorFactsOf, type ErrorFacts } from '../errors.js';
 import type { DetailedBuild } from '../build/build-rollout.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import { isUnavailableKind } from './rollout-status.js';
@@ -25,21 +25,22 @@ export interface VerdictAnswer {
   unbuilt: boolean;
   /** Why it is masked (empty when trainable or unavailable). */
   causes: MaskCause[];
-  /** The kind of the failure that stopped the read or freeze, when one did. */
-  errorKind?: ErrorKind;
-  /** Its message (without the Python class the result's `error` string starts with). */
-  errorMessage?: string;
+  /**
+   * The failure that stopped the read or freeze, when one did (its message without the Python
+   * class the result's `error` string starts with). Plain data: it crosses from build workers.
+   */
+  error?: ErrorFacts;
 }
 
 export function verdictOf(build: Pick<DetailedBuild, 'result' | 'causes' | 'readFailure'>): VerdictAnswer {
   const kind = build.readFailure?.kind;
   const unbuilt = build.result.rebuilt_response === null;
-  const failure = build.readFailure && { errorKind: build.readFailure.kind, errorMessage: build.readFailure.message };
+  const failure = build.readFailure && { error: build.readFailure.facts() };
   if (kind !== undefined && isUnavailableKind(kind)) return { verdict: 'unavailable', unbuilt, causes: [], ...failure };
   return { verdict: build.result.mask_sample ? 'masked' : 'trainable', unbuilt, causes: build.causes, ...failure };
 }
 
 /** The verdict when the rollout's facts could not be read, so no build was attempted. */
-export function unavailableVerdict(kind: ErrorKind, message?: string): VerdictAnswer {
-  return { verdict: 'unavailable', unbuilt: true, causes: [], errorKind: kind, ...(message === undefined ? {} : { errorMessage: message }) };
+export function unavailableVerdict(error: ErrorFacts): VerdictAnswer {
+  return { verdict: 'unavailable', unbuilt: true, causes: [], error: errorFactsOf(error) };
 }

@@ -8,6 +8,7 @@
  * worker is done with, moved back); main → worker `{ type: 'reply', seq, ok, value | error }`.
  */
 import type { MessagePort, TransferListItem } from 'node:worker_threads';
+import { systemErrorOf, type SystemError } from '../errors.js';
 
 export interface SerialisedError {
   name: string;
@@ -16,12 +17,15 @@ export interface SerialisedError {
   pyClass?: string;
   file?: string;
   rolloutId?: string;
+  /** The system error under it (a TokcapError's, or the error itself when it is one). */
+  system?: SystemError;
 }
 
 export function serialiseError(e: unknown): SerialisedError {
   if (e instanceof Error) {
-    const x = e as Error & { kind?: string; pyClass?: string; file?: string; rolloutId?: string };
-    return { name: x.name, message: x.message, kind: x.kind, pyClass: x.pyClass, file: x.file, rolloutId: x.rolloutId };
+    const x = e as Error & { kind?: string; pyClass?: string; file?: string; rolloutId?: string; system?: SystemError };
+    const system = x.system ?? systemErrorOf(x);
+    return { name: x.name, message: x.message, kind: x.kind, pyClass: x.pyClass, file: x.file, rolloutId: x.rolloutId, ...(system ? { system } : {}) };
   }
   return { name: 'Error', message: String(e) };
 }

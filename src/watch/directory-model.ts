@@ -13,7 +13,7 @@
  */
 import { lstatSync } from 'node:fs';
 import { setImmediate as yieldToEventLoop, setTimeout as delay } from 'node:timers/promises';
-import { toTokcapError } from '../errors.js';
+import { toTokcapError, type ErrorFacts } from '../errors.js';
 import { rolloutFileName, rolloutPaths, type FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
@@ -102,7 +102,7 @@ export interface DirectorySnapshot {
   /** The first full scan and all its reads are done. */
   readonly ready: boolean;
   /** The directory itself could not be listed (last attempt). */
-  readonly scanError?: string;
+  readonly scanError?: ErrorFacts;
   /** Bumped on every change. */
   readonly version: number;
 }
@@ -159,7 +159,7 @@ export class DirectoryModel {
   private touchedDuringScan: Set<string> | null = null;
   private invalidNames: string[] = [];
   private tempStateFiles: string[] = [];
-  private scanError: string | undefined;
+  private scanError: ErrorFacts | undefined;
 
   /** Ids named by change events: read first. */
   private readonly urgent = new IdQueue();
@@ -428,7 +428,7 @@ export class DirectoryModel {
       listing = load?.listing ?? (await this.readers.scan(this.dir));
       this.trace?.(`scan: listed ${listing.rollouts.size} rollouts`);
     } catch (e) {
-      this.scanError = toTokcapError(e, { file: this.dir }).message;
+      this.scanError = toTokcapError(e, { file: this.dir }).facts();
       this.firstScanDone = true;
       this.changed();
       return;
@@ -875,8 +875,7 @@ export function firstInOrder<T>(items: ArrayLike<T>, k: number, cmp: (a: T, b: T
 }
 
 function rowError(e: unknown, id: string): RowError {
-  const err = toTokcapError(e, { rolloutId: id });
-  return { kind: err.kind, message: err.message };
+  return toTokcapError(e, { rolloutId: id }).facts();
 }
 
 /**

@@ -76,11 +76,11 @@ export async function previewRollout(
   } catch (e) {
     // The reference would crash here (an error its consumer does not catch); show it, keep going.
     const err = toTokcapError(e, { rolloutId });
-    return { kind: 'unreadable', error: { kind: err.kind, message: `build crashed: ${err.message}` }, verdict: unavailableVerdict(err.kind) };
+    return { kind: 'unreadable', error: { ...err.facts(), message: `build crashed: ${err.message}` }, verdict: unavailableVerdict(err.facts()) };
   }
   const verdict = verdictOf(d);
   if (verdict.verdict === 'unavailable') {
-    return { kind: 'unreadable', error: { kind: d.readFailure!.kind, message: d.readFailure!.message }, verdict };
+    return { kind: 'unreadable', error: d.readFailure!.facts(), verdict };
   }
   const read = d.readFailure === undefined;
   return {
@@ -164,7 +164,7 @@ export async function readRow(store: StoreOptions, rolloutId: string, files: Rea
   if (copy) sources = { readOnlyCopy: async () => snapshotCopyOf(copy.arena, copy.record, facts.retired) };
   const status = rolloutStatus(facts);
   if (status.status === 'unavailable') {
-    return { facts, status, preview: { kind: 'unreadable', error: status.error!, verdict: unavailableVerdict(status.error!.kind) } };
+    return { facts, status, preview: { kind: 'unreadable', error: status.error!, verdict: unavailableVerdict(status.error!) } };
   }
   const context = {
     incompleteMarkers: facts.incomplete_marker_calls,

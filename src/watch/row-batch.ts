@@ -49,8 +49,7 @@ export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record
     const read = await readRow(store, id, files, { copy: { arena, record }, json });
     return record.failure ? { ok: true, row: rowOf(id, read) } : { ok: true, row: rowOf(id, read), signature: copySignature(record.stamps) };
   } catch (e) {
-    const err = toTokcapError(e, { rolloutId: id });
-    return { ok: false, error: { kind: err.kind, message: err.message } };
+    return { ok: false, error: toTokcapError(e, { rolloutId: id }).facts() };
   }
 }
 

@@ -3,7 +3,7 @@
  * the rollout's facts and a read-only preview build. No UI, no filesystem here: the store reads
  * live in directory-model.ts; the view only ever sees these values.
  */
-import type { ErrorKind } from '../errors.js';
+import { errorFactsOf, type ErrorFacts } from '../errors.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
 import { CONDITIONS, type Condition, type RolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
@@ -11,10 +11,8 @@ import { countRollout, emptySummary, type StatusSummary } from '../status/summar
 import type { Verdict, VerdictAnswer } from '../status/verdict.js';
 import type { RowPreview } from './preview.js';
 
-export interface RowError {
-  kind: ErrorKind;
-  message: string;
-}
+/** A row's error: plain data, it crosses from the read worker (batch-codec.ts). */
+export type RowError = ErrorFacts;
 
 export interface RolloutRow {
   readonly id: string;
@@ -260,7 +258,7 @@ export interface RowInputs {
 
 /** Derives a row from what was read. */
 export function deriveRow({ id, facts, status, preview, changedAt, seq }: RowInputs): PackedRow {
-  let error: RowError | undefined = facts.errors.length > 0 ? { kind: facts.errors[0].kind, message: facts.errors[0].message } : undefined;
+  let error: RowError | undefined = facts.errors.length > 0 ? errorFactsOf(facts.errors[0]) : undefined;
   if (preview?.kind === 'unreadable') error ??= preview.error;
   const built = preview?.kind === 'built' ? preview : undefined;
   return packFields({

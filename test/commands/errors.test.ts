@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ioError, TokcapError, type ErrorKind } from '../../src/errors.js';
+import { errorFromFacts, ioError, toTokcapError, TokcapError, type ErrorKind } from '../../src/errors.js';
+import { reviveError } from '../../src/jsonl/remote-jsonl.js';
+import { serialiseError } from '../../src/threads/thread-requests.js';
 import { invalidRolloutIdError } from '../../src/layout/rollout-id.js';
 import {
   couldNotBeRead,
@@ -101,15 +103,29 @@ describe('a DIR that cannot be listed, in words', () => {
     expect(exitCodeFor(e)).toBe(3);
   });
 
-  it('reads the words back from a message that crossed a thread without its error (a verdict, a failed build)', () => {
-    const message = "ENOENT: no such file or directory, open '/d/r1.tokens.lock'";
-    expect(formatErrorLine(new TokcapError('io', message, { rolloutId: 'r1' }))).toBe('tokcap: r1: /d/r1.tokens.lock: no such file or directory');
-    expect(couldNotBeRead({ kind: 'io', message })).toBe('could not be read: /d/r1.tokens.lock: no such file or directory');
+  it('derives the words from the facts that crossed a thread (a verdict, a row, a reply), never from the text', () => {
+    const message = "ENOENT: something, open '/d/r1.tokens.lock'";
+    const facts = ioError(errno('ENOENT', 'open', '/d/r1.tokens.lock'), '/d/r1.tokens.lock', 'r1').facts();
+    expect(facts).toEqual({ kind: 'io', message, system: { code: 'ENOENT', syscall: 'open', path: '/d/r1.tokens.lock' } });
+    const back = structuredClone(facts);
+    expect(formatErrorLine(errorFromFacts(back, { rolloutId: 'r1' }))).toBe('tokcap: r1: /d/r1.tokens.lock: no such file or directory');
+    expect(couldNotBeRead(back)).toBe('could not be read: /d/r1.tokens.lock: no such file or directory');
+    expect(errorJson(errorFromFacts(back, { rolloutId: 'r1' }))).toEqual({ rollout_id: 'r1', error: { kind: 'io', message } });
+    // The text alone is shown as it is: nothing is parsed out of it.
+    expect(couldNotBeRead({ kind: 'io', message })).toBe(`could not be read: ${message}`);
     expect(couldNotBeRead({ kind: 'lock_timeout', message: 'timed out after 1s waiting for the lock of rollout r1' })).toBe(
       'could not be read: timed out after 1s waiting for the lock of rollout r1',
     );
-    // Only kind io is read as a system error; the text of other kinds is shown as it is.
-    expect(couldNotBeRead({ kind: 'corrupt', message: 'EFOO: x, open' })).toBe('could not be read: EFOO: x, open');
+    // Only kind io is told as a system error.
+    expect(couldNotBeRead({ kind: 'corrupt', message: 'EFOO: x, open', system: { code: 'EACCES' } })).toBe('could not be read: EFOO: x, open');
+  });
+
+  it('a reply from the main thread keeps the system error, a TokcapError\'s or a raw one', () => {
+    const wrapped = reviveError(structuredClone(serialiseError(ioError(errno('EACCES', 'open', '/d/s'), '/d/s', 'r1'))));
+    expect(formatErrorLine(wrapped)).toBe('tokcap: r1: /d/s: permission denied');
+    const raw = reviveError(structuredClone(serialiseError(errno('ENOTDIR', 'opendir', '/d'))));
+    expect(formatErrorLine(raw)).toBe('tokcap: /d: not a directory');
+    expect(toTokcapError(raw, { file: '/d' }).system).toEqual({ code: 'ENOTDIR', syscall: 'opendir', path: '/d' });
   });
 
   it('TOKCAP_DEBUG=1 still shows the raw error and its stack', () => {

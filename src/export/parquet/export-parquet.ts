@@ -12,7 +12,7 @@
  */
 import { lstat, mkdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { TokcapError, ioError, toTokcapError } from '../../errors.js';
+import { errorFromFacts, TokcapError, ioError, toTokcapError } from '../../errors.js';
 import { reviveError } from '../../jsonl/remote-jsonl.js';
 import { partName } from '../../layout/shard.js';
 import { readRolloutStatus } from '../../status/read-status.js';
@@ -122,7 +122,7 @@ async function writeParts(
       const { facts, status } = await readRolloutStatus(store, r.rolloutId);
       const unavailable = status.status === 'unavailable' || rows.verdict === 'unavailable';
       if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
-      else if (unavailable && status.error) hooks.onRolloutError?.(new TokcapError(status.error.kind, status.error.message, { rolloutId: r.rolloutId }), r.rolloutId);
+      else if (unavailable && status.error) hooks.onRolloutError?.(errorFromFacts(status.error, { rolloutId: r.rolloutId }), r.rolloutId);
       // docs/cli.md#unavailable: a rollout that could not be read is left out of the output (and named on stderr).
       const keep = item.keep && !unavailable;
       if (keep) {

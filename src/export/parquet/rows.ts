@@ -72,7 +72,7 @@ export function parquetRows(build: ExportBuild): ParquetRows {
     snapshot_id: snapshot?.snapshot_id ?? null,
     version: snapshot?.version ?? null,
     error: errorText ?? build.error?.message ?? null,
-    error_kind: build.error?.kind ?? build.readFailure?.kind ?? verdict.errorKind ?? null,
+    error_kind: build.error?.kind ?? build.readFailure?.kind ?? verdict.error?.kind ?? null,
   };
   const calls: CallRow[] = [];
   if (chains) {

@@ -124,9 +124,10 @@ describe('DirectoryView', () => {
     expect(lines(directory([], { snapshot: snapshot([], { ready: false }) }).lastFrame())[0]).toMatch(/reading 0\/0$/);
     expect(lines(directory([], { snapshot: snapshot([], { ready: false }) }).lastFrame())[5]).toBe('  listing the directory…');
     expect(lines(directory(ROWS, { filter: { ...NO_FILTER, search: 'zzz' } }).lastFrame())[5]).toBe('  no rollout matches the filter (Esc clears it)');
-    expect(lines(directory([], { snapshot: snapshot([], { scanError: 'ENOENT: no such file' }) }).lastFrame())[0]).toMatch(/cannot list: ENOENT/);
-    // The directory removed while watched: in the words of the error line.
-    expect(lines(directory([], { snapshot: snapshot([], { scanError: 'ENOENT: no such file or directory, opendir' }) }).lastFrame())[0]).toMatch(/cannot list: no such directory$/);
+    expect(lines(directory([], { snapshot: snapshot([], { scanError: { kind: 'io', message: 'ENOENT: no such file' } }) }).lastFrame())[0]).toMatch(/cannot list: ENOENT/);
+    // The directory removed while watched: in the words of the error line, from the error's fields.
+    const removed = { kind: 'io' as const, message: 'ENOENT: no such file or directory, opendir', system: { code: 'ENOENT', syscall: 'opendir' } };
+    expect(lines(directory([], { snapshot: snapshot([], { scanError: removed }) }).lastFrame())[0]).toMatch(/cannot list: no such directory$/);
   });
 
   it('renders only the visible window of a huge list', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutFacts } from '../../../src/facts/rollout-facts.js';
 import { failedBuild } from '../../../src/build/consumer-result.js';
-import { TokcapError } from '../../../src/errors.js';
+import { ioError, TokcapError } from '../../../src/errors.js';
 import { CONDITIONS, ROLLOUT_STATUSES, rolloutStatus } from '../../../src/status/rollout-status.js';
 import { summarise } from '../../../src/status/summary.js';
 import { verdictOf } from '../../../src/status/verdict.js';
@@ -70,10 +70,14 @@ describe('verdictOf and summarise', () => {
   it('counts a rollout that could not be read as unavailable, never trainable or masked', () => {
     const locked = failedBuild('a', 'TimeoutError: busy', 0);
     const v1 = verdictOf({ result: locked, causes: [], readFailure: new TokcapError('lock_timeout', 'busy') });
-    expect(v1).toMatchObject({ verdict: 'unavailable', errorKind: 'lock_timeout' });
+    expect(v1).toMatchObject({ verdict: 'unavailable', error: { kind: 'lock_timeout', message: 'busy' } });
+    // The failure's system error goes with the verdict (it crosses from build workers).
+    const denied = Object.assign(new Error("EACCES: permission denied, open '/d/a'"), { code: 'EACCES', errno: -13, syscall: 'open', path: '/d/a' });
+    const v0 = structuredClone(verdictOf({ result: locked, causes: [], readFailure: ioError(denied, '/d/a', 'a') }));
+    expect(v0.error).toEqual({ kind: 'io', message: "EACCES: permission denied, open '/d/a'", system: { code: 'EACCES', syscall: 'open', path: '/d/a' } });
     const retired = failedBuild('b', 'RuntimeError: Token capture for rollout b is retired', 0);
     const v2 = verdictOf({ result: retired, causes: [], readFailure: new TokcapError('retired', 'retired') });
-    expect(v2).toMatchObject({ verdict: 'masked', unbuilt: true, errorKind: 'retired' });
+    expect(v2).toMatchObject({ verdict: 'masked', unbuilt: true, error: { kind: 'retired', message: 'retired' } });
     const s = summarise([
       { status: { status: 'unavailable', conditions: [] }, verdict: v1 },
       { status: { status: 'retired', conditions: [] }, verdict: v2 },

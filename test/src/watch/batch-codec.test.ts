@@ -23,6 +23,13 @@ describe('batch messages between the main thread and the read worker', () => {
       { rolloutId: 'r-j-only', spans: { jsonl: { at: 18, length: 100 } }, stamps: { jsonl: { ino: 9, size: 100, mtimeMs: 4 } } },
       { rolloutId: 'r-fifo', spans: {}, stamps: {}, errors: { jsonl: { kind: 'io', message: 'refusing to read a FIFO', file: '/d/r-fifo.tokens.jsonl' } } },
       { rolloutId: 'r-locked', spans: {}, stamps: {}, failure: { kind: 'lock_timeout', message: 'lock held' } },
+      // A system error keeps its facts: the reading thread's line is derived from them.
+      {
+        rolloutId: 'r-denied',
+        spans: {},
+        stamps: {},
+        errors: { state: { kind: 'io', message: "EACCES: permission denied, open '/d/s'", system: { code: 'EACCES', syscall: 'open', path: '/d/s' }, file: '/d/s' } },
+      },
     ];
     expect(decodeRecords(across(encodeRecords(records)))).toEqual(records);
     expect(decodeRecords(across(encodeRecords([])))).toEqual([]);
@@ -37,8 +44,10 @@ describe('batch messages between the main thread and the read worker', () => {
       { ok: true, gone: true },
       { ok: false, error: { kind: 'io', message: 'EACCES' } },
       { ok: true, row: plain, signature: { key: 7, kinds: 'jsonl' } },
+      { ok: false, error: { kind: 'io', message: "EACCES: permission denied, open '/d/s'", system: { code: 'EACCES', syscall: 'open', path: '/d/s' } } },
+      { ok: true, row: packRow({ ...rowData(placeholderRow('e', 1)), loaded: true, status: 'unavailable', error: { kind: 'io', message: 'x', system: { code: 'ENOENT', syscall: 'open', path: '/d/j' } } }) },
     ];
-    const ids = ['a', 'b', 'c', 'd', 'b'];
+    const ids = ['a', 'b', 'c', 'd', 'b', 'd', 'e'];
     const back = decodeOutcomes(across(encodeOutcomes(outcomes)), ids);
     expect(back.map((o) => ('row' in o ? { ...o, row: rowData(o.row) } : o))).toEqual(outcomes.map((o) => ('row' in o ? { ...o, row: rowData(o.row) } : o)));
     // The rows take the ids given (this thread's strings), and their class.
