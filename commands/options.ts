@@ -13,8 +13,9 @@
  * This module must stay cheap to load: no library code beyond errors and the duration parser.
  */
 import { TokcapError } from '../src/errors.js';
+import { DEFAULT_LOCK_WAIT_MS } from '../src/ops/store.js';
 import { CONDITIONS, ROLLOUT_STATUSES } from '../src/status/rollout-status.js';
-import { parseDuration } from './duration.js';
+import { formatDuration, parseDuration } from './duration.js';
 import { parseShardOption, type ShardOption } from './shard.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -179,7 +180,8 @@ export interface GlobalOptions {
   lockWait: number;
 }
 
-export const DEFAULT_LOCK_WAIT_SECONDS = 10;
+/** The library's default lock wait (src/ops/store.ts owns it), in the option's unit: seconds. */
+const DEFAULT_LOCK_WAIT_SECONDS = DEFAULT_LOCK_WAIT_MS / 1000;
 const LOCK_WAIT_HINT = "a lock wait needs a unit, e.g. 10s, 90s or 2m (how long to wait for a busy rollout's lock)";
 
 export const GLOBAL_OPTIONS: OptionTable<GlobalOptions> = {
@@ -202,7 +204,7 @@ export const GLOBAL_OPTIONS: OptionTable<GlobalOptions> = {
     flags: '--lock-wait <duration>',
     description: "how long to wait for a rollout's lock before failing with a lock_timeout error naming the busy rollout",
     default: DEFAULT_LOCK_WAIT_SECONDS,
-    defaultLabel: '10s',
+    defaultLabel: formatDuration(DEFAULT_LOCK_WAIT_SECONDS),
     parse: (raw) => parseDuration(raw, LOCK_WAIT_HINT),
   },
 };

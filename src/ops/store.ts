@@ -4,10 +4,11 @@ import { assertValidRolloutId } from '../layout/rollout-id.js';
 /** Where a store lives and how long operations wait for a rollout's lock. */
 export interface StoreOptions {
   dir: string;
-  /** Maximum wait for a rollout's lock, in milliseconds (CLI default: 10 s). */
+  /** Maximum wait for a rollout's lock, in milliseconds (default DEFAULT_LOCK_WAIT_MS). */
   lockWaitMs?: number;
 }
 
+/** The one default lock wait: the CLI's `--lock-wait` default (option table, help, man pages) is derived from it. */
 export const DEFAULT_LOCK_WAIT_MS = 10_000;
 
 export interface RolloutTarget {

@@ -12,7 +12,11 @@ import {
 } from '../../commands/options.js';
 import { buildProgram } from '../../commands/program.js';
 import { allManPages, commandMarkdown, MAN_SECTIONS, programMarkdown } from '../../commands/docs.js';
-import { cli, fakeIo } from '../support/cli.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatDuration } from '../../commands/duration.js';
+import { DEFAULT_LOCK_WAIT_MS } from '../../src/ops/store.js';
+import { cli, fakeIo, ROOT } from '../support/cli.js';
 
 const ALL_SPECS: [CommandName | 'global', string, OptionSpec<unknown>][] = [
   ...(Object.entries(GLOBAL_OPTIONS) as [string, OptionSpec<unknown>][]).map(([k, s]): [CommandName | 'global', string, OptionSpec<unknown>] => ['global', k, s]),
@@ -65,6 +69,16 @@ describe('the option table', () => {
       if (spec.choices) expect(spec.parse, `${cmd} ${key}`).toBeUndefined();
       if (spec.required) expect(spec.default, `${cmd} ${key}`).toBeUndefined();
     }
+  });
+
+  it('derives the --lock-wait default from the library\'s one constant (help, man pages, README, docs)', () => {
+    expect(GLOBAL_OPTIONS.lockWait.default).toBe(DEFAULT_LOCK_WAIT_MS / 1000);
+    const label = formatDuration(DEFAULT_LOCK_WAIT_MS / 1000);
+    expect(GLOBAL_OPTIONS.lockWait.defaultLabel).toBe(label);
+    for (const [, page] of allManPages()) expect(page.split('\n').filter((l) => l.includes("a rollout's lock before failing")).join('\n')).toContain(`Default: \`${label}\``);
+    // The hand-written texts that state it.
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(`\`--lock-wait DUR\` (default \`${label}\`)`);
+    expect(readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8')).toContain(`how long to wait for a rollout's lock, default \`${label}\``);
   });
 
   it('has the options the contract names', () => {
