@@ -237,7 +237,7 @@ describe('DirectoryModel', () => {
 
     const gone = new DirectoryModel({ dir: path.join(dir, 'missing') });
     const s = await loaded(gone);
-    expect(s.scanError).toMatch(/ENOENT/);
+    expect(s.scanError).toMatchObject({ kind: 'io', message: expect.stringMatching(/ENOENT/), system: { code: 'ENOENT', syscall: 'opendir' } });
     expect(s.rows).toEqual([]);
   });
 
