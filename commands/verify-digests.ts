@@ -7,7 +7,11 @@
  */
 import { verifyDirectory } from '../src/verify/verify-directory.js';
 import type { Finding } from '../src/verify/findings.js';
-import type { CommandContext } from './context.js';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { outputJsonBytes, outputJsonLine } from '../src/json/canonical-json.js';
+import type { ByteStream, CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
 import { plural, requireCaptureFiles, showId, storeOf } from './shared.js';
 import { noCaptureFilesError } from '../src/errors.js';
@@ -15,6 +19,16 @@ import { compareCodePoints } from '../src/json/canonical-json.js';
 
 export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> {
   requireCaptureFiles(ctx);
+  // --json: the findings are spooled as they come, not held (a damaged 2 GB store has many).
+  const spool = ctx.options.json ? new FindingSpool() : undefined;
+  try {
+    await verify(ctx, spool);
+  } finally {
+    spool?.close();
+  }
+}
+
+async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool | undefined): Promise<void> {
   const ids = ctx.idsGiven ? [...ctx.ids] : undefined;
   // The library lists DIR once for the job and says how many rollouts it found (the bar's total).
   let bar: ReturnType<typeof ctx.progress> | undefined;
@@ -24,6 +38,7 @@ export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> 
     threads: ctx.threads,
     onStart: (total) => (bar = total > 50 ? ctx.progress({ title: 'verifying', total }) : undefined),
     onProgress: (done) => bar?.update(done),
+    ...(spool ? { onFindings: (f: Finding[]) => spool.add(f) } : {}),
   });
   bar?.done();
   // A named rollout without any capture file was not verified: an error (docs/cli.md#unavailable), not a warning.
@@ -34,12 +49,13 @@ export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> 
   ];
   // Checked by nobody: never counted as verified, and `ok` is false (a `jq -e .ok` gate fails).
   const unchecked = [...missing, ...result.unchecked].sort(compareCodePoints);
-  const nErrors = result.findings.filter((f) => f.severity === 'error').length;
-  const nWarnings = result.findings.length - nErrors;
+  const nErrors = spool ? spool.errors : result.findings.filter((f) => f.severity === 'error').length;
+  const nWarnings = spool ? spool.count - spool.errors : result.findings.length - nErrors;
   if (nErrors > 0 || (ctx.options.strict && nWarnings > 0)) ctx.raise(EXIT_NEGATIVE);
 
   const doc: Record<string, unknown> = { ok: result.ok && unchecked.length === 0, findings: result.findings, unchecked };
   if (errors.length) doc.errors = errors;
+  if (spool) return spool.writeDocument(ctx.stdoutStream(), doc);
   ctx.json(doc);
 
   const byRollout = new Map<string, Finding[]>();
@@ -69,3 +85,55 @@ export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> 
     ctx.out(nErrors || unchecked.length ? ctx.styles.error(summary) : nWarnings ? ctx.styles.warn(summary) : ctx.styles.ok(summary));
   }
 }
+
+/**
+ * The findings of `verify-digests --json`, a rollout's at a time, serialised into a file of their
+ * own (removed at the end): the document starts with `ok`, known only once every rollout is
+ * verified, so they cannot go to stdout as they come. Memory holds a rollout's findings.
+ */
+class FindingSpool {
+  count = 0;
+  errors = 0;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'tokcap-verify-'));
+  private readonly path = join(this.dir, 'findings.json');
+  private readonly fd = openSync(this.path, 'w+');
+  private size = 0;
+
+  add(findings: Finding[]): void {
+    const parts: Buffer[] = [];
+    for (const f of findings) {
+      if (this.count++ > 0) parts.push(COMMA);
+      if (f.severity === 'error') this.errors++;
+      parts.push(outputJsonBytes(f));
+    }
+    const bytes = Buffer.concat(parts);
+    writeSync(this.fd, bytes, 0, bytes.length, this.size);
+    this.size += bytes.length;
+  }
+
+  /** `doc` (with an empty `findings`) as ctx.json would write it, the spooled findings in it. */
+  async writeDocument(out: ByteStream, doc: Record<string, unknown>): Promise<void> {
+    const whole = outputJsonLine({ ...doc, findings: [] });
+    // `ok` is a boolean: the first `"findings":[` is the member's.
+    const at = whole.indexOf(FINDINGS) + FINDINGS.length;
+    await out.write(whole.subarray(0, at));
+    const chunk = Buffer.allocUnsafe(Math.min(SPOOL_CHUNK, Math.max(1, this.size)));
+    for (let pos = 0; pos < this.size; ) {
+      const n = readSync(this.fd, chunk, 0, Math.min(chunk.length, this.size - pos), pos);
+      if (n <= 0) throw new Error('internal: the findings spool is shorter than written');
+      // A copy: the stream may hold the bytes while this buffer is read into again.
+      await out.write(Buffer.from(chunk.subarray(0, n)));
+      pos += n;
+    }
+    await out.write(whole.subarray(at));
+  }
+
+  close(): void {
+    closeSync(this.fd);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+const COMMA = Buffer.from(',');
+const FINDINGS = Buffer.from('"findings":[');
+const SPOOL_CHUNK = 1 << 20;
