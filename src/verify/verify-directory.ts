@@ -62,7 +62,6 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
   let done = 0;
   // This thread's JSON reader for the job (each worker has its own).
   const json = new JsonBytesReader();
-  // Rollouts are verified on every core (src/threads/parallel-rollouts.ts); results in id order.
   let givenError = false;
   const failedInWorker = (r: WorkerFailure, i: number) => {
     failures[i] = { rolloutId: ids[i], error: toTokcapError(reviveError(r.failed), { rolloutId: ids[i] }) };
@@ -74,6 +73,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
     givenError ||= r.some((f) => f.severity === 'error');
     return onFindings!(r.sort(compareFindings));
   };
+  // Rollouts are verified on every core (src/threads/parallel-rollouts.ts); results in id order.
   const perRollout = await mapRolloutsParallel<Finding[] | WorkerFailure>(ids, {
     workerUrl: VERIFY_WORKER_URL,
     shared: { ...store },
