@@ -3,7 +3,7 @@
  * sidefiles, jsonl) → entries (records) → chains (build) → results (facts, verify, build).
  * This module imports no CLI or UI package.
  */
-export { TokcapError, isTokcapError, toTokcapError, type ErrorKind, type PyErrorClass } from './errors.js';
+export { TokcapError, isTokcapError, toTokcapError, type ErrorKind, type ErrorFacts, type PyErrorClass, type SystemError } from './errors.js';
 
 // Layout and ids
 export { isValidRolloutId, assertValidRolloutId, validateRolloutIdBatch, dedupeIds, invalidRolloutIdError } from './layout/rollout-id.js';
