@@ -7,11 +7,8 @@
  */
 import { verifyDirectory } from '../src/verify/verify-directory.js';
 import type { Finding } from '../src/verify/findings.js';
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { outputJsonBytes, outputJsonLine } from '../src/json/canonical-json.js';
-import type { ByteStream, CommandContext } from './context.js';
+import { FindingSpool } from './finding-spool.js';
+import type { CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
 import { plural, requireCaptureFiles, showId, storeOf } from './shared.js';
 import { noCaptureFilesError } from '../src/errors.js';
@@ -19,7 +16,7 @@ import { compareCodePoints } from '../src/json/canonical-json.js';
 
 export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> {
   requireCaptureFiles(ctx);
-  // --json: the findings are spooled as they come, not held (a damaged 2 GB store has many).
+  // --json: the findings are serialised as they come, not held as objects (a damaged 2 GB store has many).
   const spool = ctx.options.json ? new FindingSpool() : undefined;
   try {
     await verify(ctx, spool);
@@ -85,55 +82,3 @@ async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool
     ctx.out(nErrors || unchecked.length ? ctx.styles.error(summary) : nWarnings ? ctx.styles.warn(summary) : ctx.styles.ok(summary));
   }
 }
-
-/**
- * The findings of `verify-digests --json`, a rollout's at a time, serialised into a file of their
- * own (removed at the end): the document starts with `ok`, known only once every rollout is
- * verified, so they cannot go to stdout as they come. Memory holds a rollout's findings.
- */
-class FindingSpool {
-  count = 0;
-  errors = 0;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'tokcap-verify-'));
-  private readonly path = join(this.dir, 'findings.json');
-  private readonly fd = openSync(this.path, 'w+');
-  private size = 0;
-
-  add(findings: Finding[]): void {
-    const parts: Buffer[] = [];
-    for (const f of findings) {
-      if (this.count++ > 0) parts.push(COMMA);
-      if (f.severity === 'error') this.errors++;
-      parts.push(outputJsonBytes(f));
-    }
-    const bytes = Buffer.concat(parts);
-    writeSync(this.fd, bytes, 0, bytes.length, this.size);
-    this.size += bytes.length;
-  }
-
-  /** `doc` (with an empty `findings`) as ctx.json would write it, the spooled findings in it. */
-  async writeDocument(out: ByteStream, doc: Record<string, unknown>): Promise<void> {
-    const whole = outputJsonLine({ ...doc, findings: [] });
-    // `ok` is a boolean: the first `"findings":[` is the member's.
-    const at = whole.indexOf(FINDINGS) + FINDINGS.length;
-    await out.write(whole.subarray(0, at));
-    const chunk = Buffer.allocUnsafe(Math.min(SPOOL_CHUNK, Math.max(1, this.size)));
-    for (let pos = 0; pos < this.size; ) {
-      const n = readSync(this.fd, chunk, 0, Math.min(chunk.length, this.size - pos), pos);
-      if (n <= 0) throw new Error('internal: the findings spool is shorter than written');
-      // A copy: the stream may hold the bytes while this buffer is read into again.
-      await out.write(Buffer.from(chunk.subarray(0, n)));
-      pos += n;
-    }
-    await out.write(whole.subarray(at));
-  }
-
-  close(): void {
-    closeSync(this.fd);
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-const COMMA = Buffer.from(',');
-const FINDINGS = Buffer.from('"findings":[');
-const SPOOL_CHUNK = 1 << 20;
