@@ -76,11 +76,6 @@ export function WatchApp(props: WatchAppProps) {
   order.current ??= new VisibleRowsCache();
   const cache = order.current;
   const rows = useMemo(() => cache.rows(snapshot, filter, sort), [cache, snapshot, filter, sort]);
-  // The ids in display order, for the key reducer only: made when a key needs them, not per frame.
-  const ids = useMemo(() => {
-    let made: string[] | undefined;
-    return () => (made ??= rows.map((r) => r.id));
-  }, [rows]);
   // The rollout the user chose (the top row until a key moves the selection), wherever the load puts it.
   const selected = selectedIndex(nav, rows);
   const offset = visibleOffset(nav.offset, selected, rows.length, page);
@@ -110,11 +105,12 @@ export function WatchApp(props: WatchAppProps) {
   const detailLineCount =
     screen === 'detail' && openId !== null ? rolloutViewLines({ id: openId, ...detailState, width, now, styles }).length : 0;
 
-  // What the key reducer needs, current as of this render (ids for another filter are computed
-  // on demand, from the same snapshot).
+  // What the key reducer needs, current as of this render: the rows shown (the reducer reads
+  // their ids; no list of every id is made per key), or for another filter, computed on demand
+  // from the same snapshot.
   const ctxRef = useRef<KeyContext | null>(null);
   ctxRef.current = {
-    ids: (f, s) => (f === filter && s === sort ? ids() : visibleRows(snapshot.rows, f, s).map((r) => r.id)),
+    ids: (f, s) => (f === filter && s === sort ? rows : visibleRows(snapshot.rows, f, s)),
     page,
     detailPage: viewHeight,
     detailMax: maxDetailOffset(detailLineCount, viewHeight),

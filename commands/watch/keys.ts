@@ -7,7 +7,7 @@
  */
 import type { Key } from 'ink';
 import { NO_FILTER, nextSortMode, type RowFilter, type SortMode } from '../../src/watch/rows.js';
-import { INITIAL_NAV, navReducer, selectedIndex, type ListNav } from './navigation.js';
+import { INITIAL_NAV, idAt, navReducer, selectedIndex, type IdList, type ListNav } from './navigation.js';
 
 import type { Screen } from './key-help.js';
 
@@ -33,8 +33,8 @@ export function initialUi(sort: SortMode = 'recent'): UiState {
 }
 
 export interface KeyContext {
-  /** The ids the list shows for a filter and sort (in display order). */
-  ids(filter: RowFilter, sort: SortMode): readonly string[];
+  /** The rows the list shows for a filter and sort (in display order), or their ids. */
+  ids(filter: RowFilter, sort: SortMode): IdList;
   /** Rows in a page of the list. */
   page: number;
   /** Lines in a page of the rollout view. */
@@ -105,7 +105,7 @@ export function reduceKey(ui: UiState, input: string, key: Key, ctx: KeyContext)
   if (key.end || input === 'G') return nav({ type: 'end', ids, page });
   if (key.return || key.rightArrow) {
     const i = selectedIndex(ui.nav, ids);
-    return i < 0 ? ui : { ...ui, screen: 'detail', openId: ids[i], detailOffset: 0 };
+    return i < 0 ? ui : { ...ui, screen: 'detail', openId: idAt(ids, i)!, detailOffset: 0 };
   }
   if (input === '/') return { ...ui, searchDraft: ui.filter.search };
   if (input === 'm') return { ...ui, filter: { ...ui.filter, masked: !ui.filter.masked } };

@@ -14,30 +14,34 @@ export interface ListNav {
 
 export const INITIAL_NAV: ListNav = { selectedId: null, cursor: 0, offset: 0 };
 
+/**
+ * The rows in display order, as ids or as the rows themselves (their `id`): a key or a frame
+ * then needs no list of every id (100,000 ids made per key cost more than the key's frame).
+ */
+export type IdList = readonly string[] | readonly { readonly id: string }[];
+
+export function idAt(ids: IdList, i: number): string | undefined {
+  const x = ids[i];
+  return typeof x === 'string' ? x : x?.id;
+}
+
 export type NavAction =
-  | { type: 'move'; delta: number; ids: readonly string[]; page: number }
-  | { type: 'home'; ids: readonly string[]; page: number }
-  | { type: 'end'; ids: readonly string[]; page: number }
+  | { type: 'move'; delta: number; ids: IdList; page: number }
+  | { type: 'home'; ids: IdList; page: number }
+  | { type: 'end'; ids: IdList; page: number }
   | { type: 'reset' };
 
 function clamp(v: number, lo: number, hi: number): number {
   return Math.max(lo, Math.min(hi, v));
 }
 
-/**
- * Index of the selected row in `ids` (the id's position, else the remembered cursor clamped).
- * `ids` may be the rows themselves (their `id`): a frame needs no list of every id.
- */
-export function selectedIndex(nav: ListNav, ids: readonly string[] | readonly { readonly id: string }[]): number {
+/** Index of the selected row in `ids` (the id's position, else the remembered cursor clamped). */
+export function selectedIndex(nav: ListNav, ids: IdList): number {
   if (ids.length === 0) return -1;
   if (nav.selectedId !== null) {
-    const idAt = (i: number) => {
-      const x = ids[i];
-      return typeof x === 'string' ? x : x?.id;
-    };
     // The cursor is usually still right; only search when the rows moved.
-    if (idAt(nav.cursor) === nav.selectedId) return nav.cursor;
-    for (let i = 0; i < ids.length; i++) if (idAt(i) === nav.selectedId) return i;
+    if (idAt(ids, nav.cursor) === nav.selectedId) return nav.cursor;
+    for (let i = 0; i < ids.length; i++) if (idAt(ids, i) === nav.selectedId) return i;
   }
   return clamp(nav.cursor, 0, ids.length - 1);
 }
@@ -53,11 +57,11 @@ export function visibleOffset(offset: number, index: number, count: number, page
   return clamp(o, 0, maxOffset);
 }
 
-function place(nav: ListNav, ids: readonly string[], index: number, page: number): ListNav {
+function place(nav: ListNav, ids: IdList, index: number, page: number): ListNav {
   if (ids.length === 0) return { selectedId: null, cursor: 0, offset: 0 };
   const i = clamp(index, 0, ids.length - 1);
   const current = visibleOffset(nav.offset, selectedIndex(nav, ids), ids.length, page);
-  return { selectedId: ids[i], cursor: i, offset: visibleOffset(current, i, ids.length, page) };
+  return { selectedId: idAt(ids, i)!, cursor: i, offset: visibleOffset(current, i, ids.length, page) };
 }
 
 export function navReducer(nav: ListNav, action: NavAction): ListNav {

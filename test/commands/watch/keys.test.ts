@@ -107,4 +107,14 @@ describe('navigation', () => {
     expect(visibleOffset(5, 0, 8, 3)).toBe(0);
     expect(visibleOffset(9, -1, 2, 3)).toBe(0);
   });
+
+  it('takes the rows themselves as well as their ids (no list of every id per key)', () => {
+    const rows = ALL.map((id) => ({ id }));
+    const rowCtx: KeyContext = { ...ctx, ids: (f, s) => (ctx.ids(f, s) as string[]).map((id) => ({ id })) };
+    expect(navReducer(INITIAL_NAV, { type: 'move', delta: 2, ids: rows, page: 3 })).toEqual(navReducer(INITIAL_NAV, { type: 'move', delta: 2, ids: ALL, page: 3 }));
+    expect(navReducer(INITIAL_NAV, { type: 'end', ids: rows, page: 3 })).toEqual({ selectedId: 'r0', cursor: 7, offset: 5 });
+    let ui = initialUi();
+    for (const [i, k] of splitKeys('jj\r', PLAIN_KEY)) ui = reduceKey(ui, i, k, rowCtx);
+    expect(ui).toMatchObject({ screen: 'detail', openId: 'r5' });
+  });
 });
