@@ -116,6 +116,9 @@ const FIRST_SCREEN_WAIT_MS = 250;
 /** A delta of more ids than this (and than half the rows) is not kept: see `markDirty`. */
 const MAX_DELTA = 4096;
 
+/** A snapshot's rows are made at the latest after this many snapshots with a delta: see `RowsSource`. */
+const MAX_ROWS_CHAIN = 64;
+
 /** Rows placed between two yields to the event loop at the start of a load. */
 const PLACE_CHUNK = 16384;
 
@@ -182,6 +185,8 @@ export class DirectoryModel {
   private heldChange = false;
   private version = 0;
   private cached: DirectorySnapshot | null = null;
+  /** Where `cached.rows` come from. */
+  private cachedRows: RowsSource | null = null;
   private readonly listeners = new Set<() => void>();
   /** Duration of the last complete rescan (stat pass), ms. */
   lastRescanMs = 0;
@@ -254,9 +259,17 @@ export class DirectoryModel {
     }
     this.dirty = new Map();
     const t = this.totals;
+    // With a delta, the rows are not copied (100,000 of them: ~5 ms and 0.8 MB per snapshot, on
+    // every writer's change): a view follows the deltas and never asks for them.
+    const base = this.cachedRows;
+    const source: RowsSource =
+      delta && base && base.depth < MAX_ROWS_CHAIN ? { base, delta, depth: base.depth + 1 } : { made: [...this.rows.values()], depth: 0 };
+    this.cachedRows = source;
     this.cached = {
       dir: this.dir,
-      rows: [...this.rows.values()],
+      get rows() {
+        return rowsOf(source);
+      },
       delta,
       totals: { ...t, rollouts: t.rollouts + this.unplaced, summary: copySummary(t.summary), invalidNames: this.invalidNames.length, tempStateFiles: this.tempStateFiles.length },
       invalidNames: this.invalidNames,
@@ -762,6 +775,48 @@ function interned(word: string): string {
   if (known !== undefined) return known;
   if (WORDS.size < 256) WORDS.set(word, word);
   return word;
+}
+
+/**
+ * A snapshot's rows: made (a copy of the model's), or the rows of an earlier snapshot (`base`)
+ * with the changes since (`delta`), made only when asked for. `depth` bounds the chain.
+ */
+interface RowsSource {
+  made?: readonly RolloutRow[];
+  base?: RowsSource;
+  delta?: RowDelta;
+  depth: number;
+}
+
+function rowsOf(source: RowsSource): readonly RolloutRow[] {
+  if (source.made) return source.made;
+  const deltas: RowDelta[] = [];
+  let s = source;
+  while (!s.made) {
+    deltas.push(s.delta!);
+    s = s.base!;
+  }
+  // The last word on each id changed since the made rows (null: removed).
+  const latest = new Map<string, RolloutRow | null>();
+  for (let i = deltas.length - 1; i >= 0; i--) {
+    for (const id of deltas[i].removed) latest.set(id, null);
+    for (const r of deltas[i].changed) latest.set(r.id, r);
+  }
+  // In the model's order (a changed row keeps its place, a new one comes last), as a copy would have it.
+  const rows: RolloutRow[] = [];
+  for (const r of s.made) {
+    const now = latest.get(r.id);
+    if (now === undefined) rows.push(r);
+    else {
+      if (now) rows.push(now);
+      latest.delete(r.id);
+    }
+  }
+  for (const r of latest.values()) if (r) rows.push(r);
+  source.made = rows;
+  source.base = undefined;
+  source.delta = undefined;
+  return rows;
 }
 
 /** A rollout to read, with the mtime that gives its place in the queue. */

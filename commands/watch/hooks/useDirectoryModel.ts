@@ -51,7 +51,7 @@ export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryMo
       last = Date.now();
       const s = model.snapshot();
       shownRead = model.loaded;
-      trace?.(`view: snapshot, ${s.totals.loaded} of ${s.rows.length} read`);
+      trace?.(`view: snapshot, ${s.totals.loaded} of ${s.totals.rollouts} read`);
       setSnapshot(s);
     };
     let due = 0;

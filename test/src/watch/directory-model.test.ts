@@ -305,6 +305,37 @@ describe('DirectoryModel', () => {
     expect(deltas).toBeGreaterThan(5);
   });
 
+  it('gives each snapshot its own rows when they are asked for late, past many snapshots with deltas', async () => {
+    const dir = tempDir();
+    const ids = await makeStore(dir, { rollouts: 12 });
+    const model = new DirectoryModel({ dir });
+    await loaded(model);
+    const gone = ids[5];
+    const candidates = [...ids, 'n1', 'n2'];
+    const rowsNow = () => new Map(candidates.flatMap((id) => (model.row(id) ? [[id, model.row(id)]] : [])));
+    const taken: { snap: ReturnType<DirectoryModel['snapshot']>; expected: ReturnType<typeof rowsNow> }[] = [];
+    const take = () => taken.push({ snap: model.snapshot(), expected: rowsNow() });
+    take();
+    // Past the bound of a chain of snapshots whose rows are not made (64), with rows changed, added and removed.
+    for (let k = 0; k < 150; k++) {
+      if (k === 40) await appendEntry({ dir }, entry('call-x', { rollout: 'n1' }));
+      if (k === 90) for (const n of fs.readdirSync(dir)) if (n.startsWith(`${gone}.`)) fs.rmSync(path.join(dir, n));
+      if (k === 120) await appendEntry({ dir }, entry('call-y', { rollout: 'n2' }));
+      await model.refresh([ids[k % 12], 'n1', 'n2', gone], { force: true });
+      take();
+    }
+    expect(taken.filter((t) => t.snap.delta).length).toBeGreaterThan(140);
+    // The latest first, then the others from the oldest: each one's rows are as the model had them then.
+    for (const { snap, expected } of [taken.at(-1)!, ...taken]) {
+      expect(snap.rows.length).toBe(expected.size);
+      expect(new Map(snap.rows.map((r) => [r.id, r]))).toEqual(expected);
+      for (const r of snap.rows) expect(r).toBe(expected.get(r.id));
+    }
+    expect(taken.at(-1)!.expected.has(gone)).toBe(false);
+    expect(taken[0].expected.has(gone)).toBe(true);
+    expect(taken.at(-1)!.expected.has('n2')).toBe(true);
+  });
+
   it('sorts recent first by default and filters', async () => {
     const dir = tempDir();
     await makeStore(dir);
