@@ -116,8 +116,13 @@ const FIRST_SCREEN_WAIT_MS = 250;
 /** A delta of more ids than this (and than half the rows) is not kept: see `markDirty`. */
 const MAX_DELTA = 4096;
 
-/** A snapshot's rows are made at the latest after this many snapshots with a delta: see `RowsSource`. */
+/**
+ * A snapshot's rows are made (see `RowsSource`) at the latest after this many snapshots with a
+ * delta, or this many changed rows since the last made: an unmade chain keeps the rows it
+ * replaced, and a load (thousands of rows per snapshot) keeps no second set of every row.
+ */
 const MAX_ROWS_CHAIN = 64;
+const MAX_CHAIN_CHANGES = 1024;
 
 /** Rows placed between two yields to the event loop at the start of a load. */
 const PLACE_CHUNK = 16384;
@@ -262,8 +267,11 @@ export class DirectoryModel {
     // With a delta, the rows are not copied (100,000 of them: ~5 ms and 0.8 MB per snapshot, on
     // every writer's change): a view follows the deltas and never asks for them.
     const base = this.cachedRows;
+    const changes = base && delta ? base.changes + delta.changed.length + delta.removed.length : Infinity;
     const source: RowsSource =
-      delta && base && base.depth < MAX_ROWS_CHAIN ? { base, delta, depth: base.depth + 1 } : { made: [...this.rows.values()], depth: 0 };
+      delta && base && base.depth < MAX_ROWS_CHAIN && changes <= MAX_CHAIN_CHANGES
+        ? { base, delta, depth: base.depth + 1, changes }
+        : { made: [...this.rows.values()], depth: 0, changes: 0 };
     this.cachedRows = source;
     this.cached = {
       dir: this.dir,
@@ -779,13 +787,15 @@ function interned(word: string): string {
 
 /**
  * A snapshot's rows: made (a copy of the model's), or the rows of an earlier snapshot (`base`)
- * with the changes since (`delta`), made only when asked for. `depth` bounds the chain.
+ * with the changes since (`delta`), made only when asked for.
  */
 interface RowsSource {
   made?: readonly RolloutRow[];
   base?: RowsSource;
   delta?: RowDelta;
+  /** Snapshots and changed rows since the last made rows. */
   depth: number;
+  changes: number;
 }
 
 function rowsOf(source: RowsSource): readonly RolloutRow[] {
