@@ -67,6 +67,8 @@ function errnoWords(e: SystemError): string | undefined {
     case 'EACCES':
     case 'EPERM':
       return 'permission denied';
+    case 'ENOSPC':
+      return 'no space left on device';
     default:
       return undefined;
   }

@@ -12,6 +12,7 @@ import { CommanderError } from 'commander';
 import { buildProgram, type CommandLoaders } from './program.js';
 import { ExitCodeAccumulator, processIo, type CliIo } from './context.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeFor, formatErrorReport, type ExitCode } from './errors.js';
+import { TokcapError } from '../src/errors.js';
 
 export interface RunOptions {
   io?: Partial<CliIo>;
@@ -50,10 +51,15 @@ export async function run(argv: readonly string[] = process.argv, options: RunOp
   const exitCode = new ExitCodeAccumulator();
 
   // `tokcap inspect | head` closes stdout early: stop quietly instead of crashing on EPIPE.
+  // Any other failure to write stdout (a full disk, an I/O error) is an I/O error like any other:
+  // its one line and exit 3, never a stack trace or the exit code of a negative answer.
   if (io.stdout === process.stdout) {
     process.stdout.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EPIPE') process.exit(exitCode.value);
-      throw err;
+      const e = new TokcapError('io', err.message, { file: 'standard output', cause: err });
+      for (const line of formatErrorReport(e, io.env)) io.stderr.write(`${line}\n`);
+      exitCode.raise(exitCodeFor(e));
+      process.exit(exitCode.value);
     });
   }
 

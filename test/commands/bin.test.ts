@@ -4,7 +4,8 @@
  * Needs a build (`npm test` runs tsc first; `ensureBuilt` compiles when dist/ is missing or
  * older than the sources).
  */
-import { mkdtempSync, readFileSync, writeFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -79,6 +80,18 @@ describe('tokcap binary', () => {
     const r = await tokcap(['-V']);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe(version);
+  });
+
+  it('a stdout that cannot be written (a full disk) is an I/O error: one line, exit 3, no stack trace', () => {
+    const demo = join(ROOT, 'fixtures', 'demo-store');
+    for (const args of [['inspect', demo], ['inspect', demo, '--json'], ['verify-digests', demo, '--json'], ['build', demo, '--json'], ['export', demo, '--out', '-']]) {
+      // stdout is /dev/full itself (every write fails with ENOSPC), not a pipe to it.
+      const full = openSync('/dev/full', 'w');
+      const r = spawnSync('node', [BIN, ...args], { env: cleanEnv({}), stdio: ['ignore', full, 'pipe'], encoding: 'utf8' });
+      closeSync(full);
+      expect([args.join(' '), r.status]).toEqual([args.join(' '), 3]);
+      expect(stderrLines(r.stderr)).toEqual(['tokcap: standard output: no space left on device']);
+    }
   });
 
   it('an unknown command exits 2 with one line on stderr', async () => {
