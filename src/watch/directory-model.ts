@@ -812,7 +812,9 @@ function rowsOf(source: RowsSource): readonly RolloutRow[] {
     for (const id of deltas[i].removed) latest.set(id, null);
     for (const r of deltas[i].changed) latest.set(r.id, r);
   }
-  // In the model's order (a changed row keeps its place, a new one comes last), as a copy would have it.
+  // A changed row keeps its place, a new one comes last: the model's order but for an id removed and
+  // added again (the model puts it last; a delta does not say so). Every reader sorts with a total
+  // order (src/watch/rows.ts, ties broken by id), so the rows' own order shows nowhere.
   const rows: RolloutRow[] = [];
   for (const r of s.made) {
     const now = latest.get(r.id);
