@@ -915,10 +915,32 @@ export function recentOrder(ids: readonly string[], mtimes: Float64Array): Uint3
  * in that order: one pass, most rollouts turned away by one comparison of their mtime.
  */
 export function recentHead(ids: readonly string[], mtimes: Float64Array, k: number): Uint32Array {
-  const before = (a: number, b: number) => mtimes[a] > mtimes[b] || (mtimes[a] === mtimes[b] && ids[a] < ids[b]);
-  const indices = new Uint32Array(ids.length);
-  for (let i = 0; i < indices.length; i++) indices[i] = i;
-  return Uint32Array.from(firstInOrder(indices, k, (a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0)));
+  // Comparisons inline, no comparator called per rollout: this runs once per load, cold, over
+  // every rollout, on the first screen's path (at 100,000 in a fresh process: ~9-16 ms through
+  // firstInOrder, ~5-6 ms so).
+  const top = new Uint32Array(Math.max(0, Math.min(k, ids.length)));
+  let size = 0;
+  for (let i = 0; i < ids.length; i++) {
+    const m = mtimes[i];
+    if (size === top.length) {
+      if (size === 0) break;
+      const last = top[size - 1];
+      if (m < mtimes[last] || (m === mtimes[last] && ids[i] > ids[last])) continue;
+    }
+    // After every one that comes before it (ids are distinct: no two are equal).
+    let lo = 0;
+    let hi = size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const t = top[mid];
+      if (mtimes[t] > m || (mtimes[t] === m && ids[t] < ids[i])) lo = mid + 1;
+      else hi = mid;
+    }
+    if (size < top.length) size++;
+    top.copyWithin(lo + 1, lo, size - 1);
+    top[lo] = i;
+  }
+  return top;
 }
 
 /** The first `k` items of `items` in `cmp` order, sorted (one pass: no sort of the whole array). */
