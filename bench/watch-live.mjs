@@ -15,11 +15,15 @@
 // Times include Node's start-up, as a person's wait does. Not a test: nothing is asserted.
 // With --floor the terminal runs bench/ink-floor.mjs (the smallest Ink list, reading no files)
 // instead of the watch, and only the key times are taken (keyToFrameMs: with nothing else
-// running): the harness's own floor, to read the watch's key times against.
+// running): the harness's own floor, to read the watch's key times against. It loads Ink and
+// React from their ~600 modules, and React's development build (~0.3 s more than the watch pays
+// before its first frame). With --floor-bundled it runs the same app from a bundle made as the
+// live view's is (scripts/bundle-settings.mjs, built here before the clock starts) with React's
+// production build, as `tokcap watch` loads them: the floor of the watch's first rows.
 // With --no-keys no key is pressed during the load (keyToFrameMs stays null): each key costs the
 // view a frame, and with rows on screen sooner (a first screen of the listing's first part) keys
 // come sooner, while the rest of the load runs; this tells that cost apart from the load's own.
-// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers] [--floor] [--no-keys]   (needs tmux,
+// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers] [--floor | --floor-bundled] [--no-keys]   (needs tmux,
 // python3 and the compiled build)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -43,7 +47,8 @@ const PY_STORE = join(ROOT, 'test', 'support', 'py_store.py');
 /** The writers' rollouts: a prefix no fixture uses, removed before and after. */
 const WRITER_PREFIX = 'zzbenchw';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false }, 'no-keys': { type: 'boolean', default: false }, floor: { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false }, 'no-keys': { type: 'boolean', default: false }, floor: { type: 'boolean', default: false }, 'floor-bundled': { type: 'boolean', default: false } } });
+const floor = values.floor || values['floor-bundled'];
 const dir = positionals[0];
 if (!dir) {
   console.error('usage: node bench/watch-live.mjs DIR [--timeout SECONDS]');
@@ -66,15 +71,27 @@ const capture = () => {
 const ROW = /^[ ›][ •](\S+) +(live|frozen|retired|unavailable|…) /;
 const rowsOf = (pane) => pane.split('\n').flatMap((l) => (ROW.test(l) ? [ROW.exec(l)] : []));
 
+/** bench/ink-floor.mjs bundled as scripts/bundle-view.mjs bundles the live view (a temporary file). */
+async function bundledFloor() {
+  const [{ build }, { inkInBundle, NODE_BUNDLE }] = await Promise.all([import('esbuild'), import('../scripts/bundle-settings.mjs')]);
+  const out = join(mkdtempSync(join(tmpdir(), 'tokcap-bench-floor-')), 'ink-floor.bundle.mjs');
+  await build({ entryPoints: [FLOOR_APP], ...NODE_BUNDLE, metafile: false, absWorkingDir: ROOT, outfile: out, plugins: [{ name: 'ink', setup: inkInBundle }] });
+  return out;
+}
+
 const removeWriterFiles = () => {
   for (const n of readdirSync(dir)) if (n.startsWith(WRITER_PREFIX)) rmSync(join(dir, n), { force: true });
 };
 removeWriterFiles();
 
 const result = { firstRowsMs: null, screenMs: null, upToDateMs: null, rssKb: null, keyToFrameMs: null, writersKeyToFrameMs: null, writersKeyToFrameMaxMs: null };
+// Before the clock starts.
+const floorApp = values['floor-bundled'] ? await bundledFloor() : FLOOR_APP;
 const t0 = performance.now();
-const app = values.floor ? `${JSON.stringify(FLOOR_APP)} ${LIST_ROWS}` : `${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`;
-tmux('new-session', '-d', '-s', 'w', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'NO_COLOR=1', `exec ${JSON.stringify(process.execPath)} ${app}`);
+const app = floor ? `${JSON.stringify(floorApp)} ${LIST_ROWS}` : `${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`;
+// React's production build for the bundled floor, as `tokcap watch` sets for itself.
+const floorEnv = values['floor-bundled'] ? ['-e', 'NODE_ENV=production'] : [];
+tmux('new-session', '-d', '-s', 'w', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'NO_COLOR=1', ...floorEnv, `exec ${JSON.stringify(process.execPath)} ${app}`);
 const pid = Number(tmux('list-panes', '-t', 'w', '-F', '#{pane_pid}').trim());
 // If this harness is killed (a SIGTERM, `timeout`) its `finally` does not run, and the tmux server
 // and the watch inside would go on reading the directory: a detached watchdog ends them.
@@ -127,7 +144,7 @@ async function underWriters() {
 }
 
 try {
-  if (values.floor) {
+  if (floor) {
     // No load to wait for: the first rows, then keys at the pace the load loop presses them.
     while (rowsOf(capture()).length < 2) if (performance.now() - t0 > timeoutMs) throw new Error('the floor app drew no rows');
     result.firstRowsMs = performance.now() - t0;
@@ -136,7 +153,7 @@ try {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  for (let k = 0; !values.floor; k++) {
+  for (let k = 0; !floor; k++) {
     const pane = capture();
     const at = performance.now() - t0;
     const rows = rowsOf(pane);
@@ -169,6 +186,7 @@ try {
     // the server ended with its session
   }
   removeWriterFiles();
+  if (floorApp !== FLOOR_APP) rmSync(dirname(floorApp), { recursive: true, force: true });
 }
 if (keyTimes.length > 0) result.keyToFrameMs = [...keyTimes].sort((a, b) => a - b)[Math.floor(keyTimes.length / 2)];
 for (const k of Object.keys(result)) if (typeof result[k] === 'number' && k !== 'rssKb') result[k] = Math.round(result[k]);

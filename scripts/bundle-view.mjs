@@ -10,10 +10,9 @@
 // commands/watch/view-loader.ts loads the bundle only while the stamp matches its inputs (a later
 // tsc, or another npm install, makes it stale), and the modules in dist/ otherwise.
 import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_BUNDLE } from './bundle-settings.mjs';
+import { inkInBundle, NODE_BUNDLE } from './bundle-settings.mjs';
 import { writeStamp } from './bundle-stamp.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -41,23 +40,7 @@ const result = await build({
           const path = fromView(target);
           return { path: path.startsWith('.') ? path : `./${path}`, external: true };
         });
-        // Ink imports React's devtools only with DEV=true, and says how to install them when the
-        // import fails with ERR_MODULE_NOT_FOUND; they are not installed, so the bundle fails alike.
-        b.onResolve({ filter: /^react-devtools-core$/ }, () => ({ path: 'react-devtools-core', namespace: 'tokcap-absent' }));
-        // Yoga's loader (Ink's layout) reads its WebAssembly from a base64 data: URL through
-        // fetch() when fetch exists: that loads Node's HTTP client (undici) and percent-decodes
-        // the URL, ~40 ms of the main thread on the first screen's path. Its own decoder (atob)
-        // gives the same bytes without either.
-        b.onLoad({ filter: /[\\/]yoga-layout[\\/]dist[\\/]binaries[\\/]yoga-wasm-base64-esm\.js$/ }, (args) => {
-          const source = readFileSync(args.path, 'utf8');
-          const FETCHED = 'return w||"function"!=typeof fetch?Promise.resolve()';
-          if (!source.includes(FETCHED)) return { contents: source, loader: 'js', warnings: [{ text: "yoga's wasm loader changed: it may load through fetch() again" }] };
-          return { contents: source.replace(FETCHED, 'return true?Promise.resolve()'), loader: 'js' };
-        });
-        b.onLoad({ filter: /.*/, namespace: 'tokcap-absent' }, () => ({
-          contents: "const e = new Error(\"Cannot find package 'react-devtools-core'\"); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;",
-          loader: 'js',
-        }));
+        inkInBundle(b);
       },
     },
   ],
