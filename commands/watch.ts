@@ -20,7 +20,7 @@ import { createWorkerReaders } from '../src/watch/worker-readers.js';
 import { readWorkerUrl } from './watch/read-worker-url.js';
 import { requireCaptureFiles } from './shared.js';
 import { columnHeading, columnsFor, rowLine } from './watch/list-rows.js';
-import { headerLines } from './watch/list-header.js';
+import { headerLines, viewHeights } from './watch/list-header.js';
 import { takeEarlyView, takeEarlyWorkers } from './watch/early.js';
 import { loadLiveView } from './watch/view-loader.js';
 import { settleOnceMemory } from './watch/once-memory.js';
@@ -40,8 +40,9 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
     // wait behind parsing a big rollout.
     const workers = rowWorkers(ctx, trace);
-    // The first batch of the load holds the first screen's rows: 48, or the terminal's height.
-    const firstBatch = Math.max(48, process.stdout.rows ?? 0);
+    // The first batch of the load is the first screen's rows, no more: the screen shows once
+    // they are read (the model's default, 48, when the terminal's height is not known).
+    const firstBatch = process.stdout.rows ? viewHeights(process.stdout.rows).page : undefined;
     const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace, firstBatch });
     try {
       // The load starts before the renderer is loaded (~0.6 s): the worker lists the directory

@@ -12,7 +12,8 @@ import { Box, useApp, useInput } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
 import { visibleRows, VisibleRowsCache, type SortMode } from '../../src/watch/rows.js';
-import { DirectoryView, listHeight } from './DirectoryView.js';
+import { DirectoryView } from './DirectoryView.js';
+import { viewHeights } from './list-header.js';
 import { Footer } from './Footer.js';
 import { Help } from './Help.js';
 import { RolloutView, maxDetailOffset, rolloutViewLines } from './RolloutView.js';
@@ -64,9 +65,7 @@ export function WatchApp(props: WatchAppProps) {
   const uiRef = useRef(ui);
 
   const width = Math.max(20, size.columns);
-  const total = Math.max(3, size.rows - 1);
-  const viewHeight = total - 1;
-  const page = listHeight(viewHeight);
+  const { total, view: viewHeight, page } = viewHeights(size.rows);
   const { screen, help, searchDraft, filter, sort, nav, openId, detailOffset } = ui;
 
   const snapshot = handle.snapshot;

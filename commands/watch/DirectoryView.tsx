@@ -8,15 +8,8 @@ import type { Styles } from '../styles.js';
 import type { DirectorySnapshot } from '../../src/watch/directory-model.js';
 import type { RolloutRow, RowFilter, SortMode } from '../../src/watch/rows.js';
 import { columnHeading, columnsFor, rowLine } from './list-rows.js';
-import { headerLines } from './list-header.js';
+import { HEADER_HEIGHT, headerLines, listHeight } from './list-header.js';
 import { truncate } from './fit-text.js';
-
-/** Title, two lines of totals, sort/filter line, column heading. */
-export const HEADER_HEIGHT = 5;
-
-export function listHeight(height: number): number {
-  return Math.max(1, height - HEADER_HEIGHT);
-}
 
 export interface DirectoryViewProps {
   snapshot: DirectorySnapshot;

@@ -12,6 +12,24 @@ import { SORT_LABEL } from '../../src/watch/rows.js';
 import { cellWidth as stringWidth } from './cells.js';
 import { padEnd } from './fit-text.js';
 
+/** Lines of the directory view above its rows: title, two lines of totals, sort/filter line, column heading. */
+export const HEADER_HEIGHT = 5;
+
+/** Rows of the directory view's list in a view of `height` lines. */
+export function listHeight(height: number): number {
+  return Math.max(1, height - HEADER_HEIGHT);
+}
+
+/**
+ * The live view's heights on a terminal of `rows` lines: the whole app (one line short of the
+ * terminal), the view above the footer, and the directory view's list of rows.
+ */
+export function viewHeights(rows: number): { total: number; view: number; page: number } {
+  const total = Math.max(3, rows - 1);
+  const view = total - 1;
+  return { total, view, page: listHeight(view) };
+}
+
 export interface HeaderInfo {
   dir: string;
   totals: DirectoryTotals;
