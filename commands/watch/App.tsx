@@ -84,7 +84,7 @@ export function WatchApp(props: WatchAppProps) {
   useEffect(() => {
     if (!loading) return;
     const unread: string[] = [];
-    for (let i = offset; i < Math.min(rows.length, offset + page); i++) if (!rows[i].loaded) unread.push(rows[i].id);
+    for (const r of rows.slice(offset, offset + page)) if (!r.loaded) unread.push(r.id);
     if (unread.length > 0) model.readSoon(unread);
   }, [model, loading, rows, offset, page]);
   const traced = useRef({ listed: false, read: false });

@@ -6,7 +6,8 @@
 import { Box, Text } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectorySnapshot } from '../../src/watch/directory-model.js';
-import type { RolloutRow, RowFilter, SortMode } from '../../src/watch/rows.js';
+import type { RowFilter, SortMode } from '../../src/watch/rows.js';
+import type { IndexedRows } from '../../src/watch/row-list.js';
 import { columnHeading, columnsFor, rowLine } from './list-rows.js';
 import { HEADER_HEIGHT, headerLines, listHeight } from './list-header.js';
 import { truncate } from './fit-text.js';
@@ -14,7 +15,7 @@ import { truncate } from './fit-text.js';
 export interface DirectoryViewProps {
   snapshot: DirectorySnapshot;
   /** The filtered, sorted rows. */
-  rows: readonly RolloutRow[];
+  rows: IndexedRows;
   /** Index of the selected row in `rows` (-1: none). */
   selected: number;
   /** First visible row. */

@@ -15,13 +15,18 @@ export interface ListNav {
 export const INITIAL_NAV: ListNav = { selectedId: null, cursor: 0, offset: 0 };
 
 /**
- * The rows in display order, as ids or as the rows themselves (their `id`): a key or a frame
- * then needs no list of every id (100,000 ids made per key cost more than the key's frame).
+ * The rows in display order, as ids or as the rows themselves (their `id`; an array or the view's
+ * row list, src/watch/row-list.ts): a key or a frame then needs no list of every id (100,000 ids
+ * made per key cost more than the key's frame).
  */
-export type IdList = readonly string[] | readonly { readonly id: string }[];
+export interface IdList {
+  readonly length: number;
+  at(i: number): string | { readonly id: string } | undefined;
+}
 
 export function idAt(ids: IdList, i: number): string | undefined {
-  const x = ids[i];
+  // (`at` counts a negative index from the end)
+  const x = i < 0 ? undefined : ids.at(i);
   return typeof x === 'string' ? x : x?.id;
 }
 

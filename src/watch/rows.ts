@@ -10,6 +10,7 @@ import { CONDITIONS, type Condition, type RolloutStatus, type RolloutStatusAnswe
 import { countRollout, emptySummary, type StatusSummary } from '../status/summary.js';
 import type { Verdict, VerdictAnswer } from '../status/verdict.js';
 import type { RowPreview } from './preview.js';
+import { RowList, RowListBuilder } from './row-list.js';
 
 /** A row's error: plain data, it crosses from the read worker (batch-codec.ts). */
 export type RowError = ErrorFacts;
@@ -400,52 +401,33 @@ export interface RowDelta {
 /** Up to this many changes, `updateVisibleRows` places each by binary search. */
 const FEW_CHANGES = 64;
 
-/** Index of the first row of `rows` (sorted by `cmp`) not before `row`. */
-function lowerBound(rows: readonly RolloutRow[], row: RolloutRow, cmp: (a: RolloutRow, b: RolloutRow) => number): number {
-  let lo = 0;
-  let hi = rows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (cmp(rows[mid], row) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /**
  * `visibleRows` of the new state, from `previous` (`visibleRows` of the old state, same filter
  * and sort) and what changed since: the rows that stayed keep their order, and the changed ones
- * are sorted among themselves and merged in. A load of N rollouts shown as it goes then costs
- * O(N) per frame instead of a sort of every row (O(N log N) comparisons) per frame.
+ * are placed among them. A few changes with the rows they replaced are each placed by binary
+ * search, copying only the blocks they touch (row-list.ts); more are sorted among themselves and
+ * merged in, so a load of N rollouts shown as it goes costs O(N) per frame instead of a sort of
+ * every row (O(N log N) comparisons) per frame.
  */
-export function updateVisibleRows(previous: readonly RolloutRow[], delta: RowDelta, filter: RowFilter, sort: SortMode): RolloutRow[] {
-  if (delta.changed.length === 0 && delta.removed.length === 0) return [...previous];
+export function updateVisibleRows(previous: RowList, delta: RowDelta, filter: RowFilter, sort: SortMode): RowList {
+  if (delta.changed.length === 0 && delta.removed.length === 0) return previous;
   const cmp = COMPARATORS[sort];
-  if (delta.replaced && delta.changed.length + delta.replaced.length <= FEW_CHANGES) {
-    // A copy of the array is native (fast); each old row is found and each new one placed by
-    // binary search: the order is total (ties broken by id), so an old row's place is exact.
-    const out = previous.slice();
-    for (const old of delta.replaced) {
-      const at = lowerBound(out, old, cmp);
-      if (out[at] === old) out.splice(at, 1);
-    }
-    for (const r of delta.changed) if (rowMatches(r, filter)) out.splice(lowerBound(out, r, cmp), 0, r);
-    return out;
-  }
+  // The order is total (ties broken by id), so an old row's place is exact.
+  if (delta.replaced && delta.changed.length + delta.replaced.length <= FEW_CHANGES) return previous.update(delta.replaced, delta.changed.filter((r) => rowMatches(r, filter)), cmp);
   const stale = new Set<string>(delta.removed);
   for (const r of delta.changed) stale.add(r.id);
   const added: RolloutRow[] = [];
   for (const r of delta.changed) if (rowMatches(r, filter)) added.push(r);
   added.sort(cmp);
-  const out: RolloutRow[] = [];
+  const out = new RowListBuilder();
   let a = 0;
-  for (const r of previous) {
-    if (stale.has(r.id)) continue;
+  previous.forEach((r) => {
+    if (stale.has(r.id)) return;
     while (a < added.length && cmp(added[a], r) < 0) out.push(added[a++]);
     out.push(r);
-  }
+  });
   while (a < added.length) out.push(added[a++]);
-  return out;
+  return out.done();
 }
 
 function sameFilter(a: RowFilter, b: RowFilter): boolean {
@@ -466,15 +448,15 @@ export interface RowsState {
  * since, and sorted afresh otherwise (first state, another filter or sort, a state skipped).
  */
 export class VisibleRowsCache {
-  private last: { version: number; filter: RowFilter; sort: SortMode; rows: readonly RolloutRow[] } | undefined;
+  private last: { version: number; filter: RowFilter; sort: SortMode; rows: RowList } | undefined;
 
-  rows(state: RowsState, filter: RowFilter, sort: SortMode): readonly RolloutRow[] {
+  rows(state: RowsState, filter: RowFilter, sort: SortMode): RowList {
     const last = this.last;
     if (last && last.version === state.version && last.sort === sort && sameFilter(last.filter, filter)) return last.rows;
     const rows =
       last && state.delta && last.version === state.delta.since && last.sort === sort && sameFilter(last.filter, filter)
         ? updateVisibleRows(last.rows, state.delta, filter, sort)
-        : visibleRows(state.rows, filter, sort);
+        : RowList.of(visibleRows(state.rows, filter, sort));
     this.last = { version: state.version, filter, sort, rows };
     return rows;
   }

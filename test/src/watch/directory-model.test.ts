@@ -286,7 +286,7 @@ describe('DirectoryModel', () => {
       const snap = model.snapshot();
       if (snap.delta) deltas++;
       expect(snap.totals).toEqual(directoryTotals(snap.rows, snap.invalidNames.length, snap.tempStateFiles.length));
-      expect(cache.rows(snap, NO_FILTER, 'recent')).toEqual(visibleRows(snap.rows, NO_FILTER, 'recent'));
+      expect([...cache.rows(snap, NO_FILTER, 'recent')]).toEqual(visibleRows(snap.rows, NO_FILTER, 'recent'));
     };
     model.subscribe(check);
     await model.rescan();

@@ -14,6 +14,7 @@ import {
   type RolloutRow,
   type RowFilter,
 } from '../../../src/watch/rows.js';
+import { RowList } from '../../../src/watch/row-list.js';
 
 /** A small deterministic generator (the failures must be reproducible). */
 function random(seed: number) {
@@ -76,7 +77,7 @@ describe('rows kept up to date change by change', () => {
     for (const sort of SORT_MODES) {
       for (const filter of FILTERS) {
         const rows = new Map<string, RolloutRow>();
-        let shown: RolloutRow[] = [];
+        let shown = RowList.of([]);
         for (let round = 0; round < 40; round++) {
           const before = new Map(rows);
           const changed = new Map<string, RolloutRow>();
@@ -100,8 +101,8 @@ describe('rows kept up to date change by change', () => {
           const touched = [...changed.keys(), ...removed];
           const replaced = round % 2 === 0 ? touched.flatMap((id) => (before.has(id) ? [before.get(id)!] : [])) : undefined;
           shown = updateVisibleRows(shown, { changed: [...changed.values()], removed: [...removed], replaced }, filter, sort);
-          expect(shown.map((r) => r.id)).toEqual(visibleRows(rows.values(), filter, sort).map((r) => r.id));
-          expect(shown).toEqual(visibleRows(rows.values(), filter, sort));
+          expect([...shown].map((r) => r.id)).toEqual(visibleRows(rows.values(), filter, sort).map((r) => r.id));
+          expect([...shown]).toEqual(visibleRows(rows.values(), filter, sort));
         }
       }
     }
@@ -112,21 +113,21 @@ describe('rows kept up to date change by change', () => {
     const cache = new VisibleRowsCache();
     const a = Array.from({ length: 50 }, (_, i) => randomRow(rng, `r${i}`));
     const first = cache.rows({ rows: a, version: 1 }, NO_FILTER, 'recent');
-    expect(first).toEqual(visibleRows(a, NO_FILTER, 'recent'));
-    // Same state again: the same array.
+    expect([...first]).toEqual(visibleRows(a, NO_FILTER, 'recent'));
+    // Same state again: the same list.
     expect(cache.rows({ rows: a, version: 1 }, { ...NO_FILTER }, 'recent')).toBe(first);
 
     const changed = randomRow(rng, 'r3');
     const b = a.map((r) => (r.id === 'r3' ? changed : r)).filter((r) => r.id !== 'r4');
     const next = cache.rows({ rows: b, version: 2, delta: { since: 1, changed: [changed], removed: ['r4'] } }, NO_FILTER, 'recent');
-    expect(next).toEqual(visibleRows(b, NO_FILTER, 'recent'));
+    expect([...next]).toEqual(visibleRows(b, NO_FILTER, 'recent'));
 
     // A delta from a state this cache never saw is not trusted: the rows are sorted afresh.
     const c = b.map((r) => (r.id === 'r5' ? randomRow(rng, 'r5') : r));
     const lying = { since: 1, changed: [], removed: [] };
-    expect(cache.rows({ rows: c, version: 3, delta: lying }, NO_FILTER, 'recent')).toEqual(visibleRows(c, NO_FILTER, 'recent'));
+    expect([...cache.rows({ rows: c, version: 3, delta: lying }, NO_FILTER, 'recent')]).toEqual(visibleRows(c, NO_FILTER, 'recent'));
     // Another sort or filter: sorted afresh too.
-    expect(cache.rows({ rows: c, version: 3 }, NO_FILTER, 'calls')).toEqual(visibleRows(c, NO_FILTER, 'calls'));
-    expect(cache.rows({ rows: c, version: 3 }, { ...NO_FILTER, masked: true }, 'calls')).toEqual(visibleRows(c, { ...NO_FILTER, masked: true }, 'calls'));
+    expect([...cache.rows({ rows: c, version: 3 }, NO_FILTER, 'calls')]).toEqual(visibleRows(c, NO_FILTER, 'calls'));
+    expect([...cache.rows({ rows: c, version: 3 }, { ...NO_FILTER, masked: true }, 'calls')]).toEqual(visibleRows(c, { ...NO_FILTER, masked: true }, 'calls'));
   });
 });
