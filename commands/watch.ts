@@ -133,5 +133,5 @@ function rowWorkers(ctx: CommandContext<'watch'>, trace?: Trace) {
   const workers = early ?? createWorkerReaders(readWorkerUrl());
   // Its start (a thread, its modules) overlaps the directory listing, or the live view's renderer.
   workers.start();
-  return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad }, close: () => workers.close() };
+  return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad, rescanListing: workers.rescanListing }, close: () => workers.close() };
 }

@@ -5,8 +5,9 @@
  * lock file created, nothing written, torn tails reported and left alone).
  *
  * Cheapness: a rollout is re-read only when the (inode, size, mtime) of one of its files changed
- * since the last read; a rescan first stats every rollout (a few lstat calls each), then reads
- * only the changed ones, most recently modified first. Reads run with bounded concurrency, and
+ * since the last read; a rescan first stats every rollout (a few lstat calls each; in the read
+ * worker once rows are known, `WatchReaders.rescanListing`), then reads only the changed ones,
+ * most recently modified first. Reads run with bounded concurrency, and
  * rollouts named by change events jump the queue ahead of a long initial load.
  *
  * No UI here: listeners are told "something changed" and take a `snapshot()` when they want.
@@ -22,7 +23,7 @@ import { readBatchHere, type RowReadOutcome } from './row-batch.js';
 import { SIGNATURE_KINDS, SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
 import { countRow, errorRow, packRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta, type RowError } from './rows.js';
 import { emptySummary, type StatusSummary } from '../status/summary.js';
-import type { LoadListing } from './shared-stat.js';
+import type { LoadListing, RescanListing } from './shared-stat.js';
 
 export type { FileStat } from './file-signature.js';
 
@@ -41,6 +42,12 @@ export interface WatchReaders {
    * also takes half of the stat pass (shared-stat.ts); undefined: `scan` and stat here.
    */
   scanForLoad?(dir: string): Promise<LoadListing | undefined>;
+  /**
+   * For a rescan once rows are known (optional): the listing and every listed rollout's change
+   * signature, made in another thread (the backstop's stat pass at 100,000 rollouts is seconds
+   * of lstat); undefined: `scan` and stat here.
+   */
+  rescanListing?(dir: string): Promise<RescanListing | undefined>;
 }
 
 export const DEFAULT_READERS: WatchReaders = {
@@ -130,6 +137,9 @@ const PLACE_CHUNK = 16384;
 /** Rollouts stat'ed between two yields to the event loop during a rescan. */
 const STAT_BATCH = 256;
 
+/** Rollouts whose signature from another thread is compared between two yields to the event loop. */
+const COMPARE_BATCH = 2048;
+
 
 interface Waiter {
   minRun: number;
@@ -158,6 +168,8 @@ export class DirectoryModel {
    * see `scanListing`): counted in the totals' rollouts, as rows not read.
    */
   private unplaced = 0;
+  /** Rows added or removed so far (a rescan's pass tells whether rows came or went meanwhile). */
+  private memberships = 0;
   /**
    * Ids whose row was set or deleted since the last snapshot, with the row that snapshot had
    * (null: none); null when that grew too long to keep.
@@ -406,6 +418,7 @@ export class DirectoryModel {
   private setRow(id: string, row: PackedRow): void {
     const prev = this.rows.get(id);
     if (prev) countRow(this.totals, prev, -1);
+    else this.memberships++;
     countRow(this.totals, row);
     this.rows.set(id, row);
     this.markDirty(id, prev);
@@ -415,6 +428,7 @@ export class DirectoryModel {
     const prev = this.rows.get(id);
     if (!prev) return;
     countRow(this.totals, prev, -1);
+    this.memberships++;
     this.rows.delete(id);
     this.markDirty(id, prev);
   }
@@ -442,11 +456,14 @@ export class DirectoryModel {
     this.trace?.('scan: start');
     let listing: DirectoryListing;
     let load: LoadListing | undefined;
+    let rescanned: RescanListing | undefined;
     try {
       // The first scan of a live load: listed by the read worker while this thread starts the
       // view, and stat'ed by both threads.
       if (this.statUnread && this.rows.size === 0 && this.readers.scanForLoad) load = await this.readers.scanForLoad(this.dir).catch(() => undefined);
-      listing = load?.listing ?? (await this.readers.scan(this.dir));
+      // A rescan of rows known (the periodic backstop): listed and stat'ed in the read worker.
+      else if (this.rows.size > 0 && this.readers.rescanListing) rescanned = await this.readers.rescanListing(this.dir).catch(() => undefined);
+      listing = load?.listing ?? rescanned?.listing ?? (await this.readers.scan(this.dir));
       this.trace?.(`scan: listed ${listing.rollouts.size} rollouts`);
     } catch (e) {
       this.scanError = toTokcapError(e, { file: this.dir }).facts();
@@ -462,12 +479,11 @@ export class DirectoryModel {
       this.tempStateFiles = listing.tempStateFiles;
       dirty = true;
     }
-    for (const id of [...this.rows.keys()]) {
-      if (listing.rollouts.has(id) || this.inflight.has(id) || this.urgent.has(id)) continue;
-      if (this.touchedDuringScan?.has(id)) continue;
-      this.deleteRow(id);
-      dirty = true;
+    if (rescanned) {
+      await this.applyRescan(rescanned, t0, dirty);
+      return;
     }
+    if (this.removeUnlisted(listing)) dirty = true;
     let ids = load?.ids ?? [...listing.rollouts.keys()];
     // A shared stat pass ends soon after the listing: its rows are placed once, with their
     // mtimes (placing 100,000 rows, then replacing each, costs this thread twice), in the
@@ -585,6 +601,59 @@ export class DirectoryModel {
     this.lastRescanMs = performance.now() - t0;
     this.firstScanDone = true;
     if (changed.length > 0 || queuedUnread > 0) this.changed();
+    this.pump();
+  }
+
+  /** Removes the rows of rollouts `listing` does not have (but those read since it was made); whether any was. */
+  private removeUnlisted(listing: DirectoryListing): boolean {
+    let removed = false;
+    for (const id of [...this.rows.keys()]) {
+      if (listing.rollouts.has(id) || this.inflight.has(id) || this.urgent.has(id)) continue;
+      if (this.touchedDuringScan?.has(id)) continue;
+      this.deleteRow(id);
+      removed = true;
+    }
+    return removed;
+  }
+
+  /**
+   * The rest of a rescan whose listing and signatures the read worker made: one pass over the
+   * listing, in chunks (100,000 lookups of fresh id strings take this thread ~0.1 s; keys are
+   * handled and frames drawn in between), places the rollouts not known, compares the others'
+   * signatures with their rows' and counts the rows listed. Rows not listed are looked for only
+   * when that count says there are some, or when rows came or went during the pass.
+   */
+  private async applyRescan({ listing, ids, keys, mtimes }: RescanListing, t0: number, dirty: boolean): Promise<void> {
+    const changed: Queued[] = [];
+    const memberships = this.memberships;
+    let listed = 0;
+    let placed = 0;
+    for (let i = 0; i < ids.length; i++) {
+      if (i % COMPARE_BATCH === COMPARE_BATCH - 1) {
+        await yieldToEventLoop();
+        if (this.disposed) return;
+      }
+      const id = ids[i];
+      const row = this.rows.get(id);
+      if (row) listed++;
+      if (!row?.loaded) {
+        // Its place in the queue and on screen: its newest file's mtime (the stat pass here takes its first file's).
+        const mtimeMs = this.statUnread ? mtimes[i] : 0;
+        if (row) this.placeMtime(id, mtimeMs);
+        else {
+          this.setRow(id, placeholderRow(id, mtimeMs));
+          placed++;
+        }
+        changed.push({ id, mtimeMs });
+      } else if (row.error || row.readKey !== keys[i]) changed.push({ id, mtimeMs: mtimes[i] });
+    }
+    const others = this.memberships - memberships - placed;
+    if ((others !== 0 || listed + placed !== this.rows.size) && this.removeUnlisted(listing)) dirty = true;
+    this.trace?.(`scan: signatures compared, ${changed.length} to read`);
+    this.queueRecentFirst(changed);
+    this.lastRescanMs = performance.now() - t0;
+    this.firstScanDone = true;
+    if (dirty || placed > 0 || changed.length > 0) this.changed();
     this.pump();
   }
 

@@ -6,7 +6,9 @@
  * of ~100, and a rescan allocates no string per rollout. Two different sets of stamps give the
  * same number with a probability of about 2^-53 (a change then shows at the next one).
  */
-import type { FileKind } from '../layout/file-names.js';
+import { lstatSync } from 'node:fs';
+import { SUFFIX, type FileKind } from '../layout/file-names.js';
+import { filesOfMask } from '../layout/scan-directory.js';
 import type { CopiedKind, FileStamp } from '../ops/rollout-copy.js';
 
 export interface FileStat {
@@ -92,4 +94,34 @@ export function copySignature(stamps: Partial<Record<CopiedKind, FileStamp>>): C
     kinds = kinds === '' ? kind : `${kinds}+${kind}`;
   });
   return { key: sig.done().key, kinds };
+}
+
+/**
+ * The signatures that a rescan's lstats give (the model's own stat pass: `SignatureBuilder` over
+ * the kinds listed, with the default readers' lstat), of the rollouts `from` to `to` of a listing
+ * (`masks`: scan-directory.ts `filesOfMask`), into `keys` and `mtimes` (newest mtime of the files;
+ * a key of NaN: a file could not be stat'ed, the model reads that rollout again). For the read
+ * worker, which takes a rescan's stat pass off the thread that draws the screen.
+ */
+export function listedSignatures(dir: string, ids: readonly string[], masks: Uint8Array, from: number, to: number, keys: Float64Array, mtimes: Float64Array): void {
+  const base = dir.endsWith('/') ? dir : dir + '/';
+  for (let i = from; i < to; i++) {
+    const files = filesOfMask(masks[i]);
+    const sig = new SignatureBuilder();
+    let failed = false;
+    for (let k = 0; k < SIGNATURE_KINDS.length && !failed; k++) {
+      const kind = SIGNATURE_KINDS[k];
+      if (!files.has(kind)) continue;
+      try {
+        const s = lstatSync(base + ids[i] + SUFFIX[kind], { throwIfNoEntry: false });
+        if (s) sig.add(kind, k, { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs });
+      } catch (e) {
+        // As the default readers' stat: a path through a file is a missing file.
+        if ((e as NodeJS.ErrnoException).code !== 'ENOTDIR') failed = true;
+      }
+    }
+    const done = sig.done();
+    keys[i] = failed ? NaN : done.key;
+    mtimes[i] = failed ? 0 : done.mtimeMs;
+  }
 }

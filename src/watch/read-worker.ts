@@ -15,14 +15,20 @@
  * `{ type: 'scan', seq, dir }`, answered by `{ type: 'listing', seq, listing }` (or `failed`: the
  * main thread lists the directory itself) and, once this thread has no chunk of the stat pass
  * left to claim, `{ type: 'stat-done', seq }`, then `{ type: 'ready' }` once it has loaded the
- * modules that read rows (the main thread reads the batches it asks for before that itself).
+ * modules that read rows (the main thread reads the batches it asks for before that itself);
+ * `{ type: 'rescan', seq, dir }` (a rescan of a loaded model: the periodic backstop), answered by
+ * `{ type: 'rescanned', seq, listing, keys }` (every listed rollout's change signature,
+ * file-signature.ts `listedSignatures`, its newest mtime in the listing's `mtimes`; or `failed`:
+ * the main thread lists and stats itself).
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { parentPort } from 'node:worker_threads';
 import type { JsonBytesReader } from '../json/parse-json.js';
 import type { StoreOptions } from '../ops/store.js';
 import { listDirectory } from '../layout/scan-directory.js';
 import type { RowReadOutcome } from './row-batch.js';
 import type { EncodedOutcomes, EncodedRecords } from './batch-codec.js';
+import { listedSignatures } from './file-signature.js';
 import { sharedListing, statNextChunk, type SharedListing } from './shared-stat.js';
 
 export interface BatchRequest {
@@ -49,6 +55,20 @@ export interface ScanRequest {
 }
 
 export type ScanReply = { type: 'listing'; seq: number; listing: SharedListing } | { type: 'listing'; seq: number; failed: true } | { type: 'stat-done'; seq: number };
+
+export interface RescanRequest {
+  type: 'rescan';
+  seq: number;
+  dir: string;
+}
+
+export type RescanReply =
+  /** `keys` in the order of the listing's ids; the newest mtime of each in `listing.mtimes`. */
+  | { type: 'rescanned'; seq: number; listing: SharedListing; keys: Float64Array }
+  | { type: 'rescanned'; seq: number; failed: true };
+
+/** Rollouts stat'ed by a rescan between two turns of this thread's event loop (its batches go on in between). */
+const RESCAN_CHUNK = 256;
 
 /** Sent once this thread has loaded the modules that read rows (after a load's stat pass). */
 export interface ReadyReply {
@@ -81,7 +101,25 @@ if (port) {
         json: new parse.JsonBytesReader(),
       };
     }));
-  port.on('message', async (m: BatchRequest | ScanRequest) => {
+  port.on('message', async (m: BatchRequest | ScanRequest | RescanRequest) => {
+    if (m.type === 'rescan') {
+      let reply: RescanReply;
+      try {
+        const { shared, ids } = sharedListing(listDirectory(m.dir));
+        const keys = new Float64Array(ids.length);
+        const mtimes = new Float64Array(shared.mtimes);
+        for (let from = 0; from < ids.length; from += RESCAN_CHUNK) {
+          // The batches of changed rollouts are read in between: a rescan of 100,000 takes seconds.
+          if (from > 0) await yieldToEventLoop();
+          listedSignatures(m.dir, ids, shared.masks, from, Math.min(ids.length, from + RESCAN_CHUNK), keys, mtimes);
+        }
+        reply = { type: 'rescanned', seq: m.seq, listing: shared, keys };
+      } catch {
+        reply = { type: 'rescanned', seq: m.seq, failed: true };
+      }
+      port.postMessage(reply, 'keys' in reply ? [reply.keys.buffer as ArrayBuffer] : []);
+      return;
+    }
     if (m.type === 'scan') {
       let listing: ReturnType<typeof sharedListing>;
       try {

@@ -44,6 +44,20 @@ export interface LoadListing {
   stat(): Promise<Float64Array>;
 }
 
+/**
+ * A rescan's listing with every listed rollout's change signature, made in the read worker
+ * (read-worker.ts, file-signature.ts `listedSignatures`).
+ */
+export interface RescanListing {
+  listing: DirectoryListing;
+  /** The rollout ids in listing order (the order of `listing.rollouts`). */
+  ids: readonly string[];
+  /** Each rollout's signature key, in the order of `ids` (NaN: a file could not be stat'ed). */
+  keys: Float64Array;
+  /** Each rollout's newest file mtime, in the order of `ids`. */
+  mtimes: Float64Array;
+}
+
 export function sharedListing(listing: IndexedListing): { shared: SharedListing; ids: string[] } {
   const { ids } = listing;
   const shared = {

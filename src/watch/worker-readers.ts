@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
-import type { BatchReply, BatchRequest, ReadyReply, ScanReply, ScanRequest } from './read-worker.js';
+import type { BatchReply, BatchRequest, ReadyReply, RescanReply, RescanRequest, ScanReply, ScanRequest } from './read-worker.js';
 import type { RowReadOutcome } from './row-batch.js';
-import type { LoadListing } from './shared-stat.js';
+import type { LoadListing, RescanListing } from './shared-stat.js';
 
 /**
  * The modules that copy and read batches, and carry them across (batch-codec.ts), loaded with the
@@ -63,6 +63,11 @@ export interface WorkerReaders {
    */
   scanForLoad(dir: string): Promise<LoadListing | undefined>;
   /**
+   * The directory listed again by the worker, with every rollout's change signature (a rescan's
+   * stat pass, off this thread); undefined when there is no worker (the caller lists and stats).
+   */
+  rescanListing(dir: string): Promise<RescanListing | undefined>;
+  /**
    * Whether batches currently go to the worker (false before the first one, after a fallback, and
    * while the worker is busy with a load's listing and stat pass and has not loaded its reading
    * modules yet: those batches are read in this thread).
@@ -89,6 +94,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
   let seq = 0;
   const pending = new Map<number, Pending>();
   const scans = new Map<number, PendingScan>();
+  const rescans = new Map<number, (r: RescanListing | undefined) => void>();
   /** Arenas back from the worker, for the next batches. */
   const arenas: CopyArena[] = [];
   let drained: (() => void) | null = null;
@@ -118,6 +124,8 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       s.statted(false);
     }
     scans.clear();
+    for (const r of rescans.values()) r(undefined);
+    rescans.clear();
     // The copies went with the worker: read those batches again, here.
     for (const [key, p] of [...pending]) {
       pending.delete(key);
@@ -137,9 +145,13 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       // worker warns about each one, and would close its own at exit; it opens none).
       const w = new Worker(workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: 8 }, trackUnmanagedFds: false });
       w.unref();
-      w.on('message', (reply: BatchReply | ScanReply | ReadyReply) => {
+      w.on('message', (reply: BatchReply | ScanReply | ReadyReply | RescanReply) => {
         if (reply.type === 'ready') {
           workerLoading = false;
+          return;
+        }
+        if (reply.type === 'rescanned') {
+          onRescanReply(reply);
           return;
         }
         if (reply.type !== 'batch') {
@@ -206,6 +218,23 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     }
   };
 
+  const onRescanReply = (reply: RescanReply) => {
+    const r = rescans.get(reply.seq);
+    if (!r) return;
+    rescans.delete(reply.seq);
+    if ('failed' in reply) {
+      r(undefined);
+      return;
+    }
+    sharedStat().then(
+      ({ listingOf }) => {
+        const { listing, ids } = listingOf(reply.listing);
+        r({ listing, ids, keys: reply.keys, mtimes: new Float64Array(reply.listing.mtimes) });
+      },
+      () => r(undefined),
+    );
+  };
+
   return {
     get inWorker() {
       return worker !== null && !broken && !workerLoading;
@@ -251,6 +280,16 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         w.postMessage(request, [arena.bytes.buffer as ArrayBuffer, request.records.numbers.buffer as ArrayBuffer]);
       });
     },
+    rescanListing(dir) {
+      const w = start();
+      // (a worker still busy with a load's stat pass: this thread, as before a worker)
+      if (!w || workerLoading) return Promise.resolve(undefined);
+      const request: RescanRequest = { type: 'rescan', seq: ++seq, dir };
+      return new Promise<RescanListing | undefined>((resolve) => {
+        rescans.set(request.seq, resolve);
+        w.postMessage(request);
+      });
+    },
     prefetch(dir) {
       prefetched = { dir, listing: scanInWorker(dir) };
     },
@@ -275,6 +314,8 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         s.statted(true);
       }
       scans.clear();
+      for (const r of rescans.values()) r(undefined);
+      rescans.clear();
       if (pending.size > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, timeoutMs);

@@ -240,6 +240,65 @@ describe('worker readers', () => {
     }
   });
 
+  it('rescan a loaded directory in the worker: a change without an event is read again, a rollout gone goes, a new one comes, nothing else is read', async () => {
+    const dir = tempDir();
+    const ids = await makeStore(dir);
+    const readers = createCompiled();
+    try {
+      // The worker's signature of files not changed since a read is the read's own (the model
+      // compares the two).
+      const outcomes = await readers.readBatch({ dir }, ids);
+      const listed = await readers.rescanListing(dir);
+      expect(listed!.ids).toEqual([...(await scanDirectory(dir)).rollouts.keys()]);
+      const readKeys = ids.flatMap((id, i) => {
+        const read = outcomes[i];
+        return read.ok && 'row' in read && read.signature ? [[id, read.signature.key]] : [];
+      });
+      expect(readKeys.length).toBeGreaterThan(ids.length / 2);
+      for (const [id, key] of readKeys) expect(listed!.keys[listed!.ids.indexOf(id as string)], id as string).toBe(key);
+
+      const reads: string[] = [];
+      let rescans = 0;
+      const model = new DirectoryModel({
+        dir,
+        readers: {
+          scanForLoad: readers.scanForLoad,
+          rescanListing: (d) => {
+            rescans++;
+            return readers.rescanListing(d);
+          },
+          readBatch: (store, batch) => {
+            reads.push(...batch);
+            return readers.readBatch(store, batch);
+          },
+        },
+      });
+      await model.rescan();
+      await model.idle();
+      expect(rescans).toBe(0);
+      reads.length = 0;
+      const [touched, removed] = ids;
+      for (const p of Object.values(rolloutPaths(dir, touched))) if (fs.existsSync(p)) fs.utimesSync(p, 2_000_000, 2_000_000);
+      for (const p of Object.values(rolloutPaths(dir, removed))) fs.rmSync(p, { force: true });
+      fs.writeFileSync(path.join(dir, 'new1.tokens.intents'), 'c9\n');
+      await model.rescan();
+      await model.idle();
+      expect(rescans).toBe(1);
+      expect(reads.sort()).toEqual(['new1', touched].sort());
+      expect(model.row(touched)?.mtimeMs).toBe(2_000_000_000);
+      expect(model.row(removed)).toBeUndefined();
+      expect(model.row('new1')?.danglingIntents).toEqual(['c9']);
+      // Nothing changed since: nothing read.
+      reads.length = 0;
+      await model.rescan();
+      await model.idle();
+      expect(reads).toEqual([]);
+      model.dispose();
+    } finally {
+      await readers.close();
+    }
+  });
+
   it('fall back to this thread when there is no compiled worker', async () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 2, mix: false });
@@ -247,6 +306,7 @@ describe('worker readers', () => {
     const [r] = await readers.readBatch({ dir }, ['r0']);
     expect(readers.inWorker).toBe(false);
     expect(await readers.scanForLoad(dir)).toBeUndefined();
+    expect(await readers.rescanListing(dir)).toBeUndefined();
     expect(rowIn(r)).toMatchObject({ loaded: true, wouldMask: false });
     await readers.close();
   });
