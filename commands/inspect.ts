@@ -5,15 +5,20 @@
  * status and conditions (src/status/rollout-status.ts), from the state index plus the unindexed
  * tail (no token arrays are read unless --deep). With ids: each rollout's detail
  * (src/status/rollout-detail.ts), rendered as the watch renders it. Read-only: no lock file is
- * created, nothing is repaired. This module only renders the library's answers.
+ * created, nothing is repaired. This module only renders the library's answers: when --deep or
+ * an id could not read a rollout's lines, its status is still the summary's
+ * (src/status/read-status.ts) and the failure is reported beside it.
  */
-import { errorFromFacts, toTokcapError } from '../src/errors.js';
+import { errorFromFacts, toTokcapError, type ErrorFacts } from '../src/errors.js';
 import { directoryFacts, forEachRolloutFacts } from '../src/facts/directory-facts.js';
 import type { RolloutFacts } from '../src/facts/rollout-facts.js';
 import { rolloutFacts } from '../src/facts/rollout-facts.js';
+import type { FileKind } from '../src/layout/file-names.js';
+import type { StoreOptions } from '../src/ops/store.js';
 import { orderedJsonMembers, RawJsonText } from '../src/json/canonical-json.js';
 import { scanDirectory, type DirectoryListing } from '../src/layout/scan-directory.js';
 import { noCaptureFilesError } from '../src/errors.js';
+import { statusOfFullRead } from '../src/status/read-status.js';
 import { loadRolloutDetail } from '../src/status/rollout-detail.js';
 import { ROLLOUT_STATUSES, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../src/status/rollout-status.js';
 import { countRollout, emptySummary } from '../src/status/summary.js';
@@ -30,26 +35,42 @@ export function matchesStatus(a: RolloutStatusAnswer, filter: StatusFilter): boo
 
 /**
  * What `--json` prints for a rollout: its facts with `status` and `conditions`, or, when it could
- * not be read, only `{"status": "unavailable", "conditions": [], "error": {kind, message}}`.
+ * not be read, only `{"status": "unavailable", "conditions": [], "error": {kind, message}}`. When
+ * its status was answered but its lines could not be read (`recordsError`), the facts are the
+ * summary's (`entries_source` "index") and `error` says why.
  */
-function factsJson(f: RolloutFacts | undefined, a: RolloutStatusAnswer): object {
+function factsJson(f: RolloutFacts | undefined, a: RolloutStatusAnswer, recordsError?: ErrorFacts): object {
   // Errors as the contract shows them: kind and message (their system facts are for the lines).
-  if (a.status === 'unavailable' || f === undefined) return { status: a.status, conditions: a.conditions, error: a.error && { kind: a.error.kind, message: a.error.message } };
-  return { ...f, errors: f.errors.map((e) => ({ file: e.file, kind: e.kind, message: e.message })), status: a.status, conditions: a.conditions };
+  const shown = (e: ErrorFacts | undefined) => e && { kind: e.kind, message: e.message };
+  if (a.status === 'unavailable' || f === undefined) return { status: a.status, conditions: a.conditions, error: shown(a.error) };
+  const json = { ...f, errors: f.errors.map((e) => ({ file: e.file, kind: e.kind, message: e.message })), status: a.status, conditions: a.conditions };
+  return recordsError ? { ...json, error: shown(recordsError) } : json;
 }
 
-/** A rollout that could not be read: one error line on stderr, exit 3 (docs/cli.md#unavailable). */
-function reportUnavailable(ctx: CommandContext<'inspect'>, id: string, a: RolloutStatusAnswer): void {
-  if (a.error) ctx.fail(errorFromFacts(a.error, { rolloutId: id }), id);
+/** A rollout (or its lines) that could not be read: one error line on stderr, exit 3 (docs/cli.md#unavailable). */
+function reportUnread(ctx: CommandContext<'inspect'>, id: string, error: ErrorFacts | undefined): void {
+  if (error) ctx.fail(errorFromFacts(error, { rolloutId: id }), id);
 }
 
 /** Warnings for problems met while reading a rollout that still could be read. */
-function warnFacts(ctx: CommandContext<'inspect'>, id: string, f: RolloutFacts, a: RolloutStatusAnswer): void {
-  if (a.status === 'unavailable') reportUnavailable(ctx, id, a);
-  else for (const e of f.errors) ctx.warn(`${id}: ${e.file}: ${e.message}`);
+function warnFacts(ctx: CommandContext<'inspect'>, row: Row): void {
+  const [id, f, a, recordsError] = row;
+  if (a.status === 'unavailable') return reportUnread(ctx, id, a.error);
+  for (const e of f.errors) ctx.warn(`${id}: ${e.file}: ${e.message}`);
+  reportUnread(ctx, id, recordsError);
 }
 
-type Row = [string, RolloutFacts, RolloutStatusAnswer];
+/** Id, facts, status, and why its lines could not be read when its status was still answered. */
+type Row = [string, RolloutFacts, RolloutStatusAnswer, ErrorFacts?];
+
+/**
+ * A rollout's row from facts read with --deep: when its lines could not be read, the facts are
+ * the summary's (src/status/read-status.ts), so the status is the one every command gives.
+ */
+async function deepRow(store: StoreOptions, id: string, f: RolloutFacts, files: ReadonlySet<FileKind> | undefined): Promise<Row> {
+  const read = await statusOfFullRead(store, id, f, { files });
+  return [id, read.facts ?? f, read.status, read.recordsError];
+}
 
 function compareBy(sort: SortKey, now: number): (a: Row, b: Row) => number {
   const byId = (ia: string, ib: string) => (ia < ib ? -1 : ia > ib ? 1 : 0);
@@ -85,17 +106,20 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
     // rollouts in flight however many the directory has.
     const out = ctx.jsonMap({ dir: ctx.dir }, 'rollouts');
     let shown = 0;
-    await forEachRolloutFacts(store, { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) }, (id, f) => {
-      const a = rolloutStatus(f);
+    const write = (row: Row) => {
+      const [id, f, a, recordsError] = row;
       let written: Promise<void> | undefined;
       if (matchesStatus(a, ctx.options.status) && (ctx.options.limit === undefined || shown < ctx.options.limit)) {
-        written = out.entry(id, factsJson(f, a));
+        written = out.entry(id, factsJson(f, a, recordsError));
         shown++;
       }
-      warnFacts(ctx, id, f, a);
+      warnFacts(ctx, row);
       // A slower reader of stdout holds the next rollouts back instead of the rows piling up.
       return written;
-    });
+    };
+    await forEachRolloutFacts(store, { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) }, (id, f) =>
+      ctx.options.deep ? deepRow(store, id, f, listing.rollouts.get(id)).then(write) : write([id, f, rolloutStatus(f)]),
+    );
     bar?.done();
     out.end({ invalid_names: listing.invalidNames, temp_state_files: listing.tempStateFiles });
     return;
@@ -103,7 +127,8 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   const facts = await directoryFacts(store, { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) });
   bar?.done();
   const now = Date.now();
-  const all: Row[] = [...facts.rollouts].map(([id, f]) => [id, f, rolloutStatus(f)]);
+  const all: Row[] = [];
+  for (const [id, f] of facts.rollouts) all.push(ctx.options.deep ? await deepRow(store, id, f, listing.rollouts.get(id)) : [id, f, rolloutStatus(f)]);
   let rows = all.filter(([, , a]) => matchesStatus(a, ctx.options.status));
   const order = compareBy(ctx.options.sort, now);
   // The facts come in id order: sorting 100,000 rows by id again is not free.
@@ -112,10 +137,10 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   if (ctx.options.json) {
     // Written as bytes member by member: no document-sized object, no string per rollout (the
     // same bytes as serialising `Object.fromEntries(rows)`, with the rows' order kept).
-    const rollouts = new RawJsonText(orderedJsonMembers(rows.map(([id, f, a]) => [id, factsJson(f, a)])));
+    const rollouts = new RawJsonText(orderedJsonMembers(rows.map(([id, f, a, recordsError]) => [id, factsJson(f, a, recordsError)])));
     ctx.json({ dir: ctx.dir, rollouts, invalid_names: facts.invalidNames, temp_state_files: facts.tempStateFiles });
   }
-  for (const [id, f, a] of all) warnFacts(ctx, id, f, a);
+  for (const row of all) warnFacts(ctx, row);
   // The rest is human output only (ctx.out prints nothing under --json): skip building it.
   if (ctx.options.json) return;
 
@@ -162,6 +187,8 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   );
   if (rows.length < facts.rollouts.size) ctx.out(s.dim(`showing ${rows.length} of ${facts.rollouts.size}`));
   if (!ctx.options.deep && all.some(([, f]) => f.entries_source === 'index')) ctx.out(s.dim('calls counted from the state index plus the unindexed tail; --deep reads every line'));
+  const unread = all.filter(([, , , recordsError]) => recordsError !== undefined).length;
+  if (unread > 0) ctx.out(s.error(`${unread} could not be read line by line: calls counted from the state index`));
 }
 
 async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: DirectoryListing): Promise<void> {
@@ -177,23 +204,26 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
       continue;
     }
     if (ctx.options.json) {
-      let f: RolloutFacts | undefined;
-      let a: RolloutStatusAnswer;
+      let f: RolloutFacts;
       try {
         f = await rolloutFacts(store, id, { deep: true });
-        a = rolloutStatus(f);
       } catch (e) {
-        const err = toTokcapError(e, { rolloutId: id });
-        a = unavailableStatus(err);
+        const a = unavailableStatus(toTokcapError(e, { rolloutId: id }));
+        doc[id] = factsJson(undefined, a);
+        reportUnread(ctx, id, a.error);
+        continue;
       }
-      doc[id] = factsJson(f, a);
-      if (f) warnFacts(ctx, id, f, a);
-      else reportUnavailable(ctx, id, a);
+      const row = await deepRow(store, id, f, listing.rollouts.get(id));
+      doc[id] = factsJson(row[1], row[2], row[3]);
+      warnFacts(ctx, row);
       continue;
     }
     const detail = await loadRolloutDetail(store, id, {}, { deep: true });
-    if (detail.status.status === 'unavailable') reportUnavailable(ctx, id, detail.status);
-    else for (const e of detail.facts?.errors ?? []) ctx.warn(`${id}: ${e.file}: ${e.message}`);
+    if (detail.status.status === 'unavailable') reportUnread(ctx, id, detail.status.error);
+    else {
+      for (const e of detail.facts?.errors ?? []) ctx.warn(`${id}: ${e.file}: ${e.message}`);
+      reportUnread(ctx, id, detail.recordsError);
+    }
     blocks.push(detailLines(detail, width, Date.now(), ctx.styles));
   }
   ctx.json({ dir: ctx.dir, rollouts: doc, invalid_names: listing.invalidNames });

@@ -63,7 +63,9 @@ export function detailLines(d: RolloutDetail, width: number, now: number, styles
   const meta = f ? `  v${f.version}  ${f.entries} calls  files ${files || 'none'}  changed ${formatAgeSince(now, f.mtime_ms)} ago` : '';
   out.push(styles.heading(truncate(head, width - 12)) + ' ' + badge + truncate(meta, Math.max(0, width - stringWidth(head) - d.status.status.length - 1)));
   if (d.status.conditions.length) out.push(`conditions: ${d.status.conditions.map((c) => styles.badge(c)).join(' ')}`);
-  if (d.status.error) out.push(styles.error(truncate(couldNotBeRead(d.status.error), width)));
+  // Unavailable, or its status answered but its records not read: the same words either way.
+  const unread = d.status.error ?? d.recordsError;
+  if (unread) out.push(styles.error(truncate(couldNotBeRead(unread), width)));
   if (f?.snapshot_id) out.push(styles.dim(truncate(`snapshot ${f.snapshot_id}${f.frozen ? ' (frozen)' : ''}`, width)));
 
   out.push(section(`chain tree (${d.tree.length} placed call${d.tree.length === 1 ? '' : 's'}, ${d.chains.length} chain${d.chains.length === 1 ? '' : 's'})`, width, styles));

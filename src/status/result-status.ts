@@ -50,12 +50,13 @@ const LF = Uint8Array.of(0x0a);
 
 /**
  * The status of a rollout just built. When the build could not read it (lock timeout, I/O),
- * the facts are read without waiting for the lock again: the whole read of a rollout never waits
- * twice the lock wait, and a rollout whose facts need that lock is `unavailable`.
+ * the summary's read is made with J's lines failing with the build's error (read-status.ts): the
+ * whole read of a rollout never waits twice the lock wait, and a rollout whose status needs that
+ * lock is `unavailable` with the same error.
  */
 export async function statusAfterBuild(store: StoreOptions, rolloutId: string, verdict: VerdictAnswer): Promise<RolloutStatusAnswer> {
   // `build` takes invalid ids as failed builds (docs/cli.md#invocation): there is no rollout to read.
   if (!isValidRolloutId(rolloutId)) return unavailableStatus(invalidRolloutIdError(rolloutId));
-  const again = verdict.verdict === 'unavailable' ? { ...store, lockWaitMs: 0 } : store;
-  return (await readRolloutStatus(again, rolloutId)).status;
+  const recordsError = verdict.verdict === 'unavailable' ? verdict.error : undefined;
+  return (await readRolloutStatus(store, rolloutId, { recordsError })).status;
 }

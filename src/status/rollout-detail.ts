@@ -5,9 +5,11 @@
  * intents, the incomplete markers (the empty call id kept), the digest check per call and the
  * build verdict with every mask cause. Read-only: three short reads under shared locks taken one
  * after the other (facts, snapshot, digests), nothing written; a rollout whose facts could not be
- * read is `unavailable` and not read further (no second wait for the same lock).
+ * read is `unavailable` and not read further. When a later read of the records fails (a lock
+ * timeout, an I/O error), status and conditions stay the summary's (rollout-status.ts) and every
+ * part that needs the records is unavailable with that error: no second wait for the same lock.
  */
-import { errorFactsOf, toTokcapError } from '../errors.js';
+import { errorFactsOf, errorFromFacts, toTokcapError, type ErrorFacts } from '../errors.js';
 import type { BuildCall, ChainBuild, LinkOutcome } from '../build/chain-builder.js';
 import { describeReason, type MaskCause } from '../build/mask-causes.js';
 import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
@@ -16,8 +18,9 @@ import type { Finding } from '../verify/findings.js';
 import { verifyRollout } from '../verify/verify-rollout.js';
 import { previewRollout, type PreviewOutcome } from '../watch/preview.js';
 import type { RowError } from '../watch/rows.js';
-import { rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from './rollout-status.js';
-import type { Verdict } from './verdict.js';
+import { recordsFailure } from './read-status.js';
+import { isUnavailableKind, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from './rollout-status.js';
+import { unavailableVerdict, type Verdict } from './verdict.js';
 
 /** The digest check of one call (`verify-digests` findings that name it). */
 export type DigestCheck =
@@ -95,17 +98,24 @@ export interface RolloutDetail {
   /** verify-digests findings that name no call (torn tail, unindexed tail, index problems...). */
   readonly rolloutFindings: readonly Finding[];
   readonly digestError?: string;
+  /**
+   * Why the records could not be read although the status was answered (the verdict is then
+   * `unavailable` and the digests unchecked); absent otherwise, and when `status` is `unavailable`.
+   */
+  readonly recordsError?: ErrorFacts;
   readonly errors: readonly RowError[];
 }
 
 export interface DetailReaders {
-  facts(store: StoreOptions, id: string, options: { deep?: boolean }): Promise<RolloutFacts>;
+  /** `recordsError`: J's lines could not be read already; they fail with it (src/status/read-status.ts). */
+  facts(store: StoreOptions, id: string, options: { deep?: boolean; recordsError?: ErrorFacts }): Promise<RolloutFacts>;
   preview: typeof previewRollout;
   verify(store: StoreOptions, id: string): Promise<Finding[]>;
 }
 
 const DEFAULT_DETAIL_READERS: DetailReaders = {
-  facts: (store, id, options) => rolloutFacts(store, id, options),
+  facts: (store, id, { deep, recordsError }) =>
+    rolloutFacts(store, id, recordsError ? { readJsonl: () => Promise.reject(errorFromFacts(recordsError, { rolloutId: id })) } : { deep }),
   preview: previewRollout,
   verify: verifyRollout,
 };
@@ -120,8 +130,14 @@ export async function loadRolloutDetail(store: StoreOptions, id: string, readers
   const errors: RowError[] = [];
   let facts: RolloutFacts | null = null;
   let status: RolloutStatusAnswer;
+  // The failure that stopped a read of the records: every later part that needs them is
+  // unavailable with it, without a second wait for the same lock.
+  let recordsError: ErrorFacts | undefined;
   try {
     facts = await r.facts(store, id, { deep: options.deep });
+    recordsError = options.deep ? recordsFailure(facts) : undefined;
+    // --deep could not read J's lines: the status is the summary's, read without them (rollout-status.ts).
+    if (recordsError) facts = await r.facts(store, id, { recordsError });
     for (const e of facts.errors) errors.push(errorFactsOf(e));
     status = rolloutStatus(facts);
   } catch (e) {
@@ -132,22 +148,30 @@ export async function loadRolloutDetail(store: StoreOptions, id: string, readers
   // Made-up facts are worse than none: an unavailable rollout is reported as such, no more.
   if (status.status === 'unavailable') return assembleDetail(id, null, undefined, null, undefined, errors, status);
   let preview: PreviewOutcome | undefined;
-  if (facts) {
+  if (recordsError) {
+    preview = { kind: 'unreadable', error: errorFactsOf(recordsError), verdict: unavailableVerdict(recordsError) };
+    errors.push(preview.error);
+  } else if (facts) {
     preview = await r.preview(store, id, {
       incompleteMarkers: facts.incomplete_marker_calls,
       incompleteFlag: facts.incomplete_flag,
       danglingIntents: facts.dangling_intents,
     });
     if (preview.kind === 'unreadable') errors.push(preview.error);
+    const failure = preview.verdict.error;
+    if (preview.verdict.verdict === 'unavailable' && failure && isUnavailableKind(failure.kind)) recordsError = errorFactsOf(failure);
   }
   let findings: Finding[] | null = null;
   let digestError: string | undefined;
-  try {
-    findings = await r.verify(store, id);
-  } catch (e) {
-    digestError = toTokcapError(e, { rolloutId: id }).message;
+  if (recordsError) digestError = recordsError.message;
+  else {
+    try {
+      findings = await r.verify(store, id);
+    } catch (e) {
+      digestError = toTokcapError(e, { rolloutId: id }).message;
+    }
   }
-  return assembleDetail(id, facts, preview, findings, digestError, errors, status);
+  return assembleDetail(id, facts, preview, findings, digestError, errors, status, recordsError);
 }
 
 /** Pure part of `loadRolloutDetail` (exported for tests). */
@@ -159,6 +183,7 @@ export function assembleDetail(
   digestError: string | undefined,
   errors: RowError[],
   status: RolloutStatusAnswer = facts ? rolloutStatus(facts) : { status: 'unavailable', conditions: [] },
+  recordsError?: ErrorFacts,
 ): RolloutDetail {
   const built = preview?.kind === 'built' ? preview : undefined;
   const chains = built?.chains ?? null;
@@ -209,6 +234,7 @@ export function assembleDetail(
     verdict,
     rolloutFindings,
     digestError,
+    ...(recordsError && status.status !== 'unavailable' ? { recordsError } : {}),
     errors,
   };
 }

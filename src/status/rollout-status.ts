@@ -2,6 +2,25 @@
  * A rollout's status and conditions (docs/cli.md#contract-v2): the one answer every command
  * gives to "what state is this rollout in?". Derived from the rollout's facts only
  * (src/facts/rollout-facts.ts), with one precedence; docs/format.md#conditions defines the states.
+ *
+ * The one rule that makes it the same answer everywhere: status and conditions come from what
+ * every command reads the same way, the summary's read (src/facts/rollout-facts.ts without
+ * `deep`). That is the state file, the intents and the marker file (no lock: the state is
+ * replaced atomically, docs/format.md#lock-modes), J's size against the state's `indexed_size`,
+ * and only when J holds bytes past the index, those bytes under a short shared lock (`torn_tail`,
+ * `dangling`, `corrupt` need them). The rollout is `unavailable` when that read fails: a lock
+ * timeout on the unindexed tail, an I/O error, a capture file that is not a regular file.
+ * (`inspect --deep` reads every line, so there `corrupt` can also come from a line inside the
+ * index: docs/cli.md#conditions.)
+ *
+ * A read of the records that goes further (a build or preview, the digests, `--deep`'s count of
+ * every line) may still time out on a lock the summary did not need. That failure does not
+ * change the status and conditions: the parts that need the records are unavailable with the
+ * error's facts (verdict `unavailable`, digests unchecked, counts from the index), the rollout
+ * is counted as "could not be read" and the exit code is 3 (src/status/read-status.ts).
+ * Making it `unavailable` instead would make every listing try every rollout's lock: a listing
+ * of a running job would then wait on writers, rollouts would turn unavailable while a writer
+ * holds its lock for one call, and 100,000 rollouts would cost 100,000 lock files opened.
  */
 import { errorFactsOf, type ErrorFacts, type ErrorKind } from '../errors.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';

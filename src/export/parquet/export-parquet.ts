@@ -118,8 +118,10 @@ async function writeParts(
       const r = item.rollout;
       const rows = item.parquet!;
       if (rows.tokenType === 'int64' && tokenType === 'uint32') throw new NeedsInt64();
-      // The rollout's status and conditions: read now, after its build (and freeze), by the library's one model.
-      const { facts, status } = await readRolloutStatus(store, r.rolloutId);
+      // The rollout's status and conditions: read now, after its build (and freeze), by the library's
+      // one model; when the build could not read the rollout, without waiting for its lock again.
+      const recordsError = r.verdict.verdict === 'unavailable' ? r.verdict.error : undefined;
+      const { facts, status } = await readRolloutStatus(store, r.rolloutId, { recordsError });
       const unavailable = status.status === 'unavailable' || rows.verdict === 'unavailable';
       if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
       else if (unavailable && status.error) hooks.onRolloutError?.(errorFromFacts(status.error, { rolloutId: r.rolloutId }), r.rolloutId);

@@ -5,6 +5,12 @@
  * `conditions`, build, watch and export the same verdict, and the text summaries print the same
  * counts. The held rollout is never trainable or masked: build and watch say `unavailable`,
  * export leaves it out and names it, and every command exits 3.
+ *
+ * The rule behind the one answer (src/status/rollout-status.ts): status and conditions are what
+ * the summary reads, which needs no lock for a fully indexed rollout. So the held rollout keeps
+ * its status (`live`) in every command and every form of `inspect` (summary, `--deep`, an id),
+ * and what needs its records (entries line by line, the verdict, the digests) could not be read.
+ * A held rollout whose summary needs the lock (an unindexed tail) is `unavailable` everywhere.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +25,13 @@ let outputs = 0;
 const temp = () => join(base, `out-${outputs++}`);
 const ROLLOUTS = 240;
 const HELD = 'r008'; // a clean, fully indexed rollout of the mix (shape 0)
+const HELD_TAIL = 'r015'; // a live rollout of the mix with a torn, unindexed tail (shape 7)
+const WAIT = ['--lock-wait', '1s'];
+const errorLine = (id: string) => `tokcap: ${id}: timed out after 1s waiting for the lock of rollout ${id}`;
+const reason = (id: string) => `could not be read: timed out after 1s waiting for the lock of rollout ${id}`;
+const lockTimeout = (id: string) => ({ kind: 'lock_timeout', message: `timed out after 1s waiting for the lock of rollout ${id}` });
+const stderrLines = (r: { stderr: string }) => r.stderr.split('\n').filter(Boolean);
+type Facts = Record<string, unknown> & Answer;
 
 interface Answer {
   status: string;
@@ -139,5 +152,84 @@ describe('one answer per rollout, in every command (issue 14)', () => {
     // The row of the watch view: its last column, cut to the width of the screen.
     const row = runs['watch --once'].stdout.split('\n').find((l) => l.trimStart().startsWith(`${HELD} `))!;
     expect(row).toMatch(/ could not be read: timed out/);
+  }, 240_000);
+
+  it('every form of inspect gives the held rollout the summary\'s status; what needs its records could not be read', async () => {
+    const summaryJson = await cli(['inspect', dir, '--json', ...WAIT]);
+    const deepJson = await cli(['inspect', dir, '--deep', '--json', ...WAIT]);
+    const idJson = await cli(['inspect', dir, HELD, '--json', ...WAIT]);
+    const summary = JSON.parse(summaryJson.stdout).rollouts as Record<string, Facts>;
+    const deep = JSON.parse(deepJson.stdout).rollouts as Record<string, Facts>;
+
+    // The summary needs no lock for it: its facts from the state index, nothing to report.
+    expect(summary[HELD]).toMatchObject({ status: 'live', conditions: [], entries: 3, entries_source: 'index' });
+    expect(summary[HELD]).not.toHaveProperty('error');
+    expect(summaryJson.stderr).toBe('');
+    expect(summaryJson.code).toBe(0);
+    // --deep could not read its lines: the summary's facts, and why (the other rollouts were read line by line).
+    expect(deep[HELD]).toEqual({ ...summary[HELD], error: lockTimeout(HELD) });
+    for (const [id, f] of Object.entries(summary)) {
+      expect({ status: deep[id].status, conditions: deep[id].conditions }, id).toEqual({ status: f.status, conditions: f.conditions });
+      if (id !== HELD) expect(deep[id].entries_source, id).toBe(f.status === 'retired' ? f.entries_source : 'scan');
+    }
+    expect(JSON.parse(idJson.stdout).rollouts).toEqual({ [HELD]: deep[HELD] });
+    for (const r of [deepJson, idJson]) {
+      expect(stderrLines(r)).toEqual([errorLine(HELD)]);
+      expect(r.code).toBe(3);
+    }
+
+    // The human forms: the same row and counts with or without --deep, and the same words.
+    const summaryText = await cli(['inspect', dir, ...WAIT]);
+    const deepText = await cli(['inspect', dir, '--deep', ...WAIT]);
+    const idText = await cli(['inspect', dir, HELD, ...WAIT]);
+    const rowOf = (out: string) => out.split('\n').find((l) => l.startsWith(`${HELD} `))!.replace(/\S+$/, ''); // the age ticks
+    expect(rowOf(summaryText.stdout)).toMatch(new RegExp(`^${HELD} +live +3 +0 +0 +3 `));
+    expect(rowOf(deepText.stdout)).toBe(rowOf(summaryText.stdout));
+    expect(deepText.stdout.split('\n').slice(0, 3)).toEqual(summaryText.stdout.split('\n').slice(0, 3));
+    expect(deepText.stdout.split('\n')).toContain('1 could not be read line by line: calls counted from the state index');
+    expect(summaryText.stdout).not.toContain('could not be read');
+    const lines = idText.stdout.split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^rollout ${HELD} live  v3  3 calls `));
+    expect(lines[1]).toBe(reason(HELD));
+    expect(lines).toContain(`  not checked: timed out after 1s waiting for the lock of rollout ${HELD}`);
+    expect([summaryText.code, deepText.code, idText.code]).toEqual([0, 3, 3]);
+    expect(stderrLines(summaryText)).toEqual([]);
+    for (const r of [deepText, idText]) expect(stderrLines(r)).toEqual([errorLine(HELD)]);
+
+    // verify-digests has no status: the held rollout is unchecked, never verified.
+    const verify = await cli(['verify-digests', dir, HELD, 'r000', '--json', ...WAIT]);
+    expect(JSON.parse(verify.stdout)).toMatchObject({ ok: false, unchecked: [HELD], errors: [{ rollout_id: HELD, error: lockTimeout(HELD) }] });
+    expect(verify.code).toBe(3);
+  }, 240_000);
+
+  it('a held rollout whose summary needs its lock (an unindexed tail) is unavailable in every command, with the one error', async () => {
+    const tail = await holdLock(dir, HELD_TAIL, 'ex', 120);
+    try {
+      const unavailable = { status: 'unavailable', conditions: [] };
+      const inspect = await cli(['inspect', dir, '--json', ...WAIT]);
+      const deep = await cli(['inspect', dir, '--deep', '--json', ...WAIT]);
+      const id = await cli(['inspect', dir, HELD_TAIL, '--json', ...WAIT]);
+      for (const r of [inspect, deep, id]) {
+        expect(JSON.parse(r.stdout).rollouts[HELD_TAIL]).toEqual({ ...unavailable, error: lockTimeout(HELD_TAIL) });
+        expect(stderrLines(r)).toContain(errorLine(HELD_TAIL));
+        expect(r.code).toBe(3);
+      }
+      const build = await cli(['build', dir, HELD_TAIL, '--json', ...WAIT]);
+      expect(JSON.parse(build.stdout)[0]).toMatchObject({ ...unavailable, verdict: 'unavailable', error_kind: 'lock_timeout' });
+      const watch = await cli(['watch', dir, '--once', '--json', ...WAIT]);
+      expect(JSON.parse(watch.stdout).rollouts[HELD_TAIL]).toMatchObject({ ...unavailable, verdict: 'unavailable', error: lockTimeout(HELD_TAIL) });
+      const out = `${temp()}.jsonl`;
+      const exp = await cli(['export', dir, HELD_TAIL, 'r000', '--out', out, ...WAIT]);
+      expect(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).rollout_id)).toEqual(['r000']);
+      // One error line each, the one that was met: never a second wait's.
+      for (const r of [build, exp]) expect(stderrLines(r)).toEqual([errorLine(HELD_TAIL)]);
+      expect(stderrLines(watch)).toContain(errorLine(HELD_TAIL));
+      for (const r of [build, watch, exp]) expect(r.code).toBe(3);
+      const text = await cli(['inspect', dir, HELD_TAIL, ...WAIT]);
+      expect(text.stdout.split('\n').slice(0, 2)).toEqual([`rollout ${HELD_TAIL} unavailable`, reason(HELD_TAIL)]);
+    } finally {
+      tail.child.kill('SIGKILL');
+      await tail.done;
+    }
   }, 240_000);
 });

@@ -7,6 +7,8 @@ import { appendEntry, beginCall, markIncomplete } from '../../../src/ops/writer.
 import { rolloutFacts } from '../../../src/facts/rollout-facts.js';
 import { previewRollout } from '../../../src/watch/preview.js';
 import { loadRolloutDetail } from '../../../src/status/rollout-detail.js';
+import { rolloutStatus } from '../../../src/status/rollout-status.js';
+import { unavailableVerdict } from '../../../src/status/verdict.js';
 import { entry } from '../../support/store.js';
 import { listing, makeStore, useTempDirs } from '../../support/watch.js';
 
@@ -101,5 +103,25 @@ describe('loadRolloutDetail', () => {
     expect(d.status).toEqual({ status: 'retired', conditions: [] });
     expect(d.verdict).toMatchObject({ built: true, verdict: 'masked', unbuilt: true, masked: true, error: 'RuntimeError: Token capture for rollout r6 is retired' });
     expect(d.tree).toEqual([]);
+  });
+
+  it('a lock that times out for the preview keeps the status, and the digests are not read (no second wait)', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 1 });
+    const timeout = { kind: 'lock_timeout' as const, message: 'timed out after 1s waiting for the lock of rollout r0' };
+    let verified = 0;
+    const d = await loadRolloutDetail({ dir }, 'r0', {
+      preview: async () => ({ kind: 'unreadable', error: timeout, verdict: unavailableVerdict(timeout) }),
+      verify: async () => {
+        verified++;
+        return [];
+      },
+    });
+    expect(verified).toBe(0);
+    expect(d.status).toEqual(rolloutStatus(await rolloutFacts({ dir }, 'r0')));
+    expect(d.status.status).toBe('live');
+    expect(d.recordsError).toEqual(timeout);
+    expect(d.digestError).toBe(timeout.message);
+    expect(d.verdict).toMatchObject({ built: false, verdict: 'unavailable' });
   });
 });
