@@ -176,13 +176,10 @@ export function listDirectoryRaw(dir: string, raw: RawDirectory): IndexedListing
       for (; i < idEnd && ID_BYTE[buf[i]] === 1; i++) hash = fnvStep(hash, buf[i]);
       if (i === idEnd) return capture(buf, start, idEnd, hash, suffix.file);
     }
-    const c = classifyName(buf.toString('utf8', start, end));
-    if (c.kind !== 'capture') return others.add(c);
-    // Not reached (a valid id is ASCII, so its name was classified above); kept for safety.
-    const bytes = Buffer.from(c.rolloutId, 'latin1');
-    let hash = FNV_OFFSET;
-    for (const b of bytes) hash = fnvStep(hash, b);
-    capture(bytes, 0, bytes.length, hash, c.file);
+    // Every capture name was taken above: its test is classifyName's (the suffix, then an id of
+    // valid bytes; a valid id is ASCII, so its bytes are its characters). What is left is an
+    // invalid name, a temporary state file or a foreign name (the tests pin it to Node's listing).
+    others.add(classifyName(buf.toString('utf8', start, end)));
   });
   const lockOnly = [...new Set(lockEntries.filter((e) => rows[e] === 0))].map((e) => index.id(e));
   return others.listing(ids, masks, lockOnly);
