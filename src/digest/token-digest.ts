@@ -1,4 +1,4 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash, hash as oneShotHash, type Hash } from 'node:crypto';
 import { TokcapError } from '../errors.js';
 
 /**
@@ -76,12 +76,29 @@ function updateIds(hash: Hash, ids: readonly TokenId[], start: number, end: numb
   }
 }
 
+/** The bytes before the ids: the domain, 0x01 and u64be(count). */
+const HEADER_BYTES = DOMAIN.length + 1 + 8;
+
 function header(count: number): Buffer {
-  const h = Buffer.alloc(DOMAIN.length + 1 + 8);
-  DOMAIN.copy(h, 0);
-  h[DOMAIN.length] = 0x01;
-  h.writeBigUInt64BE(BigInt(count), DOMAIN.length + 1);
+  const h = Buffer.alloc(HEADER_BYTES);
+  writeHeader(h, count);
   return h;
+}
+
+/** Writes the header of a sequence of `count` ids at the start of `into`. */
+function writeHeader(into: Buffer, count: number): void {
+  DOMAIN.copy(into, 0);
+  into[DOMAIN.length] = 0x01;
+  into.writeUInt32BE(Math.floor(count / 4294967296), DOMAIN.length + 1);
+  into.writeUInt32BE(count >>> 0, DOMAIN.length + 5);
+}
+
+/**
+ * SHA-256 hex of bytes held in one buffer, in one call: no Hash object (its set-up costs several
+ * times the hashing of a short line; verify makes two per record).
+ */
+function sha256HexOf(bytes: Uint8Array): string {
+  return oneShotHash('sha256', bytes, 'hex');
 }
 
 /**
@@ -93,7 +110,9 @@ function header(count: number): Buffer {
  */
 const CACHE_MIN = 256;
 const CACHE_MAX = 1 << 20;
-let cacheBytes = Buffer.alloc(0);
+/** The header's room (the last sequence's count is written there), then the ids' u64be bytes. */
+let cacheBytes = Buffer.alloc(HEADER_BYTES);
+/** The ids' bytes as native u32 halves (from byte HEADER_BYTES on). */
 let cacheU32 = new Uint32Array(0);
 let cacheIds = new Float64Array(0);
 let cacheLength = 0;
@@ -101,22 +120,23 @@ let cacheLength = 0;
 function reserveCache(n: number): void {
   if (cacheIds.length >= n) return;
   const size = Math.min(CACHE_MAX, n + (n >> 1));
-  const ab = new ArrayBuffer(size * 8);
+  const ab = new ArrayBuffer(HEADER_BYTES + size * 8);
   const bytes = Buffer.from(ab);
-  cacheBytes.copy(bytes, 0, 0, cacheLength * 8);
+  cacheBytes.copy(bytes, HEADER_BYTES, HEADER_BYTES, HEADER_BYTES + cacheLength * 8);
   const ids = new Float64Array(size);
   ids.set(cacheIds.subarray(0, cacheLength));
   cacheBytes = bytes;
-  cacheU32 = new Uint32Array(ab);
+  cacheU32 = new Uint32Array(ab, HEADER_BYTES, size * 2);
   cacheIds = ids;
 }
 
 /**
- * Hashes the u64be ids of `parts[0][0:ends[0]]`, `parts[1][0:ends[1]]`... (`total` ids in
- * all) through the cache. False, with nothing hashed, when an id is not a plain number in
- * range: the caller then hashes them with `updateIds`, which reports the bad id.
+ * The digest of the ids of `parts[0][0:ends[0]]`, `parts[1][0:ends[1]]`... (`total` ids in
+ * all, from CACHE_MIN to CACHE_MAX) through the cache. Undefined, with nothing hashed, when an
+ * id is not a plain number in range: the caller then hashes them with `updateIds`, which
+ * reports the bad id.
  */
-function updateIdsCached(hash: Hash, parts: readonly (readonly TokenId[])[], ends: readonly number[], total: number): boolean {
+function digestCached(parts: readonly (readonly TokenId[])[], ends: readonly number[], total: number): string | undefined {
   reserveCache(total);
   const ids = cacheIds;
   const u32 = cacheU32;
@@ -137,54 +157,55 @@ function updateIdsCached(hash: Hash, parts: readonly (readonly TokenId[])[], end
       const id = part[i];
       if (typeof id !== 'number' || !(id >= 0) || !Number.isInteger(id)) {
         cacheLength = firstNew;
-        return false;
+        return undefined;
       }
       setU64(u32, pos, id);
       ids[pos] = id;
     }
   }
   if (firstNew !== -1) {
-    if (LITTLE_ENDIAN) cacheBytes.subarray(firstNew * 8, total * 8).swap32();
+    if (LITTLE_ENDIAN) cacheBytes.subarray(HEADER_BYTES + firstNew * 8, HEADER_BYTES + total * 8).swap32();
     cacheLength = total;
   }
   // (All shared: the cache keeps the longer sequence it holds.)
-  hash.update(cacheBytes.subarray(0, total * 8));
-  return true;
+  writeHeader(cacheBytes, total);
+  return sha256HexOf(cacheBytes.subarray(0, HEADER_BYTES + total * 8));
 }
 
-function updateParts(hash: Hash, parts: readonly (readonly TokenId[])[], ends: readonly number[], total: number): void {
-  if (total >= CACHE_MIN && total <= CACHE_MAX && updateIdsCached(hash, parts, ends, total)) return;
+function digestOf(parts: readonly (readonly TokenId[])[], ends: readonly number[], total: number): string {
+  if (total >= CACHE_MIN && total <= CACHE_MAX) {
+    const digest = digestCached(parts, ends, total);
+    if (digest !== undefined) return digest;
+  }
+  const hash = createHash('sha256');
+  hash.update(header(total));
   for (let k = 0; k < parts.length; k++) updateIds(hash, parts[k], 0, ends[k]);
+  return hash.digest('hex');
 }
 
 /** Digest of `ids[0:length]` (default: the whole sequence). */
 export function computeTokenDigest(ids: readonly TokenId[], length: number = ids.length): string {
   if (length === 0) return EMPTY_TOKEN_DIGEST;
-  const hash = createHash('sha256');
-  hash.update(header(length));
-  updateParts(hash, [ids], [length], length);
-  return hash.digest('hex');
+  return digestOf([ids], [length], length);
 }
 
 /** Digest of the concatenation of several sequences, without concatenating them. */
 export function computeTokenDigestOfParts(parts: readonly (readonly TokenId[])[]): string {
   let total = 0;
-  for (const p of parts) total += p.length;
+  // Made as `computeTokenDigest`'s `[length]` is (small integers, no holes):
+  // `digestCached` sees one kind of array and is not compiled again for a second.
+  const ends: number[] = [];
+  for (const p of parts) {
+    total += p.length;
+    ends.push(p.length);
+  }
   if (total === 0) return EMPTY_TOKEN_DIGEST;
-  const hash = createHash('sha256');
-  hash.update(header(total));
-  updateParts(
-    hash,
-    parts,
-    parts.map((p) => p.length),
-    total,
-  );
-  return hash.digest('hex');
+  return digestOf(parts, ends, total);
 }
 
 /** SHA-256 hex of raw bytes: the entry digest of a stripped line (docs/format.md#entry-digest). */
 export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return sha256HexOf(bytes);
 }
 
 /**
@@ -194,7 +215,9 @@ export function sha256Hex(bytes: Uint8Array): string {
  * back to a shorter prefix (a sibling of a call extends its parent, not the call).
  */
 export class TokenSequence {
-  private bytes = new ArrayBuffer(0);
+  /** The header's room (written by `digest`), then the ids' u64be bytes. */
+  private bytes = Buffer.alloc(HEADER_BYTES);
+  /** The ids' bytes as native u32 halves. */
   private u32 = new Uint32Array(0);
   private count = 0;
 
@@ -209,7 +232,7 @@ export class TokenSequence {
     this.reserve(from + n);
     const u32 = this.u32;
     for (let i = 0; i < n; i++) setId(u32, from + i, ids[i]);
-    if (LITTLE_ENDIAN) Buffer.from(this.bytes, from * 8, n * 8).swap32();
+    if (LITTLE_ENDIAN) this.bytes.subarray(HEADER_BYTES + from * 8, HEADER_BYTES + (from + n) * 8).swap32();
     this.count = from + n;
   }
 
@@ -220,8 +243,8 @@ export class TokenSequence {
   /** Empties the sequence and lets its memory go if it holds more than `maxBytes`. */
   reset(maxBytes: number): void {
     this.count = 0;
-    if (this.bytes.byteLength > maxBytes) {
-      this.bytes = new ArrayBuffer(0);
+    if (this.bytes.length > maxBytes) {
+      this.bytes = Buffer.alloc(HEADER_BYTES);
       this.u32 = new Uint32Array(0);
     }
   }
@@ -230,17 +253,16 @@ export class TokenSequence {
   digest(length: number = this.count): string {
     if (length > this.count) throw new RangeError(`digest of ${length} ids asked of a sequence of ${this.count}`);
     if (length === 0) return EMPTY_TOKEN_DIGEST;
-    return createHash('sha256')
-      .update(header(length))
-      .update(new Uint8Array(this.bytes, 0, length * 8))
-      .digest('hex');
+    writeHeader(this.bytes, length);
+    return sha256HexOf(this.bytes.subarray(0, HEADER_BYTES + length * 8));
   }
 
   private reserve(n: number): void {
     if (this.u32.length >= 2 * n) return;
-    const grown = new ArrayBuffer(Math.max(n + (n >> 1), 1024) * 8);
-    new Uint8Array(grown).set(new Uint8Array(this.bytes, 0, this.count * 8));
+    const size = Math.max(n + (n >> 1), 1024);
+    const grown = Buffer.from(new ArrayBuffer(HEADER_BYTES + size * 8));
+    this.bytes.copy(grown, HEADER_BYTES, HEADER_BYTES, HEADER_BYTES + this.count * 8);
     this.bytes = grown;
-    this.u32 = new Uint32Array(grown);
+    this.u32 = new Uint32Array(grown.buffer, HEADER_BYTES, size * 2);
   }
 }
