@@ -124,6 +124,11 @@ export class FastJsonParser {
   private readonly memo: RunSlot[] = [new RunSlot(), new RunSlot()];
   private work = new RunSlot();
   private readonly keyCache: (string | undefined)[] = new Array<string | undefined>(KEY_SLOTS).fill(undefined);
+  /**
+   * The arrays of the last document parsed whose every element was taken by an id run: each
+   * holds only integers from 0 to 10^15 - 1 (plain numbers), as made here. Empty after NOT_FAST.
+   */
+  readonly idArrays: JsonValue[][] = [];
 
   /** The document's value, or NOT_FAST when the strict parser has to decide. */
   parse(bytes: Uint8Array): JsonValue | typeof NOT_FAST {
@@ -132,19 +137,25 @@ export class FastJsonParser {
     this.pos = 0;
     this.depth = 0;
     this.validUtf8 = undefined;
+    this.idArrays.length = 0;
     try {
       let c = this.skipWs();
-      if (this.pos >= this.len) return NOT_FAST;
+      if (this.pos >= this.len) return this.notFast();
       const value = this.parseValue(c);
       c = this.skipWs();
-      if (this.pos < this.len) return NOT_FAST;
+      if (this.pos < this.len) return this.notFast();
       return value;
     } catch (e) {
-      if (e === BAIL) return NOT_FAST;
+      if (e === BAIL) return this.notFast();
       throw e;
     } finally {
       this.buf = EMPTY;
     }
+  }
+
+  private notFast(): typeof NOT_FAST {
+    this.idArrays.length = 0;
+    return NOT_FAST;
   }
 
   private skipWs(): number {
@@ -291,6 +302,7 @@ export class FastJsonParser {
       if (c === 93) {
         this.pos++;
         this.depth--;
+        this.idArrays.push(arr);
         return arr;
       }
       if (c !== 44) bail();

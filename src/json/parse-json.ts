@@ -55,6 +55,16 @@ export function parseJsonBytes(bytes: Uint8Array): JsonValue {
 export class JsonBytesReader {
   private readonly fast = new FastJsonParser();
 
+  /**
+   * Arrays of the last document `read` known to hold only non-negative integers below 10^15,
+   * as plain numbers (the token ids of a record, as the byte parser made them): a caller that
+   * validates the value before changing it need not check them again. Possibly not all such
+   * arrays; none when the strict parser read the document.
+   */
+  get idArrays(): readonly JsonValue[][] {
+    return this.fast.idArrays;
+  }
+
   /** `parseJsonBytes(bytes)`. */
   read(bytes: Uint8Array): JsonValue {
     const fast = this.fast.parse(bytes);

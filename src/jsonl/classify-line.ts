@@ -24,7 +24,7 @@ export function parseLineJson(stripped: Uint8Array, context: { rolloutId?: strin
   }
 }
 
-export function classifyLine(stripped: Uint8Array, context: { rolloutId?: string; file?: string } = {}, json?: JsonBytesReader): LineVerdict {
+export function classifyLine(stripped: Uint8Array, context: { rolloutId?: string; file?: string } = {}, json = new JsonBytesReader()): LineVerdict {
   let value: JsonValue;
   try {
     value = parseLineJson(stripped, context, json);
@@ -33,7 +33,8 @@ export function classifyLine(stripped: Uint8Array, context: { rolloutId?: string
     throw e;
   }
   try {
-    return { kind: 'entry', entry: validateTokenEntry(value, context) };
+    // Validated as parsed: the id arrays the reader made need no second look.
+    return { kind: 'entry', entry: validateTokenEntry(value, context, json.idArrays) };
   } catch (e) {
     if (e instanceof TokcapError) return { kind: 'invalid', error: e, value };
     throw e;

@@ -152,14 +152,18 @@ export function tokenEntrySchema(): TokenEntrySchema {
 export const KNOWN_FIELDS = Object.keys(FIELDS) as (keyof TokenEntry)[];
 
 const FIELD_LIST = Object.entries(FIELDS) as [string, LaxField<unknown> | StringField | AnyField][];
+const NO_ARRAYS: readonly unknown[] = [];
 const KNOWN = new Set<string>(KNOWN_FIELDS);
 
 /**
  * What the schema gives for `input` when every field is present and acceptable or absent with
  * a default, and no key needs zod's own handling (`__proto__`); undefined otherwise. Keys in
  * the schema's order: the fields first, then the unknown keys in input order.
+ *
+ * `idArrays`: arrays in `input` known to hold only non-negative safe integers (the JSON reader's
+ * `idArrays`), which `toTokenIds` would return as they are: taken without checking each id again.
  */
-export function acceptedAsItIs(input: JsonObject): TokenEntry | undefined {
+export function acceptedAsItIs(input: JsonObject, idArrays: readonly unknown[] = NO_ARRAYS): TokenEntry | undefined {
   const out: Record<string, unknown> = {};
   for (let i = 0; i < FIELD_LIST.length; i++) {
     const [name, f] = FIELD_LIST[i];
@@ -170,6 +174,10 @@ export function acceptedAsItIs(input: JsonObject): TokenEntry | undefined {
       continue;
     }
     if (f.kind === 'lax') {
+      if (f.coerce === toTokenIds && idArrays.includes(v)) {
+        out[name] = v;
+        continue;
+      }
       const r = f.coerce(v);
       if (r === FAIL) return undefined;
       out[name] = r;
@@ -220,12 +228,13 @@ export function entryRuleViolation(e: TokenEntry): string | undefined {
 /**
  * Validates a parsed line as a TokenEntry, throwing a `schema` error (pyClass ValidationError)
  * whose message is the numbered rule's message, or a pydantic-like type-error summary.
+ * `idArrays` as in `acceptedAsItIs`.
  */
-export function validateTokenEntry(value: JsonValue, context: { rolloutId?: string; file?: string } = {}): TokenEntry {
+export function validateTokenEntry(value: JsonValue, context: { rolloutId?: string; file?: string } = {}, idArrays?: readonly unknown[]): TokenEntry {
   if (!isJsonObject(value)) {
     throw schemaError('Input should be a valid dictionary or instance of TokenEntry', context);
   }
-  let entry = acceptedAsItIs(value);
+  let entry = acceptedAsItIs(value, idArrays);
   if (entry === undefined) {
     const parsed = tokenEntrySchema().safeParse(value);
     if (!parsed.success) {
