@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, it, expect } from 'vitest';
 import { TokcapError } from '../../../src/errors.js';
 import { compareCodePoints } from '../../../src/json/canonical-json.js';
-import { MAX_JSON_DEPTH, parseJson, parseJsonBytes } from '../../../src/json/parse-json.js';
+import { JsonBytesReader, MAX_JSON_DEPTH, parseJson, parseJsonBytes } from '../../../src/json/parse-json.js';
 import { JsonFloat, type JsonValue } from '../../../src/json/value.js';
 
 function errorOf(f: () => unknown): TokcapError {
@@ -409,5 +409,19 @@ describe.skipIf(!hasPython)('parseJson agrees with Python json on acceptance and
       expect(got, JSON.stringify(doc.toString('latin1'))).toEqual(expected[i]);
     });
     expect(accepted).toBeGreaterThan(500);
+  });
+});
+
+describe('JsonBytesReader.idArrays', () => {
+  it('names the arrays of the last document that hold plain token ids only, and none with anything else', () => {
+    const reader = new JsonBytesReader();
+    const doc = '{"a":[0,1,22,333],"b":[1,-2],"c":[1,2.5],"d":[1,"2"],"e":[1,2 ,3]}';
+    const v = reader.read(Buffer.from(doc)) as Record<string, JsonValue>;
+    expect(v).toEqual(JSON.parse(doc));
+    expect(reader.idArrays).toHaveLength(1);
+    expect(reader.idArrays[0]).toBe(v.a);
+    // A document the byte lane gives up on (an integer of 17 digits) names none.
+    reader.read(Buffer.from('{"a":[1,2,3],"b":12345678901234567}'));
+    expect(reader.idArrays).toEqual([]);
   });
 });
