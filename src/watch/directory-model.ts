@@ -12,7 +12,6 @@
  *
  * No UI here: listeners are told "something changed" and take a `snapshot()` when they want.
  */
-import { lstatSync } from 'node:fs';
 import { setImmediate as yieldToEventLoop, setTimeout as delay } from 'node:timers/promises';
 import { toTokcapError, type ErrorFacts } from '../errors.js';
 import { rolloutFileName, rolloutPaths, type FileKind } from '../layout/file-names.js';
@@ -20,7 +19,7 @@ import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.j
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { CopyArena } from '../ops/rollout-copy.js';
 import { readBatchHere, type RowReadOutcome } from './row-batch.js';
-import { SIGNATURE_KINDS, SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
+import { lstatStamp, SIGNATURE_KINDS, SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
 import { countRow, errorRow, packRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta, type RowError } from './rows.js';
 import { emptySummary, type StatusSummary } from '../status/summary.js';
 import type { LoadListing, RescanListing } from './shared-stat.js';
@@ -52,17 +51,10 @@ export interface WatchReaders {
 
 export const DEFAULT_READERS: WatchReaders = {
   scan: scanDirectory,
-  // A synchronous lstat of a local file takes microseconds, far less than the thread-pool round
-  // trip of the promise API, and a missing file costs no exception (`throwIfNoEntry: false`).
-  // The store is single-host (docs/format.md#lock-implementation), and the stat pass yields between batches.
+  // Synchronous (file-signature.ts `lstatStamp`): the store is single-host
+  // (docs/format.md#lock-implementation), and the stat pass yields between batches.
   async stat(path) {
-    try {
-      const s = lstatSync(path, { throwIfNoEntry: false });
-      return s ? { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs } : null;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
-      throw e;
-    }
+    return lstatStamp(path);
   },
   // An arena per batch: two batches in flight in one thread must not share one.
   readBatch: (store, ids) => readBatchHere(store, ids, new CopyArena(64 * 1024)),

@@ -17,6 +17,21 @@ export interface FileStat {
   mtimeMs: number;
 }
 
+/**
+ * A capture file's stamp for a signature: lstat, synchronous (a local file's lstat takes
+ * microseconds, far less than the thread pool's round trip); null when the file does not exist,
+ * or a path component is a file (ENOTDIR); other failures are thrown.
+ */
+export function lstatStamp(path: string): FileStat | null {
+  try {
+    const s = lstatSync(path, { throwIfNoEntry: false });
+    return s ? { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs } : null;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw e;
+  }
+}
+
 export interface Signature {
   key: number;
   present: Set<FileKind>;
@@ -113,11 +128,10 @@ export function listedSignatures(dir: string, ids: readonly string[], masks: Uin
       const kind = SIGNATURE_KINDS[k];
       if (!files.has(kind)) continue;
       try {
-        const s = lstatSync(base + ids[i] + SUFFIX[kind], { throwIfNoEntry: false });
-        if (s) sig.add(kind, k, { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs });
-      } catch (e) {
-        // As the default readers' stat: a path through a file is a missing file.
-        if ((e as NodeJS.ErrnoException).code !== 'ENOTDIR') failed = true;
+        const s = lstatStamp(base + ids[i] + SUFFIX[kind]);
+        if (s) sig.add(kind, k, s);
+      } catch {
+        failed = true;
       }
     }
     const done = sig.done();
