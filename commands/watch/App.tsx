@@ -109,7 +109,7 @@ export function WatchApp(props: WatchAppProps) {
   // from the same snapshot.
   const ctxRef = useRef<KeyContext | null>(null);
   ctxRef.current = {
-    ids: (f, s) => (f === filter && s === sort ? rows : visibleRows(snapshot.rows, f, s)),
+    rows: (f, s) => (f === filter && s === sort ? rows : visibleRows(snapshot.rows, f, s)),
     page,
     detailPage: viewHeight,
     detailMax: maxDetailOffset(detailLineCount, viewHeight),

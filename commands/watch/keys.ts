@@ -7,7 +7,7 @@
  */
 import type { Key } from 'ink';
 import { NO_FILTER, nextSortMode, type RowFilter, type SortMode } from '../../src/watch/rows.js';
-import { INITIAL_NAV, idAt, navReducer, selectedIndex, type IdList, type ListNav } from './navigation.js';
+import { INITIAL_NAV, idAt, navReducer, selectedIndex, type ListNav, type ListRows } from './navigation.js';
 
 import type { Screen } from './key-help.js';
 
@@ -33,8 +33,8 @@ export function initialUi(sort: SortMode = 'recent'): UiState {
 }
 
 export interface KeyContext {
-  /** The rows the list shows for a filter and sort (in display order), or their ids. */
-  ids(filter: RowFilter, sort: SortMode): IdList;
+  /** The rows the list shows for a filter and sort, in display order (or their ids). */
+  rows(filter: RowFilter, sort: SortMode): ListRows;
   /** Rows in a page of the list. */
   page: number;
   /** Lines in a page of the rollout view. */
@@ -92,20 +92,20 @@ export function reduceKey(ui: UiState, input: string, key: Key, ctx: KeyContext)
   if (input === '?') return { ...ui, help: true };
   if (ui.screen === 'detail') return detailKey(ui, input, key, ctx);
 
-  const ids = ctx.ids(ui.filter, ui.sort);
+  const rows = ctx.rows(ui.filter, ui.sort);
   // The selection follows the rollout the user moved it to, also while the first load places and
   // re-sorts rows (navigation.ts); untouched, it stays on the top row.
   const nav = (action: Parameters<typeof navReducer>[1]): UiState => ({ ...ui, nav: navReducer(ui.nav, action) });
   const page = ctx.page;
-  if (key.upArrow || input === 'k') return nav({ type: 'move', delta: -1, ids, page });
-  if (key.downArrow || input === 'j') return nav({ type: 'move', delta: 1, ids, page });
-  if (key.pageUp) return nav({ type: 'move', delta: -page, ids, page });
-  if (key.pageDown || input === ' ') return nav({ type: 'move', delta: page, ids, page });
-  if (key.home || input === 'g') return nav({ type: 'home', ids, page });
-  if (key.end || input === 'G') return nav({ type: 'end', ids, page });
+  if (key.upArrow || input === 'k') return nav({ type: 'move', delta: -1, rows, page });
+  if (key.downArrow || input === 'j') return nav({ type: 'move', delta: 1, rows, page });
+  if (key.pageUp) return nav({ type: 'move', delta: -page, rows, page });
+  if (key.pageDown || input === ' ') return nav({ type: 'move', delta: page, rows, page });
+  if (key.home || input === 'g') return nav({ type: 'home', rows, page });
+  if (key.end || input === 'G') return nav({ type: 'end', rows, page });
   if (key.return || key.rightArrow) {
-    const i = selectedIndex(ui.nav, ids);
-    return i < 0 ? ui : { ...ui, screen: 'detail', openId: idAt(ids, i)!, detailOffset: 0 };
+    const i = selectedIndex(ui.nav, rows);
+    return i < 0 ? ui : { ...ui, screen: 'detail', openId: idAt(rows, i)!, detailOffset: 0 };
   }
   if (input === '/') return { ...ui, searchDraft: ui.filter.search };
   if (input === 'm') return { ...ui, filter: { ...ui.filter, masked: !ui.filter.masked } };

@@ -5,7 +5,7 @@ import { navReducer, selectedIndex, visibleOffset, INITIAL_NAV } from '../../../
 
 const ALL = ['r7', 'r6', 'r5', 'r4', 'r3', 'r2', 'r1', 'r0'];
 const ctx: KeyContext = {
-  ids: (f: RowFilter, s: SortMode) => {
+  rows: (f: RowFilter, s: SortMode) => {
     const ids = ALL.filter((id) => id.includes(f.search) && (!f.masked || ['r7', 'r4', 'r1'].includes(id)));
     return s === 'id' ? [...ids].sort() : ids;
   },
@@ -96,11 +96,11 @@ describe('selection during the first load', () => {
 
 describe('navigation', () => {
   it('keeps the selected rollout when the rows move, and keeps it in view', () => {
-    let nav = navReducer(INITIAL_NAV, { type: 'move', delta: 2, ids: ALL, page: 3 });
+    let nav = navReducer(INITIAL_NAV, { type: 'move', delta: 2, rows: ALL, page: 3 });
     expect(nav).toEqual({ selectedId: 'r5', cursor: 2, offset: 0 });
     const moved = ['r5', ...ALL.filter((id) => id !== 'r5')];
     expect(selectedIndex(nav, moved)).toBe(0);
-    nav = navReducer(nav, { type: 'move', delta: 4, ids: ALL, page: 3 });
+    nav = navReducer(nav, { type: 'move', delta: 4, rows: ALL, page: 3 });
     expect(nav).toEqual({ selectedId: 'r1', cursor: 6, offset: 4 });
     expect(selectedIndex(nav, ['r0', 'r2'])).toBe(1); // gone: the position is kept, clamped
     expect(visibleOffset(0, 7, 8, 3)).toBe(5);
@@ -110,9 +110,9 @@ describe('navigation', () => {
 
   it('takes the rows themselves as well as their ids (no list of every id per key)', () => {
     const rows = ALL.map((id) => ({ id }));
-    const rowCtx: KeyContext = { ...ctx, ids: (f, s) => (ctx.ids(f, s) as string[]).map((id) => ({ id })) };
-    expect(navReducer(INITIAL_NAV, { type: 'move', delta: 2, ids: rows, page: 3 })).toEqual(navReducer(INITIAL_NAV, { type: 'move', delta: 2, ids: ALL, page: 3 }));
-    expect(navReducer(INITIAL_NAV, { type: 'end', ids: rows, page: 3 })).toEqual({ selectedId: 'r0', cursor: 7, offset: 5 });
+    const rowCtx: KeyContext = { ...ctx, rows: (f, s) => (ctx.rows(f, s) as string[]).map((id) => ({ id })) };
+    expect(navReducer(INITIAL_NAV, { type: 'move', delta: 2, rows, page: 3 })).toEqual(navReducer(INITIAL_NAV, { type: 'move', delta: 2, rows: ALL, page: 3 }));
+    expect(navReducer(INITIAL_NAV, { type: 'end', rows, page: 3 })).toEqual({ selectedId: 'r0', cursor: 7, offset: 5 });
     let ui = initialUi();
     for (const [i, k] of splitKeys('jj\r', PLAIN_KEY)) ui = reduceKey(ui, i, k, rowCtx);
     expect(ui).toMatchObject({ screen: 'detail', openId: 'r5' });
