@@ -55,8 +55,10 @@ export function DirectoryView({ snapshot, rows, selected, offset, filter, sort, 
 
   let body: string[];
   if (rows.length === 0) {
+    // The totals, not `snapshot.rows.length`: that would make every row of a snapshot whose rows
+    // are a chain of deltas (src/watch/directory-model.ts), once per frame of an empty filter.
     const empty =
-      snapshot.rows.length === 0
+      snapshot.totals.rollouts === 0
         ? snapshot.scanError
           ? '  the directory cannot be listed; retrying'
           : snapshot.ready

@@ -57,7 +57,8 @@ export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryMo
     let due = 0;
     const unsubscribe = model.subscribe(() => {
       // While the first load runs, thousands of reads finish: a few snapshots a second suffice,
-      // fewer for a huge directory (each one copies every row; 100,000 rows: one a second). No
+      // fewer for a huge directory (each one costs the view a pass over its changed rows, and
+      // after a long chain of deltas a copy of every row; 100,000 rows: one a second). No
       // snapshot is taken here: only the one handed to the view. But the first rows read are
       // the first screen's (the load reads them first): they are shown at once.
       const firstRead = shownRead === 0 && model.loaded > 0;
