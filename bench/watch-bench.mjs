@@ -67,11 +67,12 @@ export function watchTable(rows) {
     out.push(`| live: first rows listed | ${fmt(f.firstRowsMs)} | ${ratio(f.firstRowsMs, inspect?.ms)} | | | |`);
     out.push(`| live: first screen of read rows | ${fmt(f.screenMs)} | ${ratio(f.screenMs, inspect?.ms)} | ≤ 1.5 s | | |`);
     out.push(`| live: "up to date" | ${fmt(f.upToDateMs)} | ${ratio(f.upToDateMs, inspect?.ms)} | ≤ 3× inspect | | ${mb(f.rssKb)} |`);
-    out.push(`| live: key to frame during the load (tmux round trip) | ${fmt(f.keyToFrameMs)} | | | | |`);
+    // Key times: from the key to the pane's output that drew its frame (bench/tmux-control.mjs).
+    out.push(`| live: key to frame during the load | ${fmt(f.keyToFrameMs)} | | | | |`);
     out.push(`| live: key to frame while 4 writers append, median (max) | ${fmt(f.writersKeyToFrameMs)} (${fmt(f.writersKeyToFrameMaxMs)}) | | < 50 ms | | |`);
   }
   if (floor) {
-    // bench/ink-floor.mjs in the same harness: what start-up, tmux and the polling cost alone
+    // bench/ink-floor.mjs in the same harness: what start-up, tmux, Node and Ink cost alone
     // (Ink and React from their modules, React's development build).
     out.push(`| floor, a trivial Ink list (Ink from its modules): first rows listed | ${fmt(floor.firstRowsMs)} | | | | |`);
     out.push(`| floor, a trivial Ink list: key to frame, idle | ${fmt(floor.keyToFrameMs)} | | | | |`);

@@ -10,8 +10,12 @@
 //   writersKeyToFrameMs  the same (median and max), once up to date, while 4 Python writers
 //                 (test/support/py_store.py) append to 8 new rollouts each; those rollouts' files
 //                 are removed afterwards, so DIR is left as it was
-// Key times include tmux's own round trip (send-keys, capture-pane: a few ms) and the 20 ms
-// between two captures (so the poller leaves the cores to the view).
+// Key times are taken through a tmux control-mode client (bench/tmux-control.mjs): the key is
+// sent on its connection, and each time the pane writes output the pane is captured there; the
+// key's time is from sending it to the output after which the selection has moved. So they
+// include tmux's own passing of the key and of the output (~1 ms), not a poll's interval. (Until
+// session 17 they were polled, every 20 ms, with a tmux process per capture: ~70 ms more, which
+// the floor's row carried too.) The load's stages are polled as before: a capture every 20 ms.
 // Times include Node's start-up, as a person's wait does. Not a test: nothing is asserted.
 // With --floor the terminal runs bench/ink-floor.mjs (the smallest Ink list, reading no files)
 // instead of the watch, and only the key times are taken (keyToFrameMs: with nothing else
@@ -31,6 +35,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { TmuxControl } from './tmux-control.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'tokcap.js');
@@ -58,12 +63,12 @@ const timeoutMs = Number(values.timeout) * 1000;
 const socket = `tokcap-bench-watch-${process.pid}`;
 const env = { ...process.env, LANG: 'C.UTF-8' };
 delete env.TMUX;
-const tmux = (...args) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env });
+const TMUX_ARGS = ['-L', socket, '-f', '/dev/null'];
+const tmux = (...args) => execFileSync('tmux', [...TMUX_ARGS, ...args], { encoding: 'utf8', env });
 /** Between two captures: the poller must not take a core from the view it measures (2 cores). */
 const POLL_MS = 20;
-const pause = new Int32Array(new SharedArrayBuffer(4));
-const capture = () => {
-  Atomics.wait(pause, 0, 0, POLL_MS);
+const capture = async () => {
+  await new Promise((r) => setTimeout(r, POLL_MS));
   return tmux('capture-pane', '-p', '-t', 'w');
 };
 
@@ -106,21 +111,32 @@ const peakRssKb = () => {
 
 const keyTimes = [];
 let lastKeyAt = 0;
+/** The control-mode client for keys, attached at the first key (see the header). */
+let control;
 
-/** Sends j or k (away from the edge) and waits until another rollout is selected on screen. */
-function pressAndWait() {
+/**
+ * Sends j or k (away from the edge) and resolves with the time until another rollout is
+ * selected on screen: until the pane's output after which a capture shows it.
+ */
+async function pressAndWait() {
+  control ??= new TmuxControl(TMUX_ARGS, 'w', env);
+  await control.ready;
+  const paneRows = async () => rowsOf((await control.command('capture-pane -p -t w')).join('\n'));
   const selected = (rows) => rows.find((r) => r[0].startsWith('›'));
-  const rows = rowsOf(capture());
+  const rows = await paneRows();
   const before = selected(rows);
+  let seen = control.outputs;
   const s = performance.now();
   // Rows move while writers write, the selection stays on its rollout: compare ids, not lines.
-  tmux('send-keys', '-t', 'w', !before || rows.indexOf(before) === 0 ? 'j' : 'k');
+  void control.command(`send-keys -t w ${!before || rows.indexOf(before) === 0 ? 'j' : 'k'}`);
   for (;;) {
-    const now = selected(rowsOf(capture()));
-    if (now && now[1] !== before?.[1]) break;
-    if (performance.now() - s > 5000) break;
+    await control.outputAfter(seen, 5000);
+    seen = control.outputs;
+    const outputAt = control.lastOutputAt;
+    const now = selected(await paneRows());
+    if (now && now[1] !== before?.[1]) return outputAt - s;
+    if (performance.now() - s > 5000) return performance.now() - s;
   }
-  return performance.now() - s;
 }
 
 /** Key-to-frame once loaded, while 4 writers append (each to 8 rollouts of its own). */
@@ -135,7 +151,7 @@ async function underWriters() {
   await new Promise((r) => setTimeout(r, 500));
   const until = performance.now() + 4500;
   while (performance.now() < until) {
-    times.push(pressAndWait());
+    times.push(await pressAndWait());
     await new Promise((r) => setTimeout(r, 100));
   }
   await done;
@@ -146,15 +162,15 @@ async function underWriters() {
 try {
   if (floor) {
     // No load to wait for: the first rows, then keys at the pace the load loop presses them.
-    while (rowsOf(capture()).length < 2) if (performance.now() - t0 > timeoutMs) throw new Error('the floor app drew no rows');
+    while (rowsOf(await capture()).length < 2) if (performance.now() - t0 > timeoutMs) throw new Error('the floor app drew no rows');
     result.firstRowsMs = performance.now() - t0;
     for (let k = 0; k < FLOOR_KEYS; k++) {
-      keyTimes.push(pressAndWait());
+      keyTimes.push(await pressAndWait());
       await new Promise((r) => setTimeout(r, 100));
     }
   }
   for (let k = 0; !floor; k++) {
-    const pane = capture();
+    const pane = await capture();
     const at = performance.now() - t0;
     const rows = rowsOf(pane);
     if (result.firstRowsMs === null && rows.length > 0) result.firstRowsMs = at;
@@ -167,7 +183,7 @@ try {
     if (at > timeoutMs) throw new Error(`no "up to date" after ${timeoutMs} ms; the pane shows:\n${pane}`);
     // During the load, now and then: a key, and the time until the selection moved on screen.
     if (!values['no-keys'] && rows.length >= 2 && at - lastKeyAt > 500) {
-      keyTimes.push(pressAndWait());
+      keyTimes.push(await pressAndWait());
       lastKeyAt = performance.now() - t0;
     }
   }
@@ -180,6 +196,7 @@ try {
   }
   tmux('send-keys', '-t', 'w', 'q');
 } finally {
+  control?.close();
   try {
     tmux('kill-server');
   } catch {
