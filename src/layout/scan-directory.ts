@@ -65,7 +65,9 @@ export interface ScanOptions {
  * names, never contents: a directory of 100k rollouts is a few megabytes here.
  */
 export async function scanDirectory(dir: string, options: ScanOptions = {}): Promise<DirectoryListing> {
-  const { ids, masks, invalidNames, tempStateFiles, lockOnly } = listDirectory(dir);
+  const listed = listDirectory(dir);
+  const { masks, invalidNames, tempStateFiles, lockOnly } = listed;
+  const ids = listedIds(listed);
   const rollouts = new Map<string, ReadonlySet<FileKind>>();
   for (let i = 0; i < ids.length; i++) rollouts.set(ids[i], filesOfMask(masks[i]));
   return shardListing({ rollouts, invalidNames, tempStateFiles, lockOnly }, options.shard);
@@ -73,13 +75,23 @@ export async function scanDirectory(dir: string, options: ScanOptions = {}): Pro
 
 /** A directory's listing as ids and file masks (what `scanDirectory` makes its Map of). */
 export interface IndexedListing {
-  /** Rollouts with at least one of J, S, I, M, in listing order. */
-  ids: string[];
-  /** Each rollout's files as a mask (`filesOfMask`), in the order of `ids`. */
+  /**
+   * Rollouts with at least one of J, S, I, M, in listing order, joined by newlines ('' for none;
+   * `listedIds` splits it): one string made from the listed bytes, not one per rollout (100,000
+   * strings kept to the end of a listing cost it their making and the collector's copying, and
+   * a listing that crosses threads is joined anyway).
+   */
+  idText: string;
+  /** Each rollout's files as a mask (`filesOfMask`), in the order of the ids. */
   masks: Uint8Array;
   invalidNames: string[];
   tempStateFiles: string[];
   lockOnly: string[];
+}
+
+/** The rollout ids of a listing, in listing order. */
+export function listedIds(listing: IndexedListing): string[] {
+  return listing.idText === '' ? [] : listing.idText.split('\n');
 }
 
 /**
@@ -124,7 +136,7 @@ export function listDirectoryNode(dir: string): IndexedListing {
     }
     masks[at] |= MASK_BIT[c.file];
   });
-  return others.listing(ids, masks, [...new Set(locks.filter((id) => !index.has(id)))]);
+  return others.listing(ids.join('\n'), ids.length, masks, [...new Set(locks.filter((id) => !index.has(id)))]);
 }
 
 /** Valid rollout id bytes (docs/format.md#rollout-ids: ASCII letters, digits, `.`, `_`, `-`). */
@@ -144,7 +156,10 @@ export function listDirectoryRaw(dir: string, raw: RawDirectory): IndexedListing
   /** By index entry: the row + 1 (0: only a lock file so far). */
   let rows = new Int32Array(1024);
   let masks = new Uint8Array(1024);
-  const ids: string[] = [];
+  let rowCount = 0;
+  /** The ids of the rows, each followed by a newline: `idText`'s bytes. */
+  let idBytes = Buffer.allocUnsafe(1 << 16);
+  let idBytesUsed = 0;
   const lockEntries: number[] = [];
   const others = new OtherNames();
   const capture = (buf: Uint8Array, start: number, idEnd: number, hash: number, file: FileKind) => {
@@ -160,9 +175,17 @@ export function listDirectoryRaw(dir: string, raw: RawDirectory): IndexedListing
     }
     let row = rows[e] - 1;
     if (row < 0) {
-      row = ids.length;
+      row = rowCount++;
       rows[e] = row + 1;
-      ids.push(index.id(e));
+      const length = idEnd - start;
+      if (idBytesUsed + length + 1 > idBytes.length) {
+        const b = Buffer.allocUnsafe(2 * (idBytesUsed + length + 1));
+        idBytes.copy(b, 0, 0, idBytesUsed);
+        idBytes = b;
+      }
+      for (let i = 0; i < length; i++) idBytes[idBytesUsed + i] = buf[start + i];
+      idBytes[idBytesUsed + length] = 0x0a;
+      idBytesUsed += length + 1;
       if (row === masks.length) masks = grownBytes(masks);
     }
     masks[row] |= MASK_BIT[file];
@@ -182,7 +205,8 @@ export function listDirectoryRaw(dir: string, raw: RawDirectory): IndexedListing
     others.add(classifyName(buf.toString('utf8', start, end)));
   });
   const lockOnly = [...new Set(lockEntries.filter((e) => rows[e] === 0))].map((e) => index.id(e));
-  return others.listing(ids, masks, lockOnly);
+  // Valid ids are ASCII: latin1 is their text (without the last newline).
+  return others.listing(idBytes.toString('latin1', 0, Math.max(0, idBytesUsed - 1)), rowCount, masks, lockOnly);
 }
 
 /** Whether `buf` holds `bytes` at `at` (no view made per name). */
@@ -207,10 +231,10 @@ class OtherNames {
     else if (c.kind === 'temp_state') this.tempStateFiles.push(c.name);
   }
 
-  listing(ids: string[], masks: Uint8Array, lockOnly: string[]): IndexedListing {
+  listing(idText: string, count: number, masks: Uint8Array, lockOnly: string[]): IndexedListing {
     this.invalidNames.sort(compareCodePoints);
     this.tempStateFiles.sort();
-    return { ids, masks: masks.slice(0, ids.length), invalidNames: this.invalidNames, tempStateFiles: this.tempStateFiles, lockOnly: lockOnly.sort(compareCodePoints) };
+    return { idText, masks: masks.slice(0, count), invalidNames: this.invalidNames, tempStateFiles: this.tempStateFiles, lockOnly: lockOnly.sort(compareCodePoints) };
   }
 }
 

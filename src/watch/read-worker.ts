@@ -29,7 +29,7 @@ import { listDirectory } from '../layout/scan-directory.js';
 import type { RowReadOutcome } from './row-batch.js';
 import type { EncodedOutcomes, EncodedRecords } from './batch-codec.js';
 import { listedSignatures } from './file-signature.js';
-import { sharedListing, statNextChunk, type SharedListing } from './shared-stat.js';
+import { IdText, shareListing, sharedListing, statNextChunk, type SharedListing } from './shared-stat.js';
 
 export interface BatchRequest {
   type: 'batch';
@@ -121,15 +121,17 @@ if (port) {
       return;
     }
     if (m.type === 'scan') {
-      let listing: ReturnType<typeof sharedListing>;
+      let shared: SharedListing;
       try {
-        listing = sharedListing(listDirectory(m.dir));
+        shared = shareListing(listDirectory(m.dir));
       } catch {
         port.postMessage({ type: 'listing', seq: m.seq, failed: true } satisfies ScanReply);
         return;
       }
-      port.postMessage({ type: 'listing', seq: m.seq, listing: listing.shared } satisfies ScanReply);
-      while (statNextChunk(m.dir, listing.ids, listing.shared));
+      port.postMessage({ type: 'listing', seq: m.seq, listing: shared } satisfies ScanReply);
+      // No array of 100,000 id strings here: each is cut from the listing's text when stat'ed.
+      const ids = new IdText(shared.ids, shared.masks.length);
+      while (statNextChunk(m.dir, ids, shared));
       port.postMessage({ type: 'stat-done', seq: m.seq } satisfies ScanReply);
       // Batches sent before this are read by the main thread (worker-readers.ts).
       void readers().then(() => {

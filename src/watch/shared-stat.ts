@@ -11,7 +11,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { SUFFIX } from '../layout/file-names.js';
 import type { FileKind } from '../layout/file-names.js';
 import { rawDirectory } from '../native/directory-entries.js';
-import { filesOfMask, type DirectoryListing, type IndexedListing } from '../layout/scan-directory.js';
+import { filesOfMask, listedIds, type DirectoryListing, type IndexedListing } from '../layout/scan-directory.js';
 
 /** Rollouts stat'ed per claim (a millisecond or so): the main thread yields between two. */
 const STAT_CHUNK = 256;
@@ -58,18 +58,58 @@ export interface RescanListing {
   mtimes: Float64Array;
 }
 
+/** A listing and its ids, to cross threads. */
 export function sharedListing(listing: IndexedListing): { shared: SharedListing; ids: string[] } {
-  const { ids } = listing;
-  const shared = {
-    ids: ids.join('\n'),
+  return { shared: shareListing(listing), ids: listedIds(listing) };
+}
+
+/** A listing as it crosses threads (its ids stay one string: no string is made per rollout here). */
+export function shareListing(listing: IndexedListing): SharedListing {
+  const count = listing.masks.length;
+  return {
+    ids: listing.idText,
     masks: listing.masks,
     invalidNames: listing.invalidNames,
     tempStateFiles: listing.tempStateFiles,
     lockOnly: listing.lockOnly,
-    mtimes: new SharedArrayBuffer(8 * ids.length),
+    mtimes: new SharedArrayBuffer(8 * count),
     next: new SharedArrayBuffer(4),
   };
-  return { shared, ids };
+}
+
+/** Ids by their index in a listing, as `statNextChunk` takes them: an array, or `IdText`. */
+export interface IdsByIndex {
+  readonly length: number;
+  at(index: number): string | undefined;
+}
+
+/**
+ * The ids of a `SharedListing` taken from its one string as they are stat'ed, for the thread
+ * that listed (its stat pass then makes one short-lived string per name, as it would anyway, and
+ * no array of 100,000 kept ones).
+ */
+export class IdText implements IdsByIndex {
+  /** Where each id starts in the text; the last entry is the text's length + 1 (past a last newline). */
+  private readonly starts: Int32Array;
+
+  /** `count`: the number of ids in `text` (the listing's masks). */
+  constructor(
+    private readonly text: string,
+    count: number,
+  ) {
+    const starts = new Int32Array(count + 1);
+    for (let i = 1, at = text.indexOf('\n'); i < count; i++, at = text.indexOf('\n', at + 1)) starts[i] = at + 1;
+    starts[count] = text.length + 1;
+    this.starts = starts;
+  }
+
+  get length(): number {
+    return this.starts.length - 1;
+  }
+
+  at(index: number): string | undefined {
+    return index < 0 || index >= this.length ? undefined : this.text.slice(this.starts[index], this.starts[index + 1] - 1);
+  }
 }
 
 /** The listing of a `SharedListing` (rollouts in the same order) and its ids. */
@@ -147,14 +187,14 @@ function firstSuffix(mask: number): string {
  * Claims the next chunk of rollouts and stats them; false when none was left to claim. Either
  * thread, any number of times: each rollout is claimed by exactly one call.
  */
-export function statNextChunk(dir: string, ids: readonly string[], shared: SharedListing): boolean {
+export function statNextChunk(dir: string, ids: IdsByIndex, shared: SharedListing): boolean {
   const start = Atomics.add(new Int32Array(shared.next), 0, STAT_CHUNK);
   if (start >= ids.length) return false;
   const mtimes = new Float64Array(shared.mtimes);
   const end = Math.min(ids.length, start + STAT_CHUNK);
   const stat = firstMtimes(dir);
   try {
-    for (let i = start; i < end; i++) mtimes[i] = stat.mtime(ids[i], shared.masks[i]);
+    for (let i = start; i < end; i++) mtimes[i] = stat.mtime(ids.at(i)!, shared.masks[i]);
   } finally {
     stat.done();
   }

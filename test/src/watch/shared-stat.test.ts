@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listDirectory, scanDirectory } from '../../../src/layout/scan-directory.js';
 import { firstInOrder, recentHead, recentOrder } from '../../../src/watch/directory-model.js';
-import { listingOf, sharedListing, statHere, statNextChunk } from '../../../src/watch/shared-stat.js';
+import { IdText, listingOf, sharedListing, statHere, statNextChunk } from '../../../src/watch/shared-stat.js';
 import { makeStore, useTempDirs } from '../../support/watch.js';
 
 const tempDir = useTempDirs();
@@ -45,9 +45,22 @@ describe('shared stat pass', () => {
     expect(looked.get('only-state')).toEqual(new Set(['state']));
     expect(looked.has('bad id!')).toBe(false);
     expect(new Map(looked)).toEqual(direct.rollouts);
-    const empty = listingOf(sharedListing({ ids: [], masks: new Uint8Array(0), invalidNames: [], tempStateFiles: [], lockOnly: [] }).shared);
+    const empty = listingOf(sharedListing({ idText: '', masks: new Uint8Array(0), invalidNames: [], tempStateFiles: [], lockOnly: [] }).shared);
     expect(empty.ids).toEqual([]);
     expect(empty.listing.rollouts.size).toBe(0);
+  });
+
+  it('gives the listing thread the ids from the shared text, index by index', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 12 });
+    fs.writeFileSync(path.join(dir, 'only-state.tokens.state.json'), '{}');
+    const { shared, ids } = sharedListing(listDirectory(dir));
+    const text = new IdText(shared.ids, shared.masks.length);
+    expect(text.length).toBe(13);
+    expect(Array.from({ length: text.length }, (_, i) => text.at(i))).toEqual(ids);
+    expect([text.at(-1), text.at(13)]).toEqual([undefined, undefined]);
+    expect(new IdText('one', 1).at(0)).toBe('one');
+    expect(new IdText('', 0).length).toBe(0);
   });
 
   it('stats every rollout once, whichever side claims it, with its first file\'s mtime', async () => {
