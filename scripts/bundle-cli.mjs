@@ -110,11 +110,18 @@ writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'main.js'), metafile,
 // own: `watch` runs from the modules and checks only this one (~70 files, not the ~200 of the
 // command line's) before it starts the worker (commands/watch/read-worker-url.ts). Its listing
 // starts sooner from one file than after its module graph's (BENCHMARKS.md, "Issue 19 (session 14)").
+// A CommonJS file (read-worker.cjs): a worker starts it ~10-20 ms sooner than an ES module, whose
+// loader the worker would set up first (BENCHMARKS.md, "Issue 19 (session 17)"). Its modules'
+// `import.meta.url` (rewritten per module above) is the file's own URL.
 const reader = await build({
   absWorkingDir: ROOT,
   entryPoints: [{ in: join(DIST, 'src', 'watch', 'read-worker.js'), out: 'read-worker' }],
   ...NODE_BUNDLE,
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  banner: { js: "const __tokcapImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  define: { 'import.meta.url': '__tokcapImportMetaUrl' },
   outdir: OUTDIR,
   plugins,
 });
-writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'read-worker.js'), metafile: reader.metafile, ours: DIST, stamp: join(OUTDIR, 'read-worker.json') });
+writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'read-worker.cjs'), metafile: reader.metafile, ours: DIST, stamp: join(OUTDIR, 'read-worker.json') });

@@ -77,7 +77,7 @@ describe('the command line from its bundle', () => {
     const w = await tokcapLoading(['--lock-wait', '5s', 'watch', named, '--once']);
     expect(w.exitCode).toBe(0);
     expect(w.loaded).toContain(join(MODULES, 'main.js'));
-    expect(w.loaded.filter((f) => f.startsWith(CLI))).toEqual([join(CLI, 'read-worker.js')]);
+    expect(w.loaded.filter((f) => f.startsWith(CLI))).toEqual([join(CLI, 'read-worker.cjs')]);
   });
 
   it('starts worker threads from their own bundles beside it (one file each, no module of dist/src/)', async () => {
@@ -107,7 +107,7 @@ describe('the command line from its bundle', () => {
     expect(r.exitCode).toBe(0);
     expect(Object.keys(JSON.parse(r.stdout).rollouts)).toHaveLength(12);
     expect(r.loaded).toContain(join(MODULES, 'main.js'));
-    expect(r.loaded.filter((f) => f.startsWith(CLI))).toEqual([join(CLI, 'read-worker.js')]);
+    expect(r.loaded.filter((f) => f.startsWith(CLI))).toEqual([join(CLI, 'read-worker.cjs')]);
     expect(r.loaded).not.toContain(join(ROOT, 'dist', 'src', 'watch', 'read-worker.js'));
     // The same rows as read in one thread.
     const one = await tokcapLoading(['watch', store, '--once', '--json'], { TOKCAP_WORKERS: '1' });
