@@ -2,7 +2,7 @@ import { readSync } from 'node:fs';
 import { ioError } from '../errors.js';
 import type { RolloutPaths } from '../layout/file-names.js';
 import { withRegularFdSync } from '../layout/safe-open.js';
-import { withRolloutLock } from '../lock/rollout-lock.js';
+import { withRolloutLockSyncFn } from '../lock/rollout-lock.js';
 import { releaseOnce, takeCopyBuffer } from './copy-buffers.js';
 
 export interface JsonlBytes {
@@ -26,7 +26,7 @@ export interface JsonlBytes {
  * released. Undefined when J does not exist.
  */
 export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> {
-  return withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: options.waitMs, readOnly: true }, () => {
+  return withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: options.waitMs, readOnly: true }, () => {
     // Synchronous calls: one short copy, no thread-pool round trips while the lock is held.
     return withRegularFdSync(paths.jsonl, rolloutId, (fd, size) => {
       try {

@@ -40,6 +40,12 @@
  * requested inside `fn` is rejected, whatever its path, so `dir/./R.tokens.lock` or a symlinked
  * directory does not slip past the guard.
  *
+ * `withRolloutLockSyncFn` is the same lock for a synchronous `fn` (a copy: the readers of J, the
+ * read-only snapshot). Its `fn` runs, and the lock is released, with no await in between, so a
+ * flag set around the call tells nested from independent exactly, and no AsyncLocalStorage is
+ * entered: its first `run` turns on V8's promise hooks in the thread for good, which made every
+ * promise slower and cost a verify of full-200x12 ~4 % of its wall time (session 17).
+ *
  * docs/format.md#lock-mechanism also requires never holding two different rollouts' locks at once. Calls in
  * this thread take turns (a FIFO mutex around acquire-run-release), and each `flock` attempt and
  * each held lock also takes the process's turn shared with the other threads (lock-turns.ts), so
@@ -113,6 +119,32 @@ export async function withRolloutLock<T>(
   opts: RolloutLockOptions,
   fn: (held: HeldLock) => Promise<T> | T,
 ): Promise<T> {
+  return lockInTurn(lockPath, rolloutId, mode, opts, fn, true);
+}
+
+/**
+ * `withRolloutLock` for a synchronous `fn`: nesting is told by a flag held around `fn` instead
+ * of AsyncLocalStorage (see the module comment). An `fn` that returns a promise is a bug: the
+ * lock is released and the call fails.
+ */
+export async function withRolloutLockSyncFn<T>(
+  lockPath: string,
+  rolloutId: string,
+  mode: LockMode,
+  opts: RolloutLockOptions,
+  fn: (held: HeldLock) => T,
+): Promise<T> {
+  return lockInTurn(lockPath, rolloutId, mode, opts, fn, false);
+}
+
+async function lockInTurn<T>(
+  lockPath: string,
+  rolloutId: string,
+  mode: LockMode,
+  opts: RolloutLockOptions,
+  fn: (held: HeldLock) => Promise<T> | T,
+  tracked: boolean,
+): Promise<T> {
   if (refuseLocks) {
     throw workerThreadError(rolloutId, lockPath);
   }
@@ -128,7 +160,7 @@ export async function withRolloutLock<T>(
   turnsTaken++;
   const turn = await processTurn();
   try {
-    return await lockedCall(lockPath, rolloutId, mode, opts, fn, key, chain);
+    return await lockedCall(lockPath, rolloutId, mode, opts, fn, key, tracked ? chain : undefined);
   } finally {
     turnsTaken--;
     turn();
@@ -140,7 +172,7 @@ export const NOT_NOW: unique symbol = Symbol('not now');
 
 /** Turns of `withRolloutLock` requested and not yet handed on (held or queued). */
 let turnsTaken = 0;
-/** A `withReadLockNow` is running its `fn` (synchronous: no other call can interleave). */
+/** A `withReadLockNow` or `withRolloutLockSyncFn` is running its `fn` (synchronous: no other call can interleave). */
 let syncHeld = false;
 
 /**
@@ -235,7 +267,7 @@ async function lockedCall<T>(
   opts: RolloutLockOptions,
   fn: (held: HeldLock) => Promise<T> | T,
   key: string,
-  chain: readonly Scope[],
+  chain: readonly Scope[] | undefined,
 ): Promise<T> {
   const readOnly = opts.readOnly === true;
   const waitMs = Number.isNaN(opts.waitMs) || opts.waitMs < 0 ? 0 : opts.waitMs;
@@ -274,7 +306,8 @@ async function lockedCall<T>(
 /**
  * Runs `fn` under the lock held on `fd` (null: read-only caller, no lock file) and releases it.
  * A synchronous `fn` (a copy) is released before this returns, with no turn of the event loop
- * in between; an async one when its promise settles.
+ * in between; an async one when its promise settles. `chain` is the caller's AsyncLocalStorage
+ * chain, undefined for `withRolloutLockSyncFn` (fn runs under the `syncHeld` flag instead).
  */
 function runLocked<T>(
   fd: number | null,
@@ -282,10 +315,11 @@ function runLocked<T>(
   rolloutId: string,
   fn: (held: HeldLock) => Promise<T> | T,
   key: string,
-  chain: readonly Scope[],
+  chain: readonly Scope[] | undefined,
 ): T | Promise<T> {
-  const scope: Scope = { key, active: true };
   const held: HeldLock = fd === null ? { fd: -1, locked: false } : { fd, locked: true };
+  if (chain === undefined) return runLockedSync(fd, lockPath, rolloutId, fn, held);
+  const scope: Scope = { key, active: true };
   const failed = (e: unknown): never => {
     scope.active = false;
     if (fd !== null) {
@@ -310,6 +344,32 @@ function runLocked<T>(
   }
   if (result instanceof Promise) return result.then(succeeded, failed);
   return succeeded(result);
+}
+
+function runLockedSync<T>(fd: number | null, lockPath: string, rolloutId: string, fn: (held: HeldLock) => Promise<T> | T, held: HeldLock): T {
+  let result: Promise<T> | T;
+  syncHeld = true;
+  try {
+    result = fn(held);
+  } catch (e) {
+    syncHeld = false;
+    if (fd !== null) {
+      try {
+        releaseAndGiveTurn(fd, lockPath, rolloutId);
+      } catch {
+        // fn's error is the one to report; the descriptor is closed either way.
+      }
+    }
+    throw e;
+  }
+  syncHeld = false;
+  if (fd !== null) releaseAndGiveTurn(fd, lockPath, rolloutId);
+  if (result instanceof Promise) {
+    // Its continuation would hold no lock and no nesting guard.
+    result.catch(() => {});
+    throw new TokcapError('other', `internal: the function run under the lock of rollout ${rolloutId} returned a promise`, { rolloutId, file: lockPath });
+  }
+  return result;
 }
 
 /** A read-only caller found no lock file: nobody holds the lock (see the module comment). */

@@ -6,7 +6,7 @@ import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { pyRepr } from '../layout/py-repr.js';
 import { readIntoCopyBuffer } from '../jsonl/read-into-copy-buffer.js';
 import { readRegularFileSync } from '../layout/safe-open.js';
-import { withRolloutLock } from '../lock/rollout-lock.js';
+import { withRolloutLockSyncFn } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
 import { parseStateBytes } from '../state/read-state.js';
@@ -67,7 +67,7 @@ export type ReadOnlyCopySource = (store: StoreOptions, rolloutId: string) => Pro
 export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: string): Promise<ReadOnlyCopy> {
   const t = rolloutTarget(store, rolloutId);
   const { paths } = t;
-  return withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: t.lockWaitMs, readOnly: true }, () => {
+  return withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: t.lockWaitMs, readOnly: true }, () => {
     const stateBytes = readRegularFileSync(paths.state, rolloutId);
     // A retired rollout fails here already (its J is not copied): parse the state now.
     if (stateBytes !== undefined && isRetired(parseStateBytes(stateBytes, paths.state, rolloutId))) throw retiredError(rolloutId);

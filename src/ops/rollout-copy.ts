@@ -13,7 +13,7 @@
 import { closeSync, constants, existsSync, openSync, readSync } from 'node:fs';
 import { errorFromFacts, TokcapError, ioError, toTokcapError, type ErrorFacts } from '../errors.js';
 import { rolloutPaths, type FileKind, type RolloutPaths } from '../layout/file-names.js';
-import { NOT_NOW, withReadLockNow, withRolloutLock } from '../lock/rollout-lock.js';
+import { NOT_NOW, withReadLockNow, withRolloutLockSyncFn } from '../lock/rollout-lock.js';
 import { fdStat, fileType } from '../native/fd-stat.js';
 import { retiredError } from './freeze.js';
 import type { ReadOnlyCopy } from './read-snapshot.js';
@@ -129,7 +129,7 @@ export async function copyRolloutInTurn(store: StoreOptions, rolloutId: string, 
   const record: RolloutCopyRecord = { rolloutId, spans: {}, stamps: {} };
   const start = arena.used;
   try {
-    await withRolloutLock(paths.lock, rolloutId, 'shared', { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, readOnly: true }, () =>
+    await withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, readOnly: true }, () =>
       copyFiles(paths, rolloutId, arena, record),
     );
   } catch (e) {

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TokcapError } from '../../../src/errors.js';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
 import { giveLockTurn, tryTakeLockTurn } from '../../../src/lock/lock-turns.js';
-import { NOT_NOW, withReadLockNow, withRolloutLock } from '../../../src/lock/rollout-lock.js';
+import { NOT_NOW, withReadLockNow, withRolloutLock, withRolloutLockSyncFn } from '../../../src/lock/rollout-lock.js';
 
 /**
  * A real Python lock holder (stdlib fcntl.flock only). argv: path, action, seconds.
@@ -497,6 +497,88 @@ describe('withRolloutLock', () => {
       ).toThrow('boom');
       expect(await pyProbe(lock, 'ex')).toBe('acquired');
       expect(withReadLockNow(lock, RID, () => 'again')).toBe('again');
+    });
+  });
+
+  describe('withRolloutLockSyncFn: the same lock around a synchronous fn', () => {
+    const probeNow = (mode: 'ex' | 'sh') =>
+      spawnSync('python3', ['-c', PROBE_NOW_PY, lock, mode], { encoding: 'utf8' }).stdout.trim();
+
+    it('runs fn under the lock and releases it before resolving', async () => {
+      let fd = -1;
+      const v = await withRolloutLockSyncFn(lock, RID, 'shared', { waitMs: 0 }, (h) => {
+        expect(h.locked).toBe(true);
+        fd = h.fd;
+        expect(probeNow('ex')).toBe('blocked');
+        expect(probeNow('sh')).toBe('acquired');
+        return 'copied';
+      });
+      expect(v).toBe('copied');
+      expect(() => fs.fstatSync(fd)).toThrow(/EBADF/);
+      expect(await pyProbe(lock, 'ex')).toBe('acquired');
+    });
+
+    it('waits for a Python holder as withRolloutLock does, and times out the same way', async () => {
+      const py = await pyHold(lock, 'ex');
+      const err = await rejection(withRolloutLockSyncFn(lock, RID, 'shared', { waitMs: 100, readOnly: true }, () => 1));
+      expect(err.kind).toBe('lock_timeout');
+      const waiting = withRolloutLockSyncFn(lock, RID, 'shared', { waitMs: 5000, readOnly: true }, () => 'after');
+      await sleep(50);
+      await py.release();
+      expect(await waiting).toBe('after');
+    });
+
+    it('refuses any lock requested inside its fn, and itself inside another lock, even after an await', async () => {
+      const other = rolloutPaths(dir, 'other').lock;
+      const inner: Promise<unknown>[] = [];
+      await withRolloutLockSyncFn(lock, RID, 'shared', { waitMs: 0 }, () => {
+        inner.push(withRolloutLock(lock, RID, 'shared', { waitMs: 2000 }, () => 1));
+        inner.push(withRolloutLockSyncFn(other, 'other', 'shared', { waitMs: 2000 }, () => 1));
+        expect(() => withReadLockNow(other, 'other', () => 1)).toThrow(/nested lock/);
+      });
+      for (const p of inner) expect((await rejection(p)).message).toMatch(/^internal: nested lock of rollout /);
+      await withRolloutLock(other, 'other', 'exclusive', { waitMs: 0 }, async () => {
+        await sleep(5);
+        const err = await rejection(withRolloutLockSyncFn(lock, RID, 'shared', { waitMs: 2000 }, () => 1));
+        expect(err.message).toBe(`internal: nested lock of rollout ${RID}`);
+      });
+      fs.writeFileSync(other, '');
+      withReadLockNow(other, 'other', () => {
+        inner.push(withRolloutLockSyncFn(lock, RID, 'shared', { waitMs: 2000 }, () => 1));
+      });
+      expect((await rejection(inner[2])).message).toBe(`internal: nested lock of rollout ${RID}`);
+    });
+
+    it('concurrent independent calls are not nested: they wait in turn', async () => {
+      const events: string[] = [];
+      const holding = withRolloutLock(lock, RID, 'exclusive', { waitMs: 0 }, async () => {
+        events.push('a+');
+        await sleep(60);
+        events.push('a-');
+      });
+      const queued = withRolloutLockSyncFn(lock, RID, 'exclusive', { waitMs: 3000 }, () => {
+        events.push('b');
+        return 'b';
+      });
+      await holding;
+      expect(await queued).toBe('b');
+      expect(events).toEqual(['a+', 'a-', 'b']);
+    });
+
+    it("releases when fn throws and propagates fn's error", async () => {
+      await expect(
+        withRolloutLockSyncFn(lock, RID, 'exclusive', { waitMs: 0 }, () => {
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      expect(await pyProbe(lock, 'ex')).toBe('acquired');
+      expect(await withRolloutLockSyncFn(lock, RID, 'exclusive', { waitMs: 0 }, () => 'again')).toBe('again');
+    });
+
+    it('an fn that returns a promise fails, with the lock released', async () => {
+      const err = await rejection(withRolloutLockSyncFn(lock, RID, 'exclusive', { waitMs: 0 }, () => sleep(5)));
+      expect(err.message).toBe(`internal: the function run under the lock of rollout ${RID} returned a promise`);
+      expect(await pyProbe(lock, 'ex')).toBe('acquired');
     });
   });
 });
