@@ -167,12 +167,30 @@ function digestCached(parts: readonly (readonly TokenId[])[], ends: readonly num
     if (LITTLE_ENDIAN) cacheBytes.subarray(HEADER_BYTES + firstNew * 8, HEADER_BYTES + total * 8).swap32();
     cacheLength = total;
   }
+  lastShared = firstNew === -1 ? total : firstNew;
   // (All shared: the cache keeps the longer sequence it holds.)
   writeHeader(cacheBytes, total);
   return sha256HexOf(cacheBytes.subarray(0, HEADER_BYTES + total * 8));
 }
 
+/** See `sharedWithCachedDigest`. */
+let lastShared = -1;
+
+/**
+ * How many leading ids the last sequence digested (`computeTokenDigest*`) had in common, by value
+ * as `===` compares, with what the cache held before it; -1 when it did not go through the cache
+ * (empty, too short or too long, or an id that is not a plain number, after which the cache may
+ * have been cut). A caller that digests P and then Q, nothing in between, and reads a value
+ * other than -1 after each, learns whether Q starts with P (shared >= P's length: the cache then
+ * held P's ids as its first ones) without comparing the ids again.
+ */
+export function sharedWithCachedDigest(): number {
+  return lastShared;
+}
+
 function digestOf(parts: readonly (readonly TokenId[])[], ends: readonly number[], total: number): string {
+  lastShared = -1;
+  if (total === 0) return EMPTY_TOKEN_DIGEST;
   if (total >= CACHE_MIN && total <= CACHE_MAX) {
     const digest = digestCached(parts, ends, total);
     if (digest !== undefined) return digest;
@@ -185,7 +203,6 @@ function digestOf(parts: readonly (readonly TokenId[])[], ends: readonly number[
 
 /** Digest of `ids[0:length]` (default: the whole sequence). */
 export function computeTokenDigest(ids: readonly TokenId[], length: number = ids.length): string {
-  if (length === 0) return EMPTY_TOKEN_DIGEST;
   return digestOf([ids], [length], length);
 }
 
@@ -199,7 +216,6 @@ export function computeTokenDigestOfParts(parts: readonly (readonly TokenId[])[]
     total += p.length;
     ends.push(p.length);
   }
-  if (total === 0) return EMPTY_TOKEN_DIGEST;
   return digestOf(parts, ends, total);
 }
 

@@ -1,4 +1,4 @@
-import { computeTokenDigest, sha256Hex, TokenSequence, type TokenId } from '../digest/token-digest.js';
+import { computeTokenDigest, sha256Hex, sharedWithCachedDigest, TokenSequence, type TokenId } from '../digest/token-digest.js';
 import { toTokcapError } from '../errors.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
@@ -151,14 +151,23 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
   // Q[:len_P] is P's prompt + generation), so a rollout's tokens are hashed once, not once per
   // record and again per child (quadratic in the rollout's length for growing prompts).
   const ownDigestOk = new Map<string, boolean>();
+  // The digest cache compares each sequence with the one before it (token-digest.ts): when that
+  // was the parent's, its answer is the link's, and the ids are not compared a second time.
+  const sharedWithPrevious = new Map<string, { previous: string; shared: number }>();
+  let previous: string | null = null;
   for (const [callId, e] of first) {
     if (e.prompt_is_delta || !e.digest) continue;
     ownDigestOk.set(callId, cums.info(callId)!.digest === e.digest);
+    const shared = sharedWithCachedDigest();
+    if (shared !== -1 && previous !== null) sharedWithPrevious.set(callId, { previous, shared });
+    previous = shared === -1 ? null : callId;
   }
-  const tokensExtend = (child: readonly TokenId[], p: TokenEntry): boolean => {
+  const tokensExtend = (child: readonly TokenId[], p: TokenEntry, childId: string, parentId: string): boolean => {
     const a = p.prompt_token_ids;
     const b = p.generation_token_ids;
     if (a.length + b.length > child.length) return false;
+    const known = sharedWithPrevious.get(childId);
+    if (known !== undefined && known.previous === parentId) return known.shared >= a.length + b.length;
     for (let i = 0; i < a.length; i++) if (child[i] !== a[i]) return false;
     for (let i = 0, j = a.length; i < b.length; i++, j++) if (child[j] !== b[i]) return false;
     return true;
@@ -216,7 +225,7 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
           } else if (digestOr(cums.ids(callId), sliceEnd(parentLen, promptLength)) !== parentDigest) linkMismatch(callId, parentId);
         }
       } else if (parentVerified) {
-        if (!tokensExtend(e.prompt_token_ids, p)) linkMismatch(callId, parentId);
+        if (!tokensExtend(e.prompt_token_ids, p, callId, parentId)) linkMismatch(callId, parentId);
       } else if (parentLen !== null && parentDigest !== null) {
         const q = e.prompt_token_ids;
         if (parentLen > q.length || digestOr(q, sliceEnd(parentLen, q.length)) !== parentDigest) linkMismatch(callId, parentId);

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { computeTokenDigest, computeTokenDigestOfParts, EMPTY_TOKEN_DIGEST, TokenSequence, type TokenId } from '../../../src/digest/token-digest.js';
+import { computeTokenDigest, computeTokenDigestOfParts, EMPTY_TOKEN_DIGEST, sharedWithCachedDigest, TokenSequence, type TokenId } from '../../../src/digest/token-digest.js';
 import { mulberry32 } from '../../../src/fixture/prng.js';
 import { spelledOutTokenDigest } from '../../support/store.js';
 
@@ -44,6 +44,54 @@ describe('token digests', () => {
       if (kind === 4) expect(expected).toBe('error');
     }
     expect(Math.min(...kinds)).toBeGreaterThan(10);
+  });
+
+  it('say whether a sequence starts with the one digested before it, when both went through the cache', () => {
+    const rnd = mulberry32(7);
+    const id = (): TokenId => Math.floor(rnd() * 200000);
+    const startsWith = (q: readonly TokenId[], p: readonly TokenId[]) => p.length <= q.length && p.every((t, i) => q[i] === t);
+    let prompt: TokenId[] = Array.from({ length: 300 }, id);
+    let whole: TokenId[] = prompt;
+    let previous: TokenId[] | undefined;
+    const answers = { starts: 0, not: 0, unknown: 0 };
+    for (let step = 0; step < 600; step++) {
+      const r = rnd();
+      // Mostly as a rollout's calls go: the last prompt and generation, and more.
+      if (r < 0.45) prompt = whole.concat(Array.from({ length: Math.floor(rnd() * 400) }, id));
+      else if (r < 0.55) prompt = prompt.slice(0, Math.floor(rnd() * prompt.length));
+      else if (r < 0.7) prompt[Math.floor(rnd() * prompt.length)] = id();
+      else if (r < 0.8) prompt = Array.from({ length: Math.floor(rnd() * 1500) }, id);
+      else if (r < 0.85) prompt = [...prompt.slice(0, Math.floor(rnd() * prompt.length)), 2n ** 63n, ...prompt.slice(0, 300)];
+      else if (r < 0.88) prompt = prompt.map((t) => (t === 2n ** 63n ? 5 : t));
+      const generation = Array.from({ length: Math.floor(rnd() * 100) }, id);
+      outcome(() => computeTokenDigestOfParts([prompt, generation]));
+      const shared = sharedWithCachedDigest();
+      whole = [...prompt, ...generation];
+      if (shared === -1) {
+        answers.unknown++;
+        previous = undefined;
+        continue;
+      }
+      if (previous !== undefined) {
+        expect(shared >= previous.length, `step ${step}`).toBe(startsWith(whole, previous));
+        answers[shared >= previous.length ? 'starts' : 'not']++;
+      }
+      previous = whole;
+    }
+    expect(Math.min(answers.starts, answers.not, answers.unknown)).toBeGreaterThan(20);
+  });
+
+  it('say nothing of a sequence that did not go through the cache', () => {
+    computeTokenDigest(Array.from({ length: 300 }, (_, i) => i));
+    computeTokenDigest(Array.from({ length: 300 }, (_, i) => i));
+    expect(sharedWithCachedDigest()).toBe(300);
+    computeTokenDigest([]);
+    expect(sharedWithCachedDigest()).toBe(-1);
+    computeTokenDigest(Array.from({ length: 300 }, (_, i) => i));
+    computeTokenDigest(Array.from({ length: 255 }, (_, i) => i));
+    expect(sharedWithCachedDigest()).toBe(-1);
+    computeTokenDigest(Array.from({ length: 300 }, (_, i) => (i === 100 ? 2n ** 63n : i)));
+    expect(sharedWithCachedDigest()).toBe(-1);
   });
 
   it('hash sequences longer than the cache of converted ids the same way', () => {

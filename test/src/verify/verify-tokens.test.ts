@@ -73,8 +73,13 @@ function expectedFindings(recs: Rec[]): { code: string; call_id: string; parent_
   return out;
 }
 
-/** A rollout of chains and branches, full and delta records mixed, with every kind of damage. */
-function randomRollout(seed: number): Rec[] {
+/**
+ * A rollout of chains and branches, full and delta records mixed, with every kind of damage.
+ * `rootIds` more ids in the prompt of each record with no parent: from 256 on, the sequences go
+ * through the token digest's cache (token-digest.ts), whose comparisons also answer a full
+ * child's link to the full parent digested just before it.
+ */
+function randomRollout(seed: number, rootIds = 0): Rec[] {
   const rnd = mulberry32(seed);
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
   const id = (): TokenId => {
@@ -90,7 +95,7 @@ function randomRollout(seed: number): Rec[] {
     const parent = k === 0 || rnd() < 0.1 ? null : rnd() < 0.08 ? 'ghost' : pick(recs).id;
     const parentTruth = parent === null ? undefined : truth.get(parent);
     const delta = parentTruth !== undefined && rnd() < 0.6;
-    const suffix = ids(Math.floor(rnd() * 40));
+    const suffix = ids(Math.floor(rnd() * 40) + (parentTruth === undefined ? rootIds : 0));
     const gen = ids(Math.floor(rnd() * 20));
     const fullPrompt = parentTruth ? [...parentTruth, ...suffix] : suffix;
     const cumulative = [...fullPrompt, ...gen];
@@ -138,11 +143,14 @@ function line(r: Rec): Buffer {
 }
 
 describe('verify-digests token checks', () => {
-  it('match the checks read literally on 400 random rollouts of full and delta chains with damage', async () => {
+  it.each([
+    ['short sequences', 0],
+    ['sequences of 256 ids or more', 256],
+  ])('match the checks read literally on 400 random rollouts of full and delta chains with damage (%s)', async (_, rootIds) => {
     const dir = tmp();
     const codes = new Map<string, number>();
     for (let seed = 1; seed <= 400; seed++) {
-      const recs = randomRollout(seed);
+      const recs = randomRollout(seed, rootIds);
       fs.writeFileSync(paths(dir).jsonl, Buffer.concat(recs.map(line)));
       const got = (await verifyRollout({ dir }, 'r')).sort(compareFindings).map(({ code, call_id, parent_call_id }) => ({
         code,
@@ -158,5 +166,42 @@ describe('verify-digests token checks', () => {
     for (const code of ['token_digest_mismatch', 'cum_len_mismatch', 'delta_unreconstructable', 'delta_digest_mismatch', 'parent_missing', 'parent_link_mismatch', 'missing_digest']) {
       expect(codes.get(code) ?? 0, code).toBeGreaterThan(3);
     }
+  });
+});
+
+describe("a full child's link to the full parent digested just before it (the digest cache's comparison)", () => {
+  const seq = (n: number, from: number): number[] => Array.from({ length: n }, (_, i) => from + i);
+  const rec = (id: string, parent: string | null, prompt: TokenId[], gen: TokenId[]): Rec => ({
+    id,
+    parent,
+    delta: false,
+    prompt,
+    gen,
+    digest: digestOf([...prompt, ...gen]),
+    cumLen: prompt.length + gen.length,
+    resolution: parent === null ? 'root' : 'resolved',
+  });
+  const parentPrompt = seq(300, 1000);
+  const parentGen = seq(20, 5000);
+  const parentSeq = [...parentPrompt, ...parentGen];
+  const changedAt = (k: number): number[] => parentSeq.map((t, i) => (i === k ? t + 1 : t));
+  const cases: [string, TokenId[], Rec[], boolean][] = [
+    ['the prompt is the parent sequence and more', [...parentSeq, ...seq(50, 7000)], [], false],
+    ['the prompt is exactly the parent sequence', parentSeq, [], false],
+    ['the prompt is one id short of the parent sequence', parentSeq.slice(0, -1), [], true],
+    ["the parent's last id differs", [...changedAt(parentSeq.length - 1), 1], [], true],
+    ["the parent's first id differs", [...changedAt(0), 1], [], true],
+    ["an id of the parent's prompt differs", [...changedAt(150), 1], [], true],
+    ['an id past the parent sequence is a big integer (the cache is not used)', [...parentSeq, 2n ** 60n, 3], [], false],
+    ['the cache held a longer sequence that the parent starts', [...parentSeq, ...seq(50, 9000)], [rec('x', null, [...parentSeq, ...seq(80, 8000)], [])], false],
+    ['the cache held a longer sequence that the parent starts, and the child differs in it', [...changedAt(310), 1], [rec('x', null, [...parentSeq, ...seq(80, 8000)], [])], true],
+  ];
+  it.each(cases)('%s', async (_, childPrompt, before, mismatch) => {
+    const dir = tmp();
+    const recs = [...before, rec('p', null, parentPrompt, parentGen), rec('c', 'p', childPrompt, seq(10, 6000))];
+    fs.writeFileSync(paths(dir).jsonl, Buffer.concat(recs.map(line)));
+    const got = (await verifyRollout({ dir }, 'r')).map(({ code, call_id, parent_call_id }) => ({ code, call_id, ...(parent_call_id !== undefined ? { parent_call_id } : {}) }));
+    expect(got).toEqual(expectedFindings(recs));
+    expect(got.some((f) => f.code === 'parent_link_mismatch')).toBe(mismatch);
   });
 });
