@@ -18,6 +18,7 @@ import { forTransfer, mapRolloutsParallel, type ThreadOptions } from '../threads
 import { BUILD_WORKER_URL } from '../threads/job-workers.js';
 import { appendMembers, statusAfterBuild, statusMembers } from '../status/result-status.js';
 import { buildOutcome, type BuildOutcome } from './build-outcome.js';
+import { previewOutcomeWithStatus } from './preview-outcome.js';
 import type { SnapshotSource } from './build-rollout.js';
 
 export interface BuildManyOptions {
@@ -32,8 +33,9 @@ export interface BuildManyOptions {
    */
   emit: (outcome: BuildOutcome, index: number) => void | Promise<void>;
   /**
-   * Give each outcome its rollout's status (`BuildOutcome.status`, read in this thread after the
-   * build) and append `status`, `conditions`, `verdict` and `error_kind` to its JSON.
+   * Give each outcome its rollout's status (`BuildOutcome.status`) and append `status`,
+   * `conditions`, `verdict` and `error_kind` to its JSON. A preview's status comes from the copy
+   * it builds from (src/build/preview-outcome.ts); a freeze's is read in this thread after it.
    */
   status?: boolean;
   onProgress?: (done: number, total: number) => void;
@@ -53,6 +55,8 @@ export interface BuildWorkerShared {
   freeze: boolean;
   model?: string;
   serialise: boolean;
+  /** A preview's status is read with its copy (`BuildManyOptions.status`). */
+  status: boolean;
 }
 
 export async function buildMany(store: StoreOptions, ids: readonly string[], options: BuildManyOptions): Promise<void> {
@@ -60,7 +64,8 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
   // This thread's JSON writer and reader for the job (each worker has its own).
   const writer = new JsonWriter();
   const json = new JsonBytesReader();
-  const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model, serialise: options.serialise };
+  const status = options.status === true;
+  const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model, serialise: options.serialise, status };
   await mapRolloutsParallel<BuildOutcome, SnapshotRequest>(ids, {
     workerUrl: BUILD_WORKER_URL,
     shared,
@@ -70,7 +75,10 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
     threads: options.threads,
-    local: (id) => buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise, writer, json }),
+    local: (id) =>
+      status && !options.freeze
+        ? previewOutcomeWithStatus(store, id, { model: options.model, serialise: options.serialise, writer, json })
+        : buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise, writer, json }),
     // Each worker takes its rollouts' locks itself, in turn with this thread.
     workersLock: true,
     onDone: (n) => {
@@ -80,8 +88,8 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     emit: async (o, i) => {
       // Built here or moved from a worker: memory of its own, reused once written.
       if (o.json instanceof Uint8Array) o.release = releaseOnce(o.json.buffer as ArrayBuffer);
-      if (options.status) {
-        o.status = await statusAfterBuild(store, ids[i], o.verdict);
+      if (status) {
+        o.status ??= await statusAfterBuild(store, ids[i], o.verdict);
         if (o.json instanceof Uint8Array) o.json = appendMembers(o.json, statusMembers(o.status, o.verdict));
       }
       await options.emit(o, i);

@@ -9,6 +9,7 @@ import { reviveError } from '../jsonl/remote-jsonl.js';
 import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import type { BuildWorkerShared } from './build-many.js';
 import { buildOutcome } from './build-outcome.js';
+import { previewOutcomeWithStatus } from './preview-outcome.js';
 
 /**
  * Memory for a serialised result, which moves to the main thread: new, not this thread's copy
@@ -26,7 +27,8 @@ if (parentPort) {
     parentPort,
     workerData,
     async (id, _index, sharedData) => {
-      const { store, freeze, model, serialise } = sharedData as BuildWorkerShared;
+      const { store, freeze, model, serialise, status } = sharedData as BuildWorkerShared;
+      if (status && !freeze) return previewOutcomeWithStatus(store, id, { model, serialise, writer, json, outputMemory });
       return buildOutcome(store, id, { freeze, model, serialise, writer, json, outputMemory });
     },
     reviveError,
