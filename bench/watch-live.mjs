@@ -10,12 +10,14 @@
 //   writersKeyToFrameMs  the same (median and max), once up to date, while 4 Python writers
 //                 (test/support/py_store.py) append to 8 new rollouts each; those rollouts' files
 //                 are removed afterwards, so DIR is left as it was
-// Key times are taken through a tmux control-mode client (bench/tmux-control.mjs): the key is
-// sent on its connection, and each time the pane writes output the pane is captured there; the
-// key's time is from sending it to the output after which the selection has moved. So they
-// include tmux's own passing of the key and of the output (~1 ms), not a poll's interval. (Until
-// session 17 they were polled, every 20 ms, with a tmux process per capture: ~70 ms more, which
-// the floor's row carried too.) The load's stages are polled as before: a capture every 20 ms.
+// The pane is watched through a tmux control-mode client (bench/tmux-control.mjs): each time the
+// pane writes output it is captured on that connection, and a stage's time is the output after
+// which the capture shows it; a key is sent on the same connection, and its time runs to the
+// output after which the selection has moved. So times include tmux's own passing of the key and
+// of the output (~1 ms), not a poll's interval, and the harness spends no CPU while the pane is
+// still. Until session 17 the pane was polled: every 20 ms a tmux process captured it (~50 such
+// processes a second on the 2 cores the watch runs on), which added ~70 ms to each key's time
+// (the floor's too) and slowed the load; --polled measures that way, to compare.
 // Times include Node's start-up, as a person's wait does. Not a test: nothing is asserted.
 // With --floor the terminal runs bench/ink-floor.mjs (the smallest Ink list, reading no files)
 // instead of the watch, and only the key times are taken (keyToFrameMs: with nothing else
@@ -27,7 +29,7 @@
 // With --no-keys no key is pressed during the load (keyToFrameMs stays null): each key costs the
 // view a frame, and with rows on screen sooner (a first screen of the listing's first part) keys
 // come sooner, while the rest of the load runs; this tells that cost apart from the load's own.
-// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers] [--floor | --floor-bundled] [--no-keys]   (needs tmux,
+// Usage: node bench/watch-live.mjs DIR [--timeout SECONDS] [--no-writers] [--floor | --floor-bundled] [--no-keys] [--polled]   (needs tmux,
 // python3 and the compiled build)
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -52,7 +54,7 @@ const PY_STORE = join(ROOT, 'test', 'support', 'py_store.py');
 /** The writers' rollouts: a prefix no fixture uses, removed before and after. */
 const WRITER_PREFIX = 'zzbenchw';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false }, 'no-keys': { type: 'boolean', default: false }, floor: { type: 'boolean', default: false }, 'floor-bundled': { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false }, 'no-keys': { type: 'boolean', default: false }, floor: { type: 'boolean', default: false }, 'floor-bundled': { type: 'boolean', default: false }, polled: { type: 'boolean', default: false } } });
 const floor = values.floor || values['floor-bundled'];
 const dir = positionals[0];
 if (!dir) {
@@ -65,12 +67,10 @@ const env = { ...process.env, LANG: 'C.UTF-8' };
 delete env.TMUX;
 const TMUX_ARGS = ['-L', socket, '-f', '/dev/null'];
 const tmux = (...args) => execFileSync('tmux', [...TMUX_ARGS, ...args], { encoding: 'utf8', env });
-/** Between two captures: the poller must not take a core from the view it measures (2 cores). */
+/** --polled: between two captures (the poller must not take a core from the view it measures). */
 const POLL_MS = 20;
-const capture = async () => {
-  await new Promise((r) => setTimeout(r, POLL_MS));
-  return tmux('capture-pane', '-p', '-t', 'w');
-};
+/** Without output, the pane is captured again after this long (for the timeout). */
+const STILL_MS = 250;
 
 /** A row line: selection mark, change mark, id, then a state word or the not-yet-read "…". */
 const ROW = /^[ ›][ •](\S+) +(live|frozen|retired|unavailable|…) /;
@@ -111,17 +111,32 @@ const peakRssKb = () => {
 
 const keyTimes = [];
 let lastKeyAt = 0;
-/** The control-mode client for keys, attached at the first key (see the header). */
-let control;
+const control = new TmuxControl(TMUX_ARGS, 'w', env);
+await control.ready;
+const capture = async () => (await control.command('capture-pane -p -t w')).join('\n');
+let outputsSeen = -1;
+
+/**
+ * The pane once it has changed, and the time it showed that (ms since t0): the output after which
+ * it is captured (with --polled: the next poll).
+ */
+async function nextPane() {
+  if (values.polled) {
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    return { pane: tmux('capture-pane', '-p', '-t', 'w'), at: performance.now() - t0 };
+  }
+  await control.outputAfter(outputsSeen, STILL_MS);
+  outputsSeen = control.outputs;
+  const at = (outputsSeen > 0 ? control.lastOutputAt : performance.now()) - t0;
+  return { pane: await capture(), at };
+}
 
 /**
  * Sends j or k (away from the edge) and resolves with the time until another rollout is
  * selected on screen: until the pane's output after which a capture shows it.
  */
 async function pressAndWait() {
-  control ??= new TmuxControl(TMUX_ARGS, 'w', env);
-  await control.ready;
-  const paneRows = async () => rowsOf((await control.command('capture-pane -p -t w')).join('\n'));
+  const paneRows = async () => rowsOf(await capture());
   const selected = (rows) => rows.find((r) => r[0].startsWith('›'));
   const rows = await paneRows();
   const before = selected(rows);
@@ -162,16 +177,21 @@ async function underWriters() {
 try {
   if (floor) {
     // No load to wait for: the first rows, then keys at the pace the load loop presses them.
-    while (rowsOf(await capture()).length < 2) if (performance.now() - t0 > timeoutMs) throw new Error('the floor app drew no rows');
-    result.firstRowsMs = performance.now() - t0;
+    for (;;) {
+      const { pane, at } = await nextPane();
+      if (rowsOf(pane).length >= 2) {
+        result.firstRowsMs = at;
+        break;
+      }
+      if (performance.now() - t0 > timeoutMs) throw new Error('the floor app drew no rows');
+    }
     for (let k = 0; k < FLOOR_KEYS; k++) {
       keyTimes.push(await pressAndWait());
       await new Promise((r) => setTimeout(r, 100));
     }
   }
   for (let k = 0; !floor; k++) {
-    const pane = await capture();
-    const at = performance.now() - t0;
+    const { pane, at } = await nextPane();
     const rows = rowsOf(pane);
     if (result.firstRowsMs === null && rows.length > 0) result.firstRowsMs = at;
     if (result.screenMs === null && rows.length >= LIST_ROWS && rows.every((r) => r[2] !== '…')) result.screenMs = at;
@@ -180,9 +200,9 @@ try {
       result.rssKb = peakRssKb();
       break;
     }
-    if (at > timeoutMs) throw new Error(`no "up to date" after ${timeoutMs} ms; the pane shows:\n${pane}`);
+    if (performance.now() - t0 > timeoutMs) throw new Error(`no "up to date" after ${timeoutMs} ms; the pane shows:\n${pane}`);
     // During the load, now and then: a key, and the time until the selection moved on screen.
-    if (!values['no-keys'] && rows.length >= 2 && at - lastKeyAt > 500) {
+    if (!values['no-keys'] && rows.length >= 2 && performance.now() - t0 - lastKeyAt > 500) {
       keyTimes.push(await pressAndWait());
       lastKeyAt = performance.now() - t0;
     }
@@ -196,7 +216,7 @@ try {
   }
   tmux('send-keys', '-t', 'w', 'q');
 } finally {
-  control?.close();
+  control.close();
   try {
     tmux('kill-server');
   } catch {
