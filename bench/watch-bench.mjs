@@ -37,6 +37,9 @@ export function watchJobs(dir, tokcap) {
   ];
   if (tmuxAvailable()) {
     jobs.push({ label: 'watch, live (tmux 140x40)', argv: [process.execPath, LIVE, dir], figures: true });
+    // The load as the harness measured it until session 17 (a tmux process capturing the pane every
+    // 20 ms, on the cores the watch runs on): to read this run against earlier ones.
+    jobs.push({ label: 'watch, live, polled (tmux 140x40)', argv: [process.execPath, LIVE, dir, '--polled', '--no-writers', '--no-keys'], figures: true });
     jobs.push({ label: 'floor: a trivial Ink list (tmux 140x40)', argv: [process.execPath, LIVE, dir, '--floor'], figures: true });
     // The same list loaded as the watch loads Ink (one bundle, React's production build): the
     // floor of the first rows. Without writers: its key times are the floor above's business.
@@ -55,6 +58,7 @@ export function watchTable(rows) {
   const inspect = rows.find((r) => r.label === 'inspect --json');
   const once = rows.find((r) => r.label === 'watch --once --json');
   const live = rows.find((r) => r.label === 'watch, live (tmux 140x40)');
+  const polled = rows.find((r) => r.label === 'watch, live, polled (tmux 140x40)')?.figures;
   const floor = rows.find((r) => r.label === 'floor: a trivial Ink list (tmux 140x40)')?.figures;
   const bundledFloor = rows.find((r) => r.label === 'floor: the same list, bundled (tmux 140x40)')?.figures;
   const out = [];
@@ -70,6 +74,10 @@ export function watchTable(rows) {
     // Key times: from the key to the pane's output that drew its frame (bench/tmux-control.mjs).
     out.push(`| live: key to frame during the load | ${fmt(f.keyToFrameMs)} | | | | |`);
     out.push(`| live: key to frame while 4 writers append, median (max) | ${fmt(f.writersKeyToFrameMs)} (${fmt(f.writersKeyToFrameMaxMs)}) | | < 50 ms | | |`);
+  }
+  if (polled) {
+    out.push(`| live, the pane polled as until session 17: first screen of read rows | ${fmt(polled.screenMs)} | ${ratio(polled.screenMs, inspect?.ms)} | | | |`);
+    out.push(`| live, the pane polled as until session 17: "up to date" | ${fmt(polled.upToDateMs)} | ${ratio(polled.upToDateMs, inspect?.ms)} | | | ${mb(polled.rssKb)} |`);
   }
   if (floor) {
     // bench/ink-floor.mjs in the same harness: what start-up, tmux, Node and Ink cost alone
