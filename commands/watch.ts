@@ -23,7 +23,7 @@ import { columnHeading, columnsFor, rowLine } from './watch/list-rows.js';
 import { headerLines, viewHeights } from './watch/list-header.js';
 import { takeEarlyView, takeEarlyWorkers } from './watch/early.js';
 import { loadLiveView } from './watch/view-loader.js';
-import { settleOnceMemory } from './watch/once-memory.js';
+import { settleLoadMemory, settleOnceMemory } from './watch/once-memory.js';
 import { traceFromEnv, type Trace } from './watch/trace.js';
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
@@ -44,6 +44,8 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     // they are read (the model's default, 48, when the terminal's height is not known).
     const firstBatch = process.stdout.rows ? viewHeights(process.stdout.rows).page : undefined;
     const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace, firstBatch });
+    // Its load's garbage is collected as it goes, as --once's (see once-memory.ts).
+    settleLoadMemory(live);
     try {
       // The load starts before the renderer is loaded (~0.6 s): the worker lists the directory
       // and stats it meanwhile (shared-stat.ts), and the view shows what the model has so far.

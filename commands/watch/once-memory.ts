@@ -1,5 +1,5 @@
 /**
- * A process setting for `watch --once`, made by the command line for its own process (the
+ * A process setting for `watch`'s load, made by the command line for its own process (the
  * library leaves its host's process alone), as parquet-memory.ts does for the export.
  *
  * What a load of 100,000 rollouts keeps is ~25-30 MB of the main thread's heap (the rows, the
@@ -15,4 +15,29 @@ import { setFlagsFromString } from 'node:v8';
 
 export function settleOnceMemory(): void {
   setFlagsFromString('--heap-growing-percent=50');
+}
+
+/** What `settleLoadMemory` needs of the directory model. */
+export interface LoadingModel {
+  readonly ready: boolean;
+  subscribe(listener: () => void): () => void;
+}
+
+/**
+ * The live view's first load: the same factor while it runs, V8's own again once every rollout
+ * is read. The load's garbage is `--once`'s plus the row arrays of the snapshots the view is
+ * handed (a copy of every row, ~1 MB each at 100,000, in V8's large-object space) and the view's
+ * sorted rows; with the default factor the main heap grew to ~120 MB at 100,000 and the peak RSS
+ * to ~250 MB. After the load the view runs for hours, mostly idle, where collecting at 1.5x what
+ * is live would cost frames for nothing.
+ */
+export function settleLoadMemory(model: LoadingModel): void {
+  if (model.ready) return;
+  setFlagsFromString('--heap-growing-percent=50');
+  const stop = model.subscribe(() => {
+    if (!model.ready) return;
+    stop();
+    // 0 is V8's default: it chooses the factor itself.
+    setFlagsFromString('--heap-growing-percent=0');
+  });
 }
