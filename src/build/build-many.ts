@@ -17,8 +17,8 @@ import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { forTransfer, mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
 import { BUILD_WORKER_URL } from '../threads/job-workers.js';
 import { appendMembers, statusAfterBuild, statusMembers } from '../status/result-status.js';
-import { buildOutcome, type BuildOutcome } from './build-outcome.js';
-import { previewOutcomeWithStatus } from './preview-outcome.js';
+import type { BuildOutcome } from './build-outcome.js';
+import { outcomeOf } from './preview-outcome.js';
 import type { SnapshotSource } from './build-rollout.js';
 
 export interface BuildManyOptions {
@@ -75,10 +75,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
     threads: options.threads,
-    local: (id) =>
-      status && !options.freeze
-        ? previewOutcomeWithStatus(store, id, { model: options.model, serialise: options.serialise, writer, json })
-        : buildOutcome(store, id, { freeze: options.freeze, model: options.model, serialise: options.serialise, writer, json }),
+    local: (id) => outcomeOf(store, id, { freeze: options.freeze, status, model: options.model, serialise: options.serialise, writer, json }),
     // Each worker takes its rollouts' locks itself, in turn with this thread.
     workersLock: true,
     onDone: (n) => {

@@ -8,8 +8,7 @@ import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import type { BuildWorkerShared } from './build-many.js';
-import { buildOutcome } from './build-outcome.js';
-import { previewOutcomeWithStatus } from './preview-outcome.js';
+import { outcomeOf } from './preview-outcome.js';
 
 /**
  * Memory for a serialised result, which moves to the main thread: new, not this thread's copy
@@ -28,8 +27,7 @@ if (parentPort) {
     workerData,
     async (id, _index, sharedData) => {
       const { store, freeze, model, serialise, status } = sharedData as BuildWorkerShared;
-      if (status && !freeze) return previewOutcomeWithStatus(store, id, { model, serialise, writer, json, outputMemory });
-      return buildOutcome(store, id, { freeze, model, serialise, writer, json, outputMemory });
+      return outcomeOf(store, id, { freeze, status, model, serialise, writer, json, outputMemory });
     },
     reviveError,
     // The serialised result is moved, not copied, to the main thread.

@@ -25,6 +25,23 @@ import type { SnapshotSource } from './build-rollout.js';
 type OutcomeOptions = Omit<Parameters<typeof buildOutcome>[2], 'freeze' | 'source' | 'incompleteContext'>;
 
 /**
+ * A rollout's outcome as build-many.ts and its worker make it: with `status`, a preview reads its
+ * status from its own copy (`previewOutcomeWithStatus`); a freeze, or no status, builds alone
+ * (build-many.ts reads a freeze's status after it).
+ */
+export function outcomeOf(store: StoreOptions, rolloutId: string, options: OutcomeOptions & { freeze: boolean; status: boolean }): Promise<BuildOutcome> {
+  const { freeze, status, ...rest } = options;
+  return status && !freeze ? previewOutcomeWithStatus(store, rolloutId, rest) : buildOutcome(store, rolloutId, { ...rest, freeze });
+}
+
+/** The preview, then its status from a read of its own (no copy to share). */
+async function previewThenStatus(store: StoreOptions, rolloutId: string, options: OutcomeOptions): Promise<BuildOutcome> {
+  const out = await buildOutcome(store, rolloutId, { ...options, freeze: false });
+  out.status = await statusAfterBuild(store, rolloutId, out.verdict);
+  return out;
+}
+
+/**
  * Copy memory for the rollouts in flight in this thread (a few at a time: parallel-rollouts.ts),
  * each reused once its rollout is built (nothing built keeps a view of it).
  */
@@ -32,12 +49,8 @@ const idleArenas: CopyArena[] = [];
 
 /** `buildOutcome(store, id, { freeze: false })` with `status` set. */
 export async function previewOutcomeWithStatus(store: StoreOptions, rolloutId: string, options: OutcomeOptions): Promise<BuildOutcome> {
-  if (!isValidRolloutId(rolloutId)) {
-    // No files to copy: the failed build and its status as before.
-    const out = await buildOutcome(store, rolloutId, { ...options, freeze: false });
-    out.status = await statusAfterBuild(store, rolloutId, out.verdict);
-    return out;
-  }
+  // No files to copy: the failed build and its status as before.
+  if (!isValidRolloutId(rolloutId)) return previewThenStatus(store, rolloutId, options);
   const arena = idleArenas.pop() ?? new CopyArena();
   try {
     return await previewFromCopy(store, rolloutId, arena, options);
@@ -55,9 +68,7 @@ async function previewFromCopy(store: StoreOptions, rolloutId: string, arena: Co
   if (files === undefined && record.failure === undefined) {
     // The copy missed a file the summary's read would see (a symbolic link to nowhere, a file
     // created since): the preview and its status as before, each from its own read.
-    const out = await buildOutcome(store, rolloutId, { ...options, freeze: false });
-    out.status = await statusAfterBuild(store, rolloutId, out.verdict);
-    return out;
+    return previewThenStatus(store, rolloutId, options);
   }
   let status: RolloutStatusAnswer | undefined;
   let retired = false;
