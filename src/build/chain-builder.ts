@@ -133,25 +133,22 @@ interface Node {
   reason: ParentLinkReason | null;
 }
 
-/** Runs steps 1–11 on a snapshot's entries (validated, in file order). */
+/**
+ * Runs steps 1–11 on a snapshot's entries (validated, in file order). Each step with a loop is a
+ * function of its own: as one function of all the steps, V8 optimized it (with everything it
+ * calls inlined) near the end of a preview of 200 rollouts, a compilation that cost ~70 ms of
+ * CPU (5 % of the preview's) for code that hardly ran; the steps are small and cheap to optimize.
+ */
 export function buildChains(entries: readonly TokenEntry[]): ChainBuild {
   // Step 1.
   const deduped = dedupeByCallId(entries);
   // Step 2.
   const materialized = materializeDeltaPrompts(deduped.kept);
   const unreconstructable = materialized.unreconstructable.map((u) => u.entry.model_call_id);
-
   // Step 3.
-  const emptyGenerationCalls: string[] = [];
-  const remaining: MaterializedEntry[] = [];
-  for (const m of materialized.entries) {
-    if (m.entry.generation_token_ids.length === 0) emptyGenerationCalls.push(m.entry.model_call_id);
-    else remaining.push(m);
-  }
+  const { remaining, emptyGenerationCalls } = withoutEmptyGenerations(materialized.entries);
 
   const failures = new Map<ParentLinkReason, number>();
-  const count = (reason: ParentLinkReason) => failures.set(reason, (failures.get(reason) ?? 0) + 1);
-
   if (remaining.length === 0) {
     if (unreconstructable.length > 0) failures.set('delta_chain_unreconstructable', unreconstructable.length);
     const notes: BuildNotes = {
@@ -176,23 +173,76 @@ export function buildChains(entries: readonly TokenEntry[]): ChainBuild {
       a.entry.prompt_token_ids.length - b.entry.prompt_token_ids.length ||
       compareCodePoints(a.entry.model_call_id, b.entry.model_call_id),
   );
-
   // Step 5.
-  const remainingIds = new Set(remaining.map((m) => m.entry.model_call_id));
-  const prefixIndexActive = remaining.some((m) => m.entry.parent_call_id !== null && !remainingIds.has(m.entry.parent_call_id));
-
+  const prefixIndexActive = claimsAnAbsentParent(remaining);
   // Step 6.
   const unresolvedParentCalls: string[] = [];
   for (const id of deduped.duplicateConflicts) {
-    count('duplicate_call_id_conflict');
+    countFailure(failures, 'duplicate_call_id_conflict');
     unresolvedParentCalls.push(id);
   }
   for (const id of unreconstructable) {
-    count('delta_chain_unreconstructable');
+    countFailure(failures, 'delta_chain_unreconstructable');
     unresolvedParentCalls.push(id);
   }
-
   // Step 7.
+  const { nodes, roots } = placeCalls(remaining, prefixIndexActive, failures, unresolvedParentCalls);
+  // Step 8.
+  const { unresolvedRetries, quarantined } = quarantineRetries(nodes);
+  // Steps 9 and 10.
+  const { chains, mainChain } = chainsOf(nodes);
+
+  // Step 11.
+  let captured = 0;
+  for (const n of nodes) captured += n.entry.generation_token_ids.length;
+  const delivered = mainChain?.generatedTokens ?? 0;
+  const notes: BuildNotes = {
+    roots,
+    chains: chains.length,
+    generated_tokens_captured: captured,
+    generated_tokens_delivered: delivered,
+    delivered_fraction: captured === 0 ? 0 : round4(delivered / captured),
+    unresolved_retries: unresolvedRetries,
+    empty_generation_calls: emptyGenerationCalls,
+    parent_link_failures: Object.fromEntries(failures),
+    unresolved_parent_calls: unresolvedParentCalls,
+    quarantined,
+    duplicate_conflicts: [...deduped.duplicateConflicts],
+  };
+  return finish(deduped.discarded, materialized, nodes, prefixIndexActive, chains, mainChain, notes);
+}
+
+function countFailure(failures: Map<ParentLinkReason, number>, reason: ParentLinkReason): void {
+  failures.set(reason, (failures.get(reason) ?? 0) + 1);
+}
+
+/** Step 3: the entries with a generation, and the ids of those without. */
+function withoutEmptyGenerations(entries: readonly MaterializedEntry[]): { remaining: MaterializedEntry[]; emptyGenerationCalls: string[] } {
+  const emptyGenerationCalls: string[] = [];
+  const remaining: MaterializedEntry[] = [];
+  for (const m of entries) {
+    if (m.entry.generation_token_ids.length === 0) emptyGenerationCalls.push(m.entry.model_call_id);
+    else remaining.push(m);
+  }
+  return { remaining, emptyGenerationCalls };
+}
+
+/** Step 5: whether some call claims a parent that is not among the remaining calls. */
+function claimsAnAbsentParent(remaining: readonly MaterializedEntry[]): boolean {
+  const remainingIds = new Set(remaining.map((m) => m.entry.model_call_id));
+  return remaining.some((m) => m.entry.parent_call_id !== null && !remainingIds.has(m.entry.parent_call_id));
+}
+
+/**
+ * Step 7: places the calls in step-4 order, each under its parent when that is decided; records
+ * each failure's reason in `failures` and the hard boundaries in `unresolvedParentCalls`.
+ */
+function placeCalls(
+  remaining: readonly MaterializedEntry[],
+  prefixIndexActive: boolean,
+  failures: Map<ParentLinkReason, number>,
+  unresolvedParentCalls: string[],
+): { nodes: Node[]; roots: number } {
   const nodes: Node[] = [];
   const placed = new Map<string, Node>();
   const index = prefixIndexActive ? new PrefixIndex<Node>() : undefined;
@@ -242,7 +292,7 @@ export function buildChains(entries: readonly TokenEntry[]): ChainBuild {
     }
     node.reason = reason;
     if (reason !== null) {
-      count(reason);
+      countFailure(failures, reason);
       if (!reason.endsWith('_recovered')) {
         node.unresolvedBoundary = true;
         unresolvedParentCalls.push(node.id);
@@ -258,8 +308,11 @@ export function buildChains(entries: readonly TokenEntry[]): ChainBuild {
     placed.set(node.id, node);
     nodes.push(node);
   }
+  return { nodes, roots };
+}
 
-  // Step 8.
+/** Step 8: retries of one prompt under one parent; all but the kept ones are quarantined. */
+function quarantineRetries(nodes: readonly Node[]): { unresolvedRetries: string[]; quarantined: string[] } {
   const unresolvedRetries: string[] = [];
   const quarantined: string[] = [];
   const groups = new Map<Node | null, Node[]>();
@@ -289,7 +342,11 @@ export function buildChains(entries: readonly TokenEntry[]): ChainBuild {
       }
     }
   }
+  return { unresolvedRetries, quarantined };
+}
 
+/** Steps 9 and 10: one chain per leaf whose path has no quarantined call; the main chain named. */
+function chainsOf(nodes: readonly Node[]): { chains: BuildChain[]; mainChain: BuildChain | null } {
   // Step 9.
   const paths: Node[][] = [];
   for (const leaf of nodes) {
@@ -300,7 +357,6 @@ export function buildChains(entries: readonly TokenEntry[]): ChainBuild {
     if (path.some((n) => n.quarantined)) continue;
     paths.push(path);
   }
-
   // Step 10.
   let mainIndex = -1;
   for (let i = 0; i < paths.length; i++) {
@@ -313,25 +369,7 @@ export function buildChains(entries: readonly TokenEntry[]): ChainBuild {
     links: path.map((n) => n.entry),
     generatedTokens: path.reduce((sum, n) => sum + n.entry.generation_token_ids.length, 0),
   }));
-  const mainChain = mainIndex >= 0 ? chains[mainIndex] : null;
-
-  // Step 11.
-  const captured = nodes.reduce((sum, n) => sum + n.entry.generation_token_ids.length, 0);
-  const delivered = mainChain?.generatedTokens ?? 0;
-  const notes: BuildNotes = {
-    roots,
-    chains: chains.length,
-    generated_tokens_captured: captured,
-    generated_tokens_delivered: delivered,
-    delivered_fraction: captured === 0 ? 0 : round4(delivered / captured),
-    unresolved_retries: unresolvedRetries,
-    empty_generation_calls: emptyGenerationCalls,
-    parent_link_failures: Object.fromEntries(failures),
-    unresolved_parent_calls: unresolvedParentCalls,
-    quarantined,
-    duplicate_conflicts: [...deduped.duplicateConflicts],
-  };
-  return finish(deduped.discarded, materialized, nodes, prefixIndexActive, chains, mainChain, notes);
+  return { chains, mainChain: mainIndex >= 0 ? chains[mainIndex] : null };
 }
 
 /** Main-chain key (step 10): root `created_at`, then root id in code-point order. */
