@@ -49,32 +49,11 @@ export function projectChainNoting(
   const output: JsonObject[] = [];
   // The running sequence as of this link's prompt; never mutated once an item holds it.
   let running: readonly TokenId[] = [];
-  links.forEach((entry, k) => {
+  for (let k = 0; k < links.length; k++) {
+    const entry = links[k];
     running = k === 0 ? entry.prompt_token_ids : nextRunning(running, links[k - 1], entry.prompt_token_ids);
-
-    const items: JsonObject[] = entry.output_items.map((item) => ({ ...item }));
-    const tokenFields = (): JsonObject => {
-      const fields: JsonObject = {
-        prompt_token_ids: running as TokenId[],
-        generation_token_ids: entry.generation_token_ids.slice(),
-        generation_log_probs: asFloats(entry.generation_log_probs),
-      };
-      if (entry.routed_experts !== null) fields.routed_experts = entry.routed_experts;
-      return fields;
-    };
-    if (items.length > 0) {
-      for (const carrier of carrierItems(items, entry.token_item_index)) {
-        // Assignment keeps an existing key's position and appends a new key, like a dict.
-        for (const [key, value] of Object.entries(tokenFields())) carrier[key] = value;
-      }
-      let carrying = 0;
-      for (const item of items) if (item.generation_token_ids !== undefined && item.generation_token_ids !== null) carrying++;
-      if (carrying !== 1) contiguous = false;
-      output.push(...items);
-    } else {
-      output.push({ type: 'message', ...tokenFields() });
-    }
-  });
+    if (!projectLink(entry, running, output)) contiguous = false;
+  }
 
   if (!output.some((item) => truthy(item.generation_token_ids))) {
     throw builderError('ValueError', NO_TRAINABLE_TOKENS);
@@ -94,6 +73,39 @@ export function projectChainNoting(
     },
     contiguousByConstruction: contiguous,
   };
+}
+
+/**
+ * Appends one link's items to `output`: copies of its output items, the carriers holding its
+ * token arrays, or one message item when it has none. False when its items do not carry
+ * generation_token_ids exactly once (the contiguity check then has to run).
+ */
+function projectLink(entry: TokenEntry, running: readonly TokenId[], output: JsonObject[]): boolean {
+  if (entry.output_items.length === 0) {
+    output.push(withTokenFields({ type: 'message' }, entry, running));
+    return true;
+  }
+  const items: JsonObject[] = entry.output_items.map((item) => ({ ...item }));
+  for (const carrier of carrierItems(items, entry.token_item_index)) withTokenFields(carrier, entry, running);
+  let carrying = 0;
+  for (const item of items) {
+    if (item.generation_token_ids !== undefined && item.generation_token_ids !== null) carrying++;
+    output.push(item);
+  }
+  return carrying === 1;
+}
+
+/**
+ * Sets the token fields on `item`: assignment keeps an existing key's position and appends a new
+ * key, like a dict. The arrays are the record's own (read-only, like the result's), but for log
+ * probs with an integral value (written as Python floats).
+ */
+function withTokenFields(item: JsonObject, entry: TokenEntry, running: readonly TokenId[]): JsonObject {
+  item.prompt_token_ids = running as TokenId[];
+  item.generation_token_ids = entry.generation_token_ids;
+  item.generation_log_probs = asFloats(entry.generation_log_probs);
+  if (entry.routed_experts !== null) item.routed_experts = entry.routed_experts;
+  return item;
 }
 
 /**
@@ -134,11 +146,14 @@ function carrierItems(items: JsonObject[], tokenItemIndex: number | null): JsonO
 }
 
 /**
- * Log probs are Python floats: an integral value must still print as `0.0`, `-0.0`, `1.0`.
- * Built by push, not `map`: `map` creates a "holey" array, which JSON serialisation of the
- * result walks several times slower.
+ * Log probs are Python floats: an integral value must still print as `0.0`, `-0.0`, `1.0`. The
+ * record's array itself when it has none (the usual case). Built by push, not `map`: `map`
+ * creates a "holey" array, which JSON serialisation of the result walks several times slower.
  */
 function asFloats(xs: readonly number[]): JsonValue[] {
+  let i = 0;
+  while (i < xs.length && !Number.isInteger(xs[i])) i++;
+  if (i === xs.length) return xs as number[];
   const out: JsonValue[] = [];
   for (let i = 0; i < xs.length; i++) {
     const x = xs[i];
