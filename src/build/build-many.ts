@@ -3,7 +3,8 @@
  * `emit` in input order as soon as it is ready, so results are written out as they come and
  * never held together. A worker takes each rollout's lock itself (a freeze's or a read-only copy),
  * in turn with this thread (one rollout lock at a time per process, docs/format.md#lock-mechanism,
- * src/lock/lock-turns.ts); copying, parsing, building and serialising happen in the worker.
+ * src/lock/lock-turns.ts); copying, parsing, building and serialising happen in the worker, whose
+ * results' memory comes back to it once written.
  * `workerSnapshotSource` and `serveSnapshotRequest` serve export's workers, which ask this thread
  * for the locked copies instead.
  */
@@ -82,9 +83,13 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
       done += n;
       options.onProgress?.(done, ids.length);
     },
+    // A worker's serialised result goes back to it once written, for its next results.
+    fromWorker: (o, giveBack) => {
+      if (o.json instanceof Uint8Array) o.release = releaseOnce(o.json.buffer as ArrayBuffer, giveBack);
+    },
     emit: async (o, i) => {
-      // Built here or moved from a worker: memory of its own, reused once written.
-      if (o.json instanceof Uint8Array) o.release = releaseOnce(o.json.buffer as ArrayBuffer);
+      // Built here: memory of its own from this thread's copy buffers, reused once written.
+      if (o.json instanceof Uint8Array) o.release ??= releaseOnce(o.json.buffer as ArrayBuffer);
       if (status) {
         o.status ??= await statusAfterBuild(store, ids[i], o.verdict);
         if (o.json instanceof Uint8Array) o.json = appendMembers(o.json, statusMembers(o.status, o.verdict));

@@ -11,12 +11,17 @@ import type { BuildWorkerShared } from './build-many.js';
 import { outcomeOf } from './preview-outcome.js';
 
 /**
- * Memory for a serialised result, which moves to the main thread: new, not this thread's copy
+ * Memory for a serialised result, which moves to the main thread: not this thread's copy
  * buffers (src/jsonl/copy-buffers.ts), which it would drain, so that each copy of J would go
  * into new memory, its page faults taken while holding the process's lock turn (measured: the
- * worker held the turn a median 4-5 ms per rollout, against ~1 ms reusing a buffer).
+ * worker held the turn a median 4-5 ms per rollout, against ~1 ms reusing a buffer). The main
+ * thread moves each result's memory back once written (build-many.ts `fromWorker`): reused here,
+ * else new, with room for a larger result next time.
  */
-const outputMemory = (size: number) => Buffer.allocUnsafeSlow(size);
+const outputMemory = (reuse: (size: number) => ArrayBuffer | undefined) => (size: number) => {
+  const memory = reuse(size) ?? Buffer.allocUnsafeSlow(size + (size >> 2)).buffer;
+  return Buffer.from(memory, 0, size);
+};
 
 if (parentPort) {
   // This thread's JSON writer and reader for the rollouts it builds.
@@ -25,9 +30,9 @@ if (parentPort) {
   serveRolloutWorker(
     parentPort,
     workerData,
-    async (id, _index, sharedData) => {
+    async (id, _index, sharedData, _request, _giveBack, reuse) => {
       const { store, freeze, model, serialise, status } = sharedData as BuildWorkerShared;
-      return outcomeOf(store, id, { freeze, status, model, serialise, writer, json, outputMemory });
+      return outcomeOf(store, id, { freeze, status, model, serialise, writer, json, outputMemory: outputMemory(reuse) });
     },
     reviveError,
     // The serialised result is moved, not copied, to the main thread.

@@ -10,7 +10,7 @@
  * Until then it does not keep the process alive, so a command that fails first exits as before.
  */
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { Worker, type TransferListItem } from 'node:worker_threads';
 
 /** A worker started early, and whether it is still alive (an exit before its job: not usable). */
 interface EarlyWorker {
@@ -65,8 +65,8 @@ export function takeEarlyWorker(url: URL): Worker | undefined {
 }
 
 /** What an early worker waits for: the `workerData` a worker started with its job would have had. */
-export function giveEarlyJob(worker: Worker, data: unknown): void {
-  worker.postMessage({ type: 'job', data });
+export function giveEarlyJob(worker: Worker, data: unknown, transfer: readonly TransferListItem[] = []): void {
+  worker.postMessage({ type: 'job', data }, transfer);
 }
 
 /** Whether `workerData` says the worker was started early (and waits for its job). */

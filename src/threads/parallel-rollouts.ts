@@ -17,7 +17,7 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Worker, type TransferListItem } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type TransferListItem } from 'node:worker_threads';
 import { closeSync } from 'node:fs';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import { joinLockTurns, lockTurnsMemory, reclaimLockTurn } from '../lock/lock-turns.js';
@@ -57,6 +57,11 @@ export interface ParallelOptions<R, Q> {
   serve?: (request: Q) => Promise<{ value: unknown; transfer?: TransferListItem[] }>;
   /** Takes back memory a worker gives back when done with it (e.g. a copy of J it was sent). */
   recycle?: (memory: ArrayBuffer) => void;
+  /**
+   * Called with each result a worker sent, and a function that moves memory back to that worker
+   * for its next results (`serveRolloutWorker`'s `reuse`), e.g. a result's bytes once written.
+   */
+  fromWorker?: (result: R, giveBack: (memory: ArrayBuffer) => void) => void;
   /** Called as results arrive (any order), e.g. for progress. */
   onDone?: (count: number) => void;
   /**
@@ -85,6 +90,9 @@ export interface ParallelOptions<R, Q> {
   concurrency?: number;
   threads?: ThreadOptions;
 }
+
+/** Memory a worker keeps of what the main thread moved back, at most. */
+const MAX_RETURNED = 16;
 
 type FromWorker =
   | { type: 'chunk'; chunk: number; results: unknown[]; redo: number[] }
@@ -206,13 +214,24 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     workers.push(
       new Promise<void>((resolve) => {
         let worker: Worker;
-        const workerData = { shared: options.shared, ids, chunkSize, counter, claims, slot: w, lockTurns };
+        // Memory moved back to the worker: it takes it without turning its event loop.
+        const memory = options.fromWorker ? new MessageChannel() : undefined;
+        const giveBack = (m: ArrayBuffer) => {
+          try {
+            memory?.port1.postMessage(m, [m]);
+          } catch {
+            // detached, or the worker has stopped: nothing to give
+          }
+        };
+        const workerData = { shared: options.shared, ids, chunkSize, counter, claims, slot: w, lockTurns, memoryPort: memory?.port2 };
+        const transferList = memory ? [memory.port2] : [];
         try {
           if (w === 0 && earlyWorker) {
             worker = earlyWorker;
-            giveEarlyJob(worker, workerData);
-          } else worker = new Worker(options.workerUrl, { workerData, resourceLimits: WORKER_RESOURCE_LIMITS });
+            giveEarlyJob(worker, workerData, transferList);
+          } else worker = new Worker(options.workerUrl, { workerData, transferList, resourceLimits: WORKER_RESOURCE_LIMITS });
         } catch {
+          memory?.port1.close();
           resolve();
           return;
         }
@@ -220,6 +239,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
         const finish = () => {
           if (finished) return;
           finished = true;
+          memory?.port1.close();
           // Died between taking a lock and releasing it: closing its descriptor unlocks it.
           if (lockTurns) {
             reclaimLockTurn(lockTurns, w, (fd) => {
@@ -246,7 +266,9 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
             const again = new Set(m.redo);
             for (const k of m.redo) redo.push(base + k);
             m.results.forEach((r, k) => {
-              if (!again.has(k)) put(base + k, r as R);
+              if (again.has(k)) return;
+              options.fromWorker?.(r as R, giveBack);
+              put(base + k, r as R);
             });
             options.onDone?.(m.results.length - m.redo.length);
           } else if (m.type === 'request') {
@@ -320,7 +342,9 @@ export function forTransfer(bytes: Uint8Array | undefined, transfer: ArrayBuffer
  */
 export function serveRolloutWorker<R>(
   port: import('node:worker_threads').MessagePort,
-  data: { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array; claims: Int32Array; slot: number; lockTurns?: SharedArrayBuffer } | { early: true },
+  data:
+    | { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array; claims: Int32Array; slot: number; lockTurns?: SharedArrayBuffer; memoryPort?: MessagePort }
+    | { early: true },
   compute: (
     id: string,
     index: number,
@@ -328,6 +352,11 @@ export function serveRolloutWorker<R>(
     request: (q: unknown) => Promise<unknown>,
     /** Moves memory back to the main thread (its `recycle`); the worker's views of it go empty. */
     giveBack: (memory: ArrayBuffer) => void,
+    /**
+     * Memory of at least `size` bytes that the main thread moved back (its `fromWorker`), if
+     * any: the smallest such.
+     */
+    reuse: (size: number) => ArrayBuffer | undefined,
   ) => Promise<R>,
   reviveError: (e: SerialisedError) => Error,
   /** Memory of a result to move to the main thread rather than copy (e.g. its encoded bytes). */
@@ -342,8 +371,20 @@ export function serveRolloutWorker<R>(
   else refuseRolloutLocksInThisThread();
   const { request, giveBack, settle } = mainThreadRequests(port, reviveError);
   port.on('message', settle);
-  const { ids, chunkSize, counter, claims, slot } = data;
+  const { ids, chunkSize, counter, claims, slot, memoryPort } = data;
   const nChunks = Math.ceil(ids.length / chunkSize);
+  // Memory the main thread moved back (its `fromWorker`), taken from the port as it is now: this
+  // thread's chunks do not turn its event loop. The largest MAX_RETURNED are kept.
+  const returned: ArrayBuffer[] = [];
+  const reuse = (size: number): ArrayBuffer | undefined => {
+    for (let m = memoryPort && receiveMessageOnPort(memoryPort); m !== undefined; m = receiveMessageOnPort(memoryPort!)) {
+      returned.push(m.message as ArrayBuffer);
+    }
+    returned.sort((a, b) => a.byteLength - b.byteLength);
+    returned.splice(0, Math.max(0, returned.length - MAX_RETURNED));
+    const i = returned.findIndex((m) => m.byteLength >= size);
+    return i === -1 ? undefined : returned.splice(i, 1)[0];
+  };
   void (async () => {
     for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
       // Should this thread die now, the main thread knows which chunk to compute instead.
@@ -354,7 +395,7 @@ export function serveRolloutWorker<R>(
       // Two in flight: the next item's request (its copy of J) is answered while this one computes.
       const results = await mapInOrder(ids.slice(start, end), 2, async (id, k): Promise<R | null> => {
         try {
-          return await compute(id, start + k, data.shared, request, giveBack);
+          return await compute(id, start + k, data.shared, request, giveBack, reuse);
         } catch {
           redo.push(k);
           return null;
