@@ -4,12 +4,13 @@
  * worker thread can compute it (src/build/build-many.ts) and only bytes cross back.
  */
 import { outputJsonBytes, type JsonWriter } from '../json/canonical-json.js';
+import { IdArrayTexts } from '../json/id-texts.js';
 import { takeCopyBuffer } from '../jsonl/copy-buffers.js';
 import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RolloutStatusAnswer } from '../status/rollout-status.js';
 import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
-import { buildRolloutDetailed, type BuildRolloutOptions } from './build-rollout.js';
+import { buildRolloutDetailed, localSnapshotSource, type BuildRolloutOptions, type SnapshotSource } from './build-rollout.js';
 import type { CaptureSnapshot, ConsumerResult } from './consumer-result.js';
 import type { MaskCause } from './mask-causes.js';
 
@@ -81,17 +82,51 @@ export async function buildOutcome(
   rolloutId: string,
   options: BuildRolloutOptions & { serialise?: boolean; writer?: JsonWriter; outputMemory?: (size: number) => Buffer },
 ): Promise<BuildOutcome> {
-  const d = await buildRolloutDetailed(store, rolloutId, options);
-  const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
-  if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
-  if (options.serialise === false) return out;
+  // With the job's writer and reader, the result's id arrays are written as J's copy has them
+  // (id-texts.ts): the copy is then kept until the result is written, not given back once parsed.
+  const texts = options.serialise !== false && options.writer && options.json ? new IdArrayTexts() : undefined;
+  const held = new HeldCopies();
+  if (texts && options.json) options.json.idTexts = texts;
   try {
-    // A job's results come from reused memory: new memory for each (hundreds of KB) cost page
-    // faults and collections.
-    out.json = options.writer ? options.writer.outputBytesInto(d.result, options.outputMemory ?? takeCopyBuffer) : outputJsonBytes(d.result);
-  } catch (e) {
-    // A token id past 2^64 in a root record, which no digest check rejects.
-    out.unwritable = e instanceof Error ? e.message : String(e);
+    const source = texts ? held.of(options.source ?? localSnapshotSource(store)) : options.source;
+    const d = await buildRolloutDetailed(store, rolloutId, { ...options, source });
+    if (options.json) options.json.idTexts = undefined;
+    const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
+    if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
+    if (options.serialise === false) return out;
+    try {
+      // A job's results come from reused memory: new memory for each (hundreds of KB) cost page
+      // faults and collections.
+      out.json = options.writer ? options.writer.outputBytesInto(d.result, options.outputMemory ?? takeCopyBuffer, undefined, texts) : outputJsonBytes(d.result);
+    } catch (e) {
+      // A token id past 2^64 in a root record, which no digest check rejects.
+      out.unwritable = e instanceof Error ? e.message : String(e);
+    }
+    return out;
+  } finally {
+    if (texts && options.json) options.json.idTexts = undefined;
+    texts?.clear();
+    held.release();
   }
-  return out;
+}
+
+/** A snapshot source whose copies' memory is given back by `release`, not once parsed. */
+class HeldCopies {
+  private releases: (() => void)[] = [];
+
+  of(source: SnapshotSource): SnapshotSource {
+    const hold = <C extends { release?: () => void }>(copy: C): C => {
+      if (copy.release) this.releases.push(copy.release);
+      return { ...copy, release: undefined };
+    };
+    return {
+      frozen: async (id) => hold(await source.frozen(id)),
+      readOnly: async (id) => hold(await source.readOnly(id)),
+    };
+  }
+
+  release(): void {
+    for (const release of this.releases) release();
+    this.releases = [];
+  }
 }

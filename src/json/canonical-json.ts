@@ -14,6 +14,7 @@
 import { TokcapError } from '../errors.js';
 import { compareCodePoints } from './code-point-order.js';
 import { layoutFloat } from './float-layout.js';
+import type { IdArrayTexts } from './id-texts.js';
 import { isWellFormed } from './parse-json.js';
 import { JsonFloat, type JsonValue } from './value.js';
 
@@ -225,6 +226,8 @@ export class JsonWriter {
   private busy = false;
   private prefixText: IdText | undefined;
   private scratchText: IdText | undefined;
+  /** Texts of id arrays as read, written as they are (`outputBytesInto`). */
+  private idTexts: IdArrayTexts | undefined;
 
   /**
    * `keeps`: the buffer is reused by the next document, so what is taken from it is copied
@@ -280,13 +283,19 @@ export class JsonWriter {
   /**
    * `outputJsonBytes(v, opts)` copied into `memory(size)` (a view of exactly `size` bytes), e.g.
    * memory that is reused once the bytes are written out, instead of new memory for each document.
+   * An array in `idTexts` is written as its text there (the same bytes, copied: id-texts.ts).
    */
-  outputBytesInto(v: unknown, memory: (size: number) => Buffer, opts?: CanonicalJsonOptions): Buffer {
-    return this.serialise(v, opts?.plusExponent ?? true, false, true, (b, n) => {
-      const into = memory(n);
-      b.copy(into, 0, 0, n);
-      return into;
-    });
+  outputBytesInto(v: unknown, memory: (size: number) => Buffer, opts?: CanonicalJsonOptions, idTexts?: IdArrayTexts): Buffer {
+    this.idTexts = idTexts;
+    try {
+      return this.serialise(v, opts?.plusExponent ?? true, false, true, (b, n) => {
+        const into = memory(n);
+        b.copy(into, 0, 0, n);
+        return into;
+      });
+    } finally {
+      this.idTexts = undefined;
+    }
   }
 
   /** `outputJsonLine(v, opts)`. */
@@ -337,6 +346,12 @@ export class JsonWriter {
     // At most 3 bytes per UTF-16 unit; a long string is measured instead (no triple-size buffer).
     this.reserve(s.length <= 4096 ? s.length * 3 : Buffer.byteLength(s, 'utf8'));
     this.at += this.out.write(s, this.at, 'utf8');
+  }
+
+  private putBytes(bytes: Uint8Array): void {
+    this.reserve(bytes.length);
+    this.out.set(bytes, this.at);
+    this.at += bytes.length;
   }
 
   private putByte(c: number): void {
@@ -448,6 +463,11 @@ export class JsonWriter {
           return;
         }
         if (Array.isArray(v)) {
+          const text = this.idTexts?.get(v);
+          if (text !== undefined) {
+            this.putBytes(text);
+            return;
+          }
           const n = v.length;
           if (n > 0 && typeof v[0] === 'number' && this.putNumberArray(v)) return;
           this.putByte(91);
@@ -467,11 +487,7 @@ export class JsonWriter {
         if (v instanceof RawJsonText && !sort) {
           const text = v.text;
           if (typeof text === 'string') this.putUtf8(text);
-          else for (const part of text instanceof Uint8Array ? [text] : text) {
-            this.reserve(part.length);
-            this.out.set(part, this.at);
-            this.at += part.length;
-          }
+          else for (const part of text instanceof Uint8Array ? [text] : text) this.putBytes(part);
           return;
         }
         if (v instanceof Member) {

@@ -20,6 +20,7 @@
 import { isUtf8 } from 'node:buffer';
 import { ACC_LIMIT, fastDecimal } from './decimal.js';
 import { MAX_JSON_DEPTH } from './json-limits.js';
+import type { IdArrayTexts } from './id-texts.js';
 import { isWellFormed } from './well-formed.js';
 import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
 
@@ -129,6 +130,8 @@ export class FastJsonParser {
    * holds only integers from 0 to 10^15 - 1 (plain numbers), as made here. Empty after NOT_FAST.
    */
   readonly idArrays: JsonValue[][] = [];
+  /** While set, the canonical text of such arrays is added there (id-texts.ts). */
+  idTexts: IdArrayTexts | undefined;
 
   /** The document's value, or NOT_FAST when the strict parser has to decide. */
   parse(bytes: Uint8Array): JsonValue | typeof NOT_FAST {
@@ -197,6 +200,7 @@ export class FastJsonParser {
   }
 
   private parseArray(): JsonValue[] {
+    const open = this.pos;
     this.pos++;
     if (++this.depth > MAX_JSON_DEPTH) bail();
     let c = this.skipWs();
@@ -300,6 +304,8 @@ export class FastJsonParser {
     if (!atElement) {
       if (c === 32 || c === 10 || c === 13 || c === 9) c = this.skipWs();
       if (c === 93) {
+        // No space after `[` or before `]`: the text is the ids' canonical form (id-texts.ts).
+        if (this.idTexts !== undefined && runStart === open + 1 && this.pos === p) this.idTexts.add(arr, b.subarray(open, p + 1));
         this.pos++;
         this.depth--;
         this.idArrays.push(arr);

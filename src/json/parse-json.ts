@@ -16,6 +16,7 @@
 import { TokcapError } from '../errors.js';
 import { ACC_LIMIT, fastDecimal } from './decimal.js';
 import { MAX_JSON_DEPTH } from './json-limits.js';
+import type { IdArrayTexts } from './id-texts.js';
 import { FastJsonParser, NOT_FAST } from './parse-json-fast.js';
 import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
 import { isWellFormed } from './well-formed.js';
@@ -63,6 +64,14 @@ export class JsonBytesReader {
    */
   get idArrays(): readonly JsonValue[][] {
     return this.fast.idArrays;
+  }
+
+  /**
+   * While set, the text of the id arrays the byte parser reads, when it is their canonical form,
+   * is kept there: views of the bytes read, valid while those are (id-texts.ts).
+   */
+  set idTexts(texts: IdArrayTexts | undefined) {
+    this.fast.idTexts = texts;
   }
 
   /** `parseJsonBytes(bytes)`. */
