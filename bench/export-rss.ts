@@ -1,5 +1,5 @@
-// Peak RSS of `tokcap export` on generated stores of growing size (issue 5: memory is bounded by
-// the largest rollout, not the directory). Needs a build (npx tsc -p tsconfig.json).
+// Peak RSS of `tokcap export` on generated stores of growing size (memory is bounded by the
+// largest rollout, not the directory). Needs a build (npx tsc -p tsconfig.json).
 //
 //   npx tsx bench/export-rss.ts [ROLLOUTS...]      default: 200 2000
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A floor for `build --all --freeze` (not the one issue 15's targets are measured against): the
+// A floor for `build --all --freeze` (not the one the targets are measured against): the
 // node floor's work (bench/floor-scan.mjs: read, split lines, JSON.parse, SHA-256 per line) plus
 // what a first freeze must write (docs/format.md#freeze, #state-write), per rollout and one
 // rollout at a time: open its lock file (O_RDWR|O_CREAT|O_APPEND) and flock it exclusively; read

@@ -30,7 +30,7 @@ const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 const STORES = [
   { name: 'mix-2k', args: ['--rollouts', '2000', '--calls', '6', '--prompt', '300', '--gen', '60', '--turn', '80', '--mix', '--seed', '7'], what: 'all' },
   { name: 'full-200x12', args: ['--rollouts', '200', '--calls', '12'], what: 'all', sideBySide: true, note: 'first prompt 1,000 tokens, +200 generated, +300 per turn (the build target store)' },
-  // Many small rollouts (issue 15): each command's ratio to `cat DIR/* | sha256sum`.
+  // Many small rollouts: each command's ratio to `cat DIR/* | sha256sum`.
   { name: 'small-5k', args: ['--rollouts', '5000', '--calls', '2', '--prompt', '300', '--gen', '60', '--turn', '80'], what: 'small', note: 'many small rollouts' },
   { name: 'delta-200x12', args: ['--rollouts', '200', '--calls', '12', '--delta'], what: 'all' },
   { name: 'full-800x12', args: ['--rollouts', '800', '--calls', '12', '--seed', '3'], what: 'rss' },
@@ -199,7 +199,7 @@ if (!existsSync(join(ROOT, 'dist', 'commands', 'run.js'))) {
 mkdirSync(CACHE, { recursive: true });
 const info = machine();
 const exportAvailable = hasCommand('export');
-// The Parquet dataset (issue 16) beside the jsonl export of the same store, 2 GB one included.
+// The Parquet dataset beside the jsonl export of the same store, 2 GB one included.
 const parquetAvailable = exportAvailable && sh(process.execPath, [BIN, 'export', '--help']).stdout.includes('parquet');
 const sections = [];
 
@@ -213,7 +213,7 @@ for (const store of STORES) {
   const floors = store.what !== 'inspect' && store.what !== 'watch';
   if (floors) {
     jobs.push({ label: 'floor: cat \\| sha256sum', argv: `xargs -0 cat < '${listFile}' | sha256sum`, shell: true });
-    // Every file of the store, side files and lock files included (issue 15's floor for many small rollouts).
+    // Every file of the store, side files and lock files included (the floor for many small rollouts).
     if (store.what === 'small') jobs.push({ label: 'floor: cat DIR/* \\| sha256sum', argv: `cat '${dir}'/* | sha256sum`, shell: true });
     jobs.push({ label: 'floor: node scan+parse+hash', argv: `xargs -0 ${process.execPath} ${FLOOR} < '${listFile}'`, shell: true });
     // Not a target's floor: the node floor plus the token digests verify cannot skip.
@@ -258,7 +258,7 @@ for (const store of STORES) {
       // --mix stores hold retired rollouts: their builds fail as in the reference (exit 3).
       const freezeCopy = (...flags) => ({ ...onCopy((c) => tokcap('build', c, '--all', '--freeze', ...flags)), okStatus: [0, 1, 3] });
       add('build --all --freeze (copy)', null, freezeCopy('--json'));
-      // The reference consumer's job with a text summary instead of the results (issue 15).
+      // The reference consumer's job with a text summary instead of the results.
       if (store.sideBySide) {
         add('build --all --freeze, text (copy)', null, freezeCopy());
         // Whether a worker pays at this size (by default none starts below ~96 MB of JSONL).
@@ -282,20 +282,20 @@ for (const store of STORES) {
   const sha = floors ? rows[0] : undefined;
   const node = floors ? rows.find((r) => r.label === 'floor: node scan+parse+hash') : undefined;
   const catAll = rows.find((r) => r.label.startsWith('floor: cat DIR/*'));
-  // Issue 15: outputs byte-identical to one thread (untimed; a worker whatever the size against none).
+  // Outputs byte-identical to one thread (untimed; a worker whatever the size against none).
   const sameOutputs = store.sideBySide || store.what === 'small' ? sameAsOneThread(dir) : undefined;
   sections.push({ store, st, rows, node, sha, catAll, sameOutputs });
 }
 
 /**
- * Issue 15's side-by-side table (full-200x12) and its targets, from this run's figures. The
- * reference consumer (Python, freeze + build of every rollout, results kept in memory) is not
- * run here: its time is taken as REFERENCE_X times this run's node floor, the ratio issue 15
- * measured side by side on one machine (3.69 s against a 0.61 s floor).
+ * The side-by-side table (full-200x12) and the targets, from this run's figures. The reference
+ * consumer (Python, freeze + build of every rollout, results kept in memory) is not run here:
+ * its time is taken as REFERENCE_X times this run's node floor, the ratio measured side by side
+ * on one machine (3.69 s against a 0.61 s floor).
  */
 const REFERENCE_X = 6.0;
 
-function issue15Tables(sections) {
+function targetTables(sections) {
   const full = sections.find((s) => s.store.sideBySide);
   const small = sections.find((s) => s.store.what === 'small');
   const lines = [];
@@ -304,7 +304,7 @@ function issue15Tables(sections) {
   const x = (a, b) => (a && b ? a.ms / b.ms : undefined);
   const fx = (v) => (v === undefined ? '–' : `${v.toFixed(2)}×`);
   const verdict = (v, limit) => (v === undefined ? '–' : v <= limit ? `met (${fx(v)})` : `**missed** (${fx(v)})`);
-  lines.push('## Issue 15: side by side, and the targets');
+  lines.push('## Side by side, and the targets');
   lines.push('');
   if (full) {
     const { node, sha } = full;
@@ -316,7 +316,7 @@ function issue15Tables(sections) {
     const digests = row(full, '(floor + token digests)');
     const freezeFloor = row(full, '(floor + freeze writes)');
     lines.push(`${full.store.name}, medians of this run. "vs the reference": the reference consumer's time is not measured here; it is`);
-    lines.push(`taken as ${REFERENCE_X}× this run's node floor, the ratio issue 15 measured side by side on one machine (3.69 s / 0.61 s).`);
+    lines.push(`taken as ${REFERENCE_X}× this run's node floor, the ratio measured side by side on one machine (3.69 s / 0.61 s).`);
     lines.push('');
     lines.push('| whole process | time | vs the reference | vs node floor |');
     lines.push('|---|---:|---:|---:|');
@@ -331,7 +331,7 @@ function issue15Tables(sections) {
     line('node floor + token digests (bench/floor-digests.mjs)', digests);
     line('node floor + freeze writes (bench/floor-freeze.mjs: per rollout a lock and a durable state write)', freezeFloor);
     lines.push('');
-    lines.push('| target (issue 15) | this run |');
+    lines.push('| target | this run |');
     lines.push('|---|---|');
     lines.push(`| \`build --all --freeze --json\` ≤ 1.5× node floor | ${verdict(x(json, node), 1.5)} |`);
     lines.push(`| \`build --all --freeze\`, text summary ≤ 1.2× node floor | ${verdict(x(text, node), 1.2)} |`);
@@ -340,19 +340,19 @@ function issue15Tables(sections) {
     lines.push(`| verify-digests ≤ 1.0× node floor + token digests | ${verdict(x(verify, digests), 1.0)} |`);
   }
   if (small) {
-    if (!full) lines.push('| target (issue 15) | this run |', '|---|---|');
+    if (!full) lines.push('| target | this run |', '|---|---|');
     for (const label of ['verify-digests', 'inspect --deep', 'build (preview, all)', 'watch --once --json']) {
       lines.push(`| ${small.store.name}: ${label} ≤ 3× \`cat DIR/* \\| sha256sum\` | ${verdict(x(row(small, label), small.catAll), 3)} |`);
     }
   }
-  // Peak RSS within issue 6's limit: <= 200 MB for verify-digests, inspect and export on the 2 GB
-  // store; issue 16 holds the Parquet export to the same limit.
+  // Peak RSS within the limit: <= 200 MB for verify-digests, inspect and both exports on the 2 GB
+  // store.
   const big = sections.find((s) => s.store.name === 'full-6000x12');
   for (const label of ['verify-digests', 'inspect (summary)', 'export --format jsonl', 'export --format parquet']) {
     const r = row(big, label);
     const mb = r?.rssKb === undefined ? undefined : r.rssKb / 1024;
     const status = mb === undefined ? (big ? '–' : '– (the 2 GB store runs with BENCH_BIG=1)') : mb <= 200 ? `met (${mb.toFixed(0)} MB)` : `**missed** (${mb.toFixed(0)} MB)`;
-    lines.push(`| peak RSS of ${label} on full-6000x12 (2 GB) ≤ 200 MB (issue 6) | ${status} |`);
+    lines.push(`| peak RSS of ${label} on full-6000x12 (2 GB) ≤ 200 MB | ${status} |`);
   }
   for (const sec of [full, small].filter((s) => s?.sameOutputs)) {
     const { verify, build } = sec.sameOutputs;
@@ -412,7 +412,7 @@ for (const { store, st, rows, node, sha, catAll } of sections) {
     out(`| ${r.label} | ${fmtMs(r.ms)} | ${xn} | ${xs} |${xc} ${r.cpuMs === undefined ? '–' : fmtMs(r.cpuMs)} | ${fmtMb(r.rssKb)} |`);
   }
   out();
-  // Issue 16: the Parquet dataset against the jsonl export of the same store (issue 6's RSS limit is 200 MB).
+  // The Parquet dataset against the jsonl export of the same store (the RSS limit is 200 MB).
   const jsonl = rows.find((r) => r.label === 'export --format jsonl');
   const parquet = rows.find((r) => r.label === 'export --format parquet');
   if (jsonl && parquet) {
@@ -420,7 +420,7 @@ for (const { store, st, rows, node, sha, catAll } of sections) {
     out();
   }
 }
-for (const l of issue15Tables(sections)) out(l);
+for (const l of targetTables(sections)) out(l);
 const text = lines.join('\n');
 process.stdout.write(text + '\n');
 if (!process.env.BENCH_NO_WRITE) {

@@ -1,4 +1,4 @@
-// The `watch` section of `npm run bench` (issue 19): stores of many small rollouts, and on each,
+// The `watch` section of `npm run bench`: stores of many small rollouts, and on each,
 // in the same rounds, `inspect --json` (the yardstick), `watch --once --json` as a whole process,
 // and the live view's load in a real 140x40 terminal (bench/watch-live.mjs, tmux): time to the
 // first rows, to a screen of read rows, and to "up to date". The goals are printed beside the
@@ -37,8 +37,8 @@ export function watchJobs(dir, tokcap) {
   ];
   if (tmuxAvailable()) {
     jobs.push({ label: 'watch, live (tmux 140x40)', argv: [process.execPath, LIVE, dir], figures: true });
-    // The load as the harness measured it until session 17 (a tmux process capturing the pane every
-    // 20 ms, on the cores the watch runs on): to read this run against earlier ones.
+    // The load measured with the pane polled (a tmux process capturing it every 20 ms, on the
+    // cores the watch runs on): to compare with figures taken that way.
     jobs.push({ label: 'watch, live, polled (tmux 140x40)', argv: [process.execPath, LIVE, dir, '--polled', '--no-writers', '--no-keys'], figures: true });
     jobs.push({ label: 'floor: a trivial Ink list (tmux 140x40)', argv: [process.execPath, LIVE, dir, '--floor'], figures: true });
     // The same list loaded as the watch loads Ink (one bundle, React's production build): the
@@ -62,7 +62,7 @@ export function watchTable(rows) {
   const floor = rows.find((r) => r.label === 'floor: a trivial Ink list (tmux 140x40)')?.figures;
   const bundledFloor = rows.find((r) => r.label === 'floor: the same list, bundled (tmux 140x40)')?.figures;
   const out = [];
-  out.push('| what | median | × inspect --json | goal (issue 19, at 100k) | CPU (user+sys) | peak RSS |');
+  out.push('| what | median | × inspect --json | goal (at 100k) | CPU (user+sys) | peak RSS |');
   out.push('|---|---:|---:|---|---:|---:|');
   out.push(`| inspect --json | ${fmt(inspect?.ms)} | 1.00× | | ${fmt(inspect?.cpuMs)} | ${mb(inspect?.rssKb)} |`);
   out.push(`| watch --once --json | ${fmt(once?.ms)} | ${ratio(once?.ms, inspect?.ms)} | ≤ 2× inspect; RSS ≤ 250 MB | ${fmt(once?.cpuMs)} | ${mb(once?.rssKb)} |`);
@@ -76,8 +76,8 @@ export function watchTable(rows) {
     out.push(`| live: key to frame while 4 writers append, median (max) | ${fmt(f.writersKeyToFrameMs)} (${fmt(f.writersKeyToFrameMaxMs)}) | | < 50 ms | | |`);
   }
   if (polled) {
-    out.push(`| live, the pane polled as until session 17: first screen of read rows | ${fmt(polled.screenMs)} | ${ratio(polled.screenMs, inspect?.ms)} | | | |`);
-    out.push(`| live, the pane polled as until session 17: "up to date" | ${fmt(polled.upToDateMs)} | ${ratio(polled.upToDateMs, inspect?.ms)} | | | ${mb(polled.rssKb)} |`);
+    out.push(`| live, the pane polled every 20 ms: first screen of read rows | ${fmt(polled.screenMs)} | ${ratio(polled.screenMs, inspect?.ms)} | | | |`);
+    out.push(`| live, the pane polled every 20 ms: "up to date" | ${fmt(polled.upToDateMs)} | ${ratio(polled.upToDateMs, inspect?.ms)} | | | ${mb(polled.rssKb)} |`);
   }
   if (floor) {
     // bench/ink-floor.mjs in the same harness: what start-up, tmux, Node and Ink cost alone

@@ -15,9 +15,9 @@
 // which the capture shows it; a key is sent on the same connection, and its time runs to the
 // output after which the selection has moved. So times include tmux's own passing of the key and
 // of the output (~1 ms), not a poll's interval, and the harness spends no CPU while the pane is
-// still. Until session 17 the pane was polled: every 20 ms a tmux process captured it (~50 such
-// processes a second on the 2 cores the watch runs on), which added ~70 ms to each key's time
-// (the floor's too) and slowed the load; --polled measures that way, to compare.
+// still. --polled captures the pane with a tmux process every 20 ms instead (~50 such processes
+// a second on the cores the watch runs on), which adds ~70 ms to each key's time (the floor's
+// too) and slows the load: kept to compare with figures taken that way.
 // Times include Node's start-up, as a person's wait does. Not a test: nothing is asserted.
 // With --floor the terminal runs bench/ink-floor.mjs (the smallest Ink list, reading no files)
 // instead of the watch, and only the key times are taken (keyToFrameMs: with nothing else

@@ -9,9 +9,8 @@ import { commandWord } from '../dist/commands/command-word.js';
 // V8 inlines less into each optimized function (a budget of 300 bytes of bytecode, not 920):
 // tokcap's per-rollout code (parse, chains, output) is then optimized sooner, in smaller compiles
 // that are dropped less. Set before any command is loaded; it tunes compilation only, in every
-// thread. Measured (session 18, quiet, farm-bench pairs against main): build --json on
-// full-200x12 CPU 0.85x, wall 0.94x; full-800x12 0.89x; the 2 GB store 0.84x; mix-2k 0.90x;
-// small-5k 0.94x; verify-digests and inspect --deep unchanged (BENCHMARKS.md, session 18).
+// thread. build --json takes 0.84-0.89x the CPU, verify and inspect are unchanged
+// (docs/decisions/0001-v8-inlining-budget.md).
 setFlagsFromString('--max-inlined-bytecode-size-cumulative=300');
 
 const bundle = commandWord(process.argv) === 'watch' ? undefined : currentBundle(new URL('../dist/cli/', import.meta.url), 'main.js', 'bundle.json');

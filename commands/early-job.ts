@@ -4,10 +4,10 @@
  *
  * verify-digests' worker, when its job is plainly big enough for one: DIR plain to see without the
  * option table (./plain-dir.ts), and its first entries already holding the JSONL from which the
- * job uses a worker started early (`earlyWorkerPays`). build's only when TOKCAP_WORKERS asks for workers: by default its job starts
- * one from `WORKER_MIN_BYTES`, as before (at 64 MB its two threads cost 1.45x the CPU of one, and
- * whether they pay on a free core is for a quiet run to say). With TOKCAP_WORKERS=2 or more, every
- * such job starts its worker early, whatever the size, as the job does; TOKCAP_WORKERS=1 none.
+ * job uses a worker started early (`earlyWorkerPays`). build's only when TOKCAP_WORKERS asks for
+ * workers: by default its job starts one from `WORKER_MIN_BYTES` (at 64 MB its two threads cost
+ * 1.45x the CPU of one; docs/decisions/0006-early-workers.md). With TOKCAP_WORKERS=2 or more,
+ * every such job starts its worker early, whatever the size, as the job does; TOKCAP_WORKERS=1 none.
  */
 import { firstJsonlSizes } from '../src/layout/estimate-size.js';
 import { plainDir } from './plain-dir.js';

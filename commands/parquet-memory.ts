@@ -1,8 +1,8 @@
 /**
  * Process settings for `export --format parquet`, made by the command line for its own process
- * (the library leaves its host's process alone). Measured on 800 and 6,000 rollouts of 12 calls
- * (BENCHMARKS.md, "Issue 15 (session 10)"): without them the peak RSS grows with the length of
- * the run, from ~170 MB at 800 rollouts to 220-235 MB at 6,000.
+ * (the library leaves its host's process alone). Without them the peak RSS grows with the length
+ * of the run, from ~170 MB at 800 rollouts of 12 calls to 220-235 MB at 6,000
+ * (docs/decisions/0010-parquet-process-settings.md).
  *
  * - The writer is WebAssembly (parquet-wasm). V8 compiles it with its baseline compiler (Liftoff)
  *   and later recompiles hot functions with TurboFan on background threads, ~30 MB of compiler
@@ -15,7 +15,7 @@
  * - V8 sets the next full collection's limit at up to 4x what the last one left, so a run's
  *   garbage (copies, Arrow batches' JS side) sometimes piles up before one comes: on 800 rollouts
  *   4 runs in 4 peaked at 153-157 MB with a growing factor of 1.5, against 155-157 MB and once
- *   202 MB without (as `watch --once` found, commands/watch/once-memory.ts).
+ *   202 MB without (docs/decisions/0009-watch-heap-growing-factor.md).
  */
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';

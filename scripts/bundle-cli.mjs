@@ -8,7 +8,7 @@
 //
 // Why: Node loads an ES module graph file by file (resolve, read, compile, link each), and
 // commander through its CommonJS lexer; the ~40-100 modules of a command cost more than their
-// code does (BENCHMARKS.md, "Issue 15 (session 11)").
+// code does (docs/decisions/0002-command-line-bundle.md).
 //
 // What stays outside: every other package (chalk, cli-table3, koffi, zod, Arrow and Parquet are
 // loaded when needed, as before), and the ways into `watch` (commands/watch.js, early.js): its
@@ -32,7 +32,7 @@ const WATCH = new Set([join(DIST, 'commands', 'watch.js'), join(DIST, 'commands'
  * The worker threads' modules, each bundled into one file of its own (dist/cli/NAME.js, no chunks:
  * one file loads faster than the command line's chunks would): a worker loads its ~40-60 modules
  * file by file otherwise, ~50 ms of the worker's start-up on this machine, which a job of under a
- * second pays before the worker helps (BENCHMARKS.md, "Issue 15 (session 12)"). The bundled
+ * second pays before the worker helps (docs/decisions/0003-worker-bundles.md). The bundled
  * library starts these instead of the modules' (a `new URL('./NAME.js', import.meta.url)` in a
  * bundled module names dist/cli/NAME.js). watch's reader is not here: `watch` runs from the modules
  * and starts its bundle (below) itself.
@@ -109,9 +109,9 @@ writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'main.js'), metafile,
 // watch's read worker (src/watch/read-worker.ts), bundled the same way but with a stamp of its
 // own: `watch` runs from the modules and checks only this one (~70 files, not the ~200 of the
 // command line's) before it starts the worker (commands/watch/read-worker-url.ts). Its listing
-// starts sooner from one file than after its module graph's (BENCHMARKS.md, "Issue 19 (session 14)").
-// A CommonJS file (read-worker.cjs): a worker starts it ~10-20 ms sooner than an ES module, whose
-// loader the worker would set up first (BENCHMARKS.md, "Issue 19 (session 17)"). Its modules'
+// starts sooner from one file than after its module graph's. A CommonJS file (read-worker.cjs):
+// a worker starts it ~10-20 ms sooner than an ES module, whose loader the worker would set up
+// first (docs/decisions/0003-worker-bundles.md). Its modules'
 // `import.meta.url` (rewritten per module above) is the file's own URL.
 const reader = await build({
   absWorkingDir: ROOT,

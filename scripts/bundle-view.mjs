@@ -4,7 +4,7 @@
 // stamp of its inputs (live.bundle.json). Run after tsc: `npm run build` does both.
 //
 // Why: loading those modules one by one (resolve, read, compile each) was ~0.6 s of the live
-// view's first screen; the one file loads in ~0.2 s (BENCHMARKS.md, "Issue 19 (session 10)").
+// view's first screen; the one file loads in ~0.2 s (docs/decisions/0004-live-view-bundle.md).
 // The library and the other command modules are NOT bundled: the bundle imports them from dist/,
 // so there is one instance of each (error classes, the lock's bookkeeping) in the process.
 // commands/watch/view-loader.ts loads the bundle only while the stamp matches its inputs (a later

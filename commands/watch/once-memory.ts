@@ -9,7 +9,8 @@
  * next, or never meets it, and the peak RSS of the run (~235 MB, ~185 MB when a collection
  * happens to run mid-load) is mostly that garbage. A growing factor of 1.5 keeps it to about half
  * of what is live. V8 reads the factor at each full collection, so setting it now applies to the
- * next one (and to the read worker's, started after).
+ * next one (and to the read worker's, started after). Measured:
+ * docs/decisions/0009-watch-heap-growing-factor.md.
  */
 import { setFlagsFromString } from 'node:v8';
 

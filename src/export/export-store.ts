@@ -230,7 +230,7 @@ export async function forEachExportItem(
 }
 
 /**
- * Exports rollouts of a capture directory (issue 5; docs/format.md#commands `export`), one rollout at a
+ * Exports rollouts of a capture directory (docs/format.md#commands `export`), one rollout at a
  * time: build, write, drop, so memory is bounded by the largest rollout, not the directory.
  * Output is atomic (see atomic-output.ts). Rollouts that fail to build are exported as failed
  * builds (masked). Throws usage errors (target exists without force, bad --out) before reading

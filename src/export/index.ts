@@ -1,7 +1,7 @@
 /**
- * `tokcap export` as a library (issue 5): rollouts of a capture directory written as jsonl build
- * results or as a tinker training-run directory, streamed one rollout at a time, atomically.
- * No CLI or UI imports here.
+ * `tokcap export` as a library: rollouts of a capture directory written as jsonl build results,
+ * a tinker training-run directory, a Parquet dataset or a capture store of their own, streamed
+ * one rollout at a time, atomically. No CLI or UI imports here.
  */
 export { exportStore, jsonlRecord, exportedCauses, tokcapVersion, EXPORT_FORMATS, type ExportOptions, type ExportHooks, type ExportSummary, type ExportFormatName } from './export-store.js';
 export { buildForExport, type ExportBuild, type MainChainStep, type BuildForExportOptions } from './build-for-export.js';

@@ -34,7 +34,7 @@ export interface FactsShared {
 
 const MASK_KINDS: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 
-/** Rollouts from which inspect's summary (not --deep) starts worker threads. */
+/** Rollouts from which inspect's summary (not --deep) starts worker threads (docs/decisions/0005-worker-thresholds.md). */
 const SUMMARY_WORKER_MIN_ROLLOUTS = 20_000;
 
 function maskOf(files: ReadonlySet<FileKind> | undefined): number {

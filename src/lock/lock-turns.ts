@@ -12,7 +12,7 @@
  * blocks: it raises its bit too, waits with `Atomics.waitAsync` and takes the turn when it finds
  * it free; it is never handed the turn, because it may be busy for a while before its wait resolves, and a worker
  * would be blocked all that time (measured: 170 ms of a 1.3 s build). It does not starve: a
- * worker computes between its copies.
+ * worker computes between its copies (docs/decisions/0007-one-lock-turn-per-process.md).
  *
  * A third word holds the descriptor the turn's holder has locked (-1: none), so that the main
  * thread can close it and free the turn should a worker die holding it.

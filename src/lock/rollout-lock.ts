@@ -44,7 +44,8 @@
  * read-only snapshot). Its `fn` runs, and the lock is released, with no await in between, so a
  * flag set around the call tells nested from independent exactly, and no AsyncLocalStorage is
  * entered: its first `run` turns on V8's promise hooks in the thread for good, which made every
- * promise slower and cost a verify of full-200x12 ~4 % of its wall time (session 17).
+ * promise slower and cost a verify of full-200x12 ~4 % of its wall time
+ * (docs/decisions/0008-no-async-context-for-copies.md).
  *
  * docs/format.md#lock-mechanism also requires never holding two different rollouts' locks at once. Calls in
  * this thread take turns (a FIFO mutex around acquire-run-release), and each `flock` attempt and

@@ -9,8 +9,8 @@ export const FAIL: unique symbol = Symbol('coerce-fail');
 export type Fail = typeof FAIL;
 
 const INT_STRING = /^[+-]?\d+(?:_\d+)*$/;
-// "5.0", "5.00": the reference strips a dot followed by ONE OR MORE zeros; "5." is rejected
-// (issue 14). With `_` separators as well the reference's behaviour is not established: rejected.
+// "5.0", "5.00": the reference strips a dot followed by ONE OR MORE zeros; "5." is rejected.
+// With `_` separators as well the reference's behaviour is not established: rejected.
 const INT_STRING_DOT_ZEROS = /^[+-]?\d+\.0+$/;
 /** Python's own limit on the digits int() converts (and the reference's for int strings). */
 const MAX_INT_STRING_LENGTH = 4300;

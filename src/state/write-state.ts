@@ -27,7 +27,8 @@ function tempName(): string {
 /**
  * Writes `data` (sorted keys, compact, trailing LF) atomically onto `statePath`. The work is
  * synchronous on purpose: it runs under the rollout's lock, and a half-done state write must not
- * interleave with anything else in this process.
+ * interleave with anything else in this process. Its fsyncs are not overlapped with other work
+ * (docs/decisions/0011-synchronous-durable-state-write.md).
  */
 export function writeState(dir: string, statePath: string, data: JsonObject, variant: StateWriteVariant, rolloutId?: string): void {
   let body: Uint8Array;

@@ -3,7 +3,7 @@
  * will run such a job (verify-digests), while this thread loads the command line and lists the
  * directory. A worker's own start (Node's start-up in the thread, then its modules) takes ~0.15 s,
  * as long as this thread's way to the job; started with the job, it came in only for the last
- * ~40 % of a 64 MB verify (BENCHMARKS.md, "Issue 15 (session 12)" and "(session 13)").
+ * ~40 % of a 64 MB verify (docs/decisions/0006-early-workers.md).
  *
  * The worker waits, doing nothing, for its job (`serveRolloutWorker` on `{ early: true }`):
  * `mapRolloutsParallel` hands it one (`takeEarlyWorker`), or stops it when the job is too small.
