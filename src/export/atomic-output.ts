@@ -85,12 +85,46 @@ async function realOrResolved(p: string): Promise<string> {
 }
 
 /**
+ * Where `p` would be written: the real path of its longest existing ancestor (symbolic links
+ * resolved) joined with the part that does not exist yet.
+ */
+export async function resolvedTarget(p: string): Promise<string> {
+  let head = resolve(p);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return join(await realpath(head), ...rest.reverse());
+    } catch {
+      const up = dirname(head);
+      if (up === head) return resolve(p);
+      rest.push(basename(head));
+      head = up;
+    }
+  }
+}
+
+/**
+ * `export` never writes into the store it reads (docs/cli.md#export-formats): a target that
+ * resolves into one of `stores` (or is one of them, or contains one) is a usage error, in every
+ * format, with or without --force, before anything is read or written.
+ */
+export async function refuseTargetInStore(target: string, stores: readonly string[]): Promise<void> {
+  const real = await resolvedTarget(target);
+  for (const store of stores) {
+    const storeReal = await realOrResolved(store);
+    if (within(storeReal, real)) throw usage(`--out ${target}: refusing to write over the capture directory ${store}`);
+    if (within(real, storeReal)) throw usage(`--out ${target}: is inside the capture directory ${store}; export never writes into the store it reads`);
+  }
+}
+
+/**
  * Checks a target before anything is read: its directory exists, and the target is absent or
  * may be replaced. Throws usage errors (exit 2) naming the path.
  */
 export async function checkOutputTarget(target: string, options: OutputTargetOptions): Promise<void> {
   if (target === '' || basename(target) === '' || basename(resolve(target)) === '') throw usage(`--out '${target}': not a file name`);
   if (target.endsWith(sep) && options.kind === 'file') throw usage(`--out ${target}: names a directory, not a file`);
+  await refuseTargetInStore(target, options.protect ?? []);
   const parent = dirname(resolve(target));
   let pst;
   try {
@@ -99,11 +133,6 @@ export async function checkOutputTarget(target: string, options: OutputTargetOpt
     throw usage(`--out ${target}: directory ${parent} does not exist`);
   }
   if (!pst.isDirectory()) throw usage(`--out ${target}: ${parent} is not a directory`);
-  const real = join(await realOrResolved(parent), basename(resolve(target)));
-  for (const p of options.protect ?? []) {
-    const protectedReal = await realOrResolved(p);
-    if (within(protectedReal, real)) throw usage(`--out ${target}: refusing to write over the capture directory ${p}`);
-  }
   const ex = await existing(target);
   if (ex.kind === 'absent') return;
   if (ex.isSymlink) throw symlinkRefused(target);

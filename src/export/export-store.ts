@@ -11,7 +11,7 @@ import { filterShard, type Shard } from '../layout/shard.js';
 import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
-import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirectory } from './atomic-output.js';
+import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirectory, refuseTargetInStore } from './atomic-output.js';
 import { exportItem, type ExportedRollout, type ExportItem, type ExportItemOptions } from './export-item.js';
 import type { ExportWorkerShared } from './export-worker.js';
 import { ALL_FIELDS, type FieldSelection } from './fields.js';
@@ -238,6 +238,8 @@ export async function forEachExportItem(
  */
 export async function exportStore(options: ExportOptions, hooks: ExportHooks = {}): Promise<ExportSummary> {
   if (options.stream && options.format === 'parquet') throw streamRefused(options.format);
+  // Before any format's own checks: no format writes into the store it reads.
+  if (!options.stream) await refuseTargetInStore(options.out, [options.dir]);
   // Arrow and the Parquet writer load only for this format.
   if (options.format === 'parquet') return (await import('./parquet/export-parquet.js')).exportParquet(options, hooks);
   const kind = options.format === 'tinker' ? 'directory' : 'file';
