@@ -15,6 +15,7 @@
 import { TokcapError } from '../src/errors.js';
 import { DEFAULT_LOCK_WAIT_MS } from '../src/ops/store.js';
 import { CONDITIONS, ROLLOUT_STATUSES } from '../src/status/rollout-status.js';
+import { EARLY_WORKER_MIN_BYTES, EARLY_WORKER_MIN_ROLLOUT_BYTES, SUMMARY_WORKER_MIN_ROLLOUTS, WORKER_MIN_BYTES } from '../src/threads/job-workers.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { parseShardOption, type ShardOption } from './shard.js';
 
@@ -714,6 +715,14 @@ export const EXIT_CODES: readonly { code: number; short: string; meaning: string
 export const EXIT_CODES_NOTE =
   'When several rollouts are processed and outcomes differ, the highest code wins; every rollout is still processed and reported.';
 
+/** The worker thresholds of src/threads/job-workers.ts as --help and the man pages say them. */
+const MB = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MB`;
+const KB = (bytes: number) => `${Math.round(bytes / 2 ** 10)} KB`;
+const WORKER_SIZES =
+  `about ${MB(WORKER_MIN_BYTES)} of JSONL; for verify-digests, whose worker starts with the command, ` +
+  `about ${MB(EARLY_WORKER_MIN_BYTES)} in rollouts of ${KB(EARLY_WORKER_MIN_ROLLOUT_BYTES)} or more; ` +
+  `for inspect, ${SUMMARY_WORKER_MIN_ROLLOUTS.toLocaleString('en-US')} rollouts, or ${MB(WORKER_MIN_BYTES)} of JSONL with --deep; for watch, always`;
+
 export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   { name: 'TOKCAP_DIR', description: 'the capture directory used when DIR is omitted' },
   { name: 'NO_COLOR', description: 'when set to a non-empty value, no colour (as --no-color) unless --color=always' },
@@ -728,7 +737,7 @@ export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   {
     name: 'TOKCAP_WORKERS',
     description:
-      'cores to use for work across rollouts (inspect, verify-digests, build, export, watch); by default every core, for jobs large enough to pay for a worker thread (about 96 MB of JSONL; for verify-digests, whose worker starts with the command, about 48 MB in rollouts of 128 KB or more; for inspect, 20,000 rollouts, or 96 MB of JSONL with --deep; for watch, always); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size',
+      `cores to use for work across rollouts (inspect, verify-digests, build, export, watch); by default every core, for jobs large enough to pay for a worker thread (${WORKER_SIZES}); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size`,
   },
 ];
 

@@ -4,6 +4,7 @@ import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import type { FileKind } from '../layout/file-names.js';
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import type { StoreOptions } from '../ops/store.js';
+import { SUMMARY_WORKER_MIN_ROLLOUTS } from '../threads/job-workers.js';
 import { mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
 import { rolloutFacts, type RolloutFacts } from './rollout-facts.js';
 import { JsonBytesReader } from '../json/parse-json.js';
@@ -34,8 +35,6 @@ export interface FactsShared {
 
 const MASK_KINDS: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 
-/** Rollouts from which inspect's summary (not --deep) starts worker threads (docs/decisions/0005-worker-thresholds.md). */
-const SUMMARY_WORKER_MIN_ROLLOUTS = 20_000;
 
 function maskOf(files: ReadonlySet<FileKind> | undefined): number {
   if (!files) return 0xff;

@@ -23,6 +23,12 @@ export const WORKER_MIN_BYTES = 96 * 2 ** 20;
 export const EARLY_WORKER_MIN_BYTES = 48 * 2 ** 20;
 export const EARLY_WORKER_MIN_ROLLOUT_BYTES = 128 * 2 ** 10;
 
+/**
+ * Rollouts from which inspect's summary (not --deep, whose rollouts are sized in bytes as a
+ * verify's) starts worker threads (docs/decisions/0005-worker-thresholds.md).
+ */
+export const SUMMARY_WORKER_MIN_ROLLOUTS = 20_000;
+
 /** Whether a job of `bytes` of JSONL in `rollouts` rollouts is big enough for a worker started early. */
 export function earlyWorkerPays(bytes: number, rollouts: number): boolean {
   return bytes >= WORKER_MIN_BYTES || (bytes >= EARLY_WORKER_MIN_BYTES && bytes >= rollouts * EARLY_WORKER_MIN_ROLLOUT_BYTES);
