@@ -34,6 +34,7 @@ import {
   type OptionSpec,
 } from './options.js';
 import { createContext, ExitCodeAccumulator, type CliIo, type CommandContext } from './context.js';
+import { preloadChalk } from './styles.js';
 import { collectIds } from './ids.js';
 import { resolveDirAndIds } from './dir-and-ids.js';
 import { resolveShard, type ShardOption } from './shard.js';
@@ -283,6 +284,7 @@ async function invoke<N extends CommandName>(
   const shard = resolveShard((own as { shard?: ShardOption }).shard, io.env);
   if (shard !== undefined) finalIds = (await import('../src/layout/shard.js')).filterShard(finalIds, shard);
 
+  await preloadChalk({ color: options.color, env: io.env, stdoutIsTTY: io.stdout.isTTY === true });
   const ctx = createContext<N>({ command: name, dir, ids: finalIds, idsGiven, shard, positionals, options, io, exitCode });
   const mod = await loaders[name]();
   await mod.run(ctx);

@@ -6,16 +6,29 @@
  * when --no-color is given, or when stdout is not a TTY. chalk 5 itself ignores NO_COLOR, so the
  * level is decided here and passed to a private `new Chalk({ level })`; the global chalk
  * instance is never used. With colour off chalk is not even loaded (its colour detection costs
- * ~10 ms of start-up, paid by every cron job and pipe otherwise): it is required, synchronously
- * (Node >= 20.19 requires ES modules), only when a TTY may get colour.
+ * ~10 ms of start-up, paid by every cron job and pipe otherwise): it is loaded only when colour
+ * may be on, by `import()` before the command runs (`preloadChalk`). Not by `require()`: `watch`
+ * imports Ink, which imports chalk, at the same time, and require() of an ES module that an import
+ * has begun but not finished throws ("not yet fully loaded"), where import() waits for it.
  */
 import { createRequire } from 'node:module';
 import type * as ChalkModule from 'chalk';
 import { terminalSafe } from '../src/text/terminal-safe.js';
 import type { ColorWhen } from './options.js';
 
+let chalkModule: typeof ChalkModule | undefined;
+
+/**
+ * chalk, once `preloadChalk` has loaded it; required synchronously only by a caller that did not
+ * preload (a test, a library user), where no other import of chalk can be under way.
+ */
 function loadChalk(): typeof ChalkModule {
-  return createRequire(import.meta.url)('chalk') as typeof ChalkModule;
+  return (chalkModule ??= createRequire(import.meta.url)('chalk') as typeof ChalkModule);
+}
+
+/** Loads chalk when these inputs may give colour; a no-op when they give none or it is loaded. */
+export async function preloadChalk(inputs: ColorInputs): Promise<void> {
+  if (chalkModule === undefined && decidedLevel(inputs) !== 0) chalkModule = await import('chalk');
 }
 
 export type ColorLevel = 0 | 1 | 2 | 3;
@@ -43,12 +56,8 @@ function forcedLevel(env: NodeJS.ProcessEnv): ColorLevel | undefined {
   return v === '2' ? 2 : v === '3' ? 3 : 1;
 }
 
-/**
- * never: no colour. always: colour even into a pipe (`less -R`). auto: no colour when NO_COLOR is
- * set (non-empty); colour when FORCE_COLOR is set (non-empty, not 0/false), even into a pipe;
- * otherwise colour only when stdout is a terminal.
- */
-export function colorLevel({ color, env, stdoutIsTTY, supportedLevel }: ColorInputs): ColorLevel {
+/** The level when the terminal's own support does not matter, else 'detect'. */
+function decidedLevel({ color, env, stdoutIsTTY }: ColorInputs): ColorLevel | 'detect' {
   if (color === 'never') return 0;
   if (color === 'auto') {
     if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
@@ -58,7 +67,18 @@ export function colorLevel({ color, env, stdoutIsTTY, supportedLevel }: ColorInp
   } else if (!stdoutIsTTY) {
     return forcedLevel(env) ?? 1;
   }
-  if (supportedLevel !== undefined) return supportedLevel;
+  return 'detect';
+}
+
+/**
+ * never: no colour. always: colour even into a pipe (`less -R`). auto: no colour when NO_COLOR is
+ * set (non-empty); colour when FORCE_COLOR is set (non-empty, not 0/false), even into a pipe;
+ * otherwise colour only when stdout is a terminal.
+ */
+export function colorLevel(inputs: ColorInputs): ColorLevel {
+  const decided = decidedLevel(inputs);
+  if (decided !== 'detect') return decided;
+  if (inputs.supportedLevel !== undefined) return inputs.supportedLevel;
   const { supportsColor } = loadChalk();
   const detected = supportsColor === false ? 0 : supportsColor.level;
   return (detected > 0 ? detected : 1) as ColorLevel;
