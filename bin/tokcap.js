@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Thin launcher: all behaviour lives in commands/ (compiled to dist/ by `npm run build`), loaded
-// from its bundle (dist/cli/, scripts/bundle-cli.mjs) while that was made from what is in dist/
-// now, else from the modules. `watch` always from the modules: its view's bundle imports them.
+// from its bundle (dist/cli/, scripts/bundle-cli.mjs) as built, with no check at start-up
+// (docs/decisions/0013-bundles-loaded-as-built.md); from the modules only where no bundle was
+// built. `watch` always from the modules: its view's bundle imports them.
+import { existsSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
-import { currentBundle } from '../dist/commands/bundle-stamp.js';
 import { commandWord } from '../dist/commands/command-word.js';
 
 // V8 inlines less into each optimized function (a budget of 300 bytes of bytecode, not 920):
@@ -13,7 +14,8 @@ import { commandWord } from '../dist/commands/command-word.js';
 // (docs/decisions/0001-v8-inlining-budget.md).
 setFlagsFromString('--max-inlined-bytecode-size-cumulative=300');
 
-const bundle = commandWord(process.argv) === 'watch' ? undefined : currentBundle(new URL('../dist/cli/', import.meta.url), 'main.js', 'bundle.json');
-const { main } = await import(bundle?.href ?? '../dist/commands/main.js');
+const bundle = new URL('../dist/cli/main.js', import.meta.url);
+const fromBundle = commandWord(process.argv) !== 'watch' && existsSync(bundle);
+const { main } = await import(fromBundle ? bundle.href : '../dist/commands/main.js');
 
 process.exitCode = await main(process.argv);

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Bundles the command line (dist/commands/main.js, the command modules, the library and
 // commander) into dist/cli/: main.js and one chunk per lazily loaded part, so each command still
-// loads only its own code (`tokcap sweep` no more of React than before: nothing). A stamp of its
-// inputs (dist/cli/bundle.json) lets bin/tokcap.js load it only while it matches what is in
-// dist/ and node_modules (commands/bundle-stamp.ts); after a plain tsc it loads the modules.
-// Run after tsc: `npm run build` does both.
+// loads only its own code (`tokcap sweep` no more of React than before: nothing). bin/tokcap.js
+// loads it as built, with no check at start-up; its stamp (dist/cli/bundle.json, a content hash of
+// its inputs: ./bundle-stamp.mjs) tells the tests whether dist/ changed since
+// (docs/decisions/0013-bundles-loaded-as-built.md). Also writes dist/build-info.json (the commit
+// built from, for `tokcap --version --json`). Run after tsc: `npm run build` does both.
 //
 // Why: Node loads an ES module graph file by file (resolve, read, compile, link each), and
 // commander through its CommonJS lexer; the ~40-100 modules of a command cost more than their
@@ -21,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { NODE_BUNDLE } from './bundle-settings.mjs';
 import { writeStamp } from './bundle-stamp.mjs';
+import { writeBuildInfo } from './build-info.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'dist');
@@ -47,7 +49,7 @@ const fromOut = (p) => {
   return path.startsWith('.') ? path : `./${path}`;
 };
 
-// No stamp while the files change: a tokcap started meanwhile loads the modules.
+// No bundle while the files change: a tokcap started meanwhile loads the modules.
 rmSync(OUTDIR, { recursive: true, force: true });
 
 const plugins = [
@@ -98,7 +100,7 @@ const workers = await build({
   outdir: OUTDIR,
   plugins,
 });
-// One stamp for both: a change of any module either was made from leaves the whole bundle unused.
+// One stamp for both: the command line and its workers are rebuilt together.
 const metafile = {
   inputs: { ...result.metafile.inputs, ...workers.metafile.inputs },
   outputs: { ...result.metafile.outputs, ...workers.metafile.outputs },
@@ -107,11 +109,10 @@ const metafile = {
 writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'main.js'), metafile, ours: DIST, stamp: STAMP });
 
 // watch's read worker (src/watch/read-worker.ts), bundled the same way but with a stamp of its
-// own: `watch` runs from the modules and checks only this one (~70 files, not the ~200 of the
-// command line's) before it starts the worker (commands/watch/read-worker-url.ts). Its listing
-// starts sooner from one file than after its module graph's. A CommonJS file (read-worker.cjs):
-// a worker starts it ~10-20 ms sooner than an ES module, whose loader the worker would set up
-// first (docs/decisions/0003-worker-bundles.md). Its modules'
+// own: `watch` runs from the modules and starts the worker from this file
+// (commands/watch/read-worker-url.ts). Its listing starts sooner from one file than after its
+// module graph's. A CommonJS file (read-worker.cjs): a worker starts it ~10-20 ms sooner than an
+// ES module, whose loader the worker would set up first (docs/decisions/0003-worker-bundles.md). Its modules'
 // `import.meta.url` (rewritten per module above) is the file's own URL.
 const reader = await build({
   absWorkingDir: ROOT,
@@ -125,3 +126,5 @@ const reader = await build({
   plugins,
 });
 writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'read-worker.cjs'), metafile: reader.metafile, ours: DIST, stamp: join(OUTDIR, 'read-worker.json') });
+
+writeBuildInfo(ROOT, join(DIST, 'build-info.json'));

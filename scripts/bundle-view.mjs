@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // Bundles the live view of `tokcap watch` (dist/commands/watch/live.js, the view modules beside
 // it, Ink, React and their ~560 modules) into one file, dist/commands/watch/live.bundle.js, with a
-// stamp of its inputs (live.bundle.json). Run after tsc: `npm run build` does both.
+// stamp of its inputs (live.bundle.json, ./bundle-stamp.mjs). Run after tsc: `npm run build` does both.
 //
 // Why: loading those modules one by one (resolve, read, compile each) was ~0.6 s of the live
 // view's first screen; the one file loads in ~0.2 s (docs/decisions/0004-live-view-bundle.md).
 // The library and the other command modules are NOT bundled: the bundle imports them from dist/,
 // so there is one instance of each (error classes, the lock's bookkeeping) in the process.
-// commands/watch/view-loader.ts loads the bundle only while the stamp matches its inputs (a later
-// tsc, or another npm install, makes it stale), and the modules in dist/ otherwise.
+// commands/watch/view-loader.ts loads the bundle as built, and the modules in dist/ only where no
+// bundle was built (docs/decisions/0013-bundles-loaded-as-built.md).
 import { build } from 'esbuild';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,14 +1,13 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import type { CliIo, CommandContext } from '../../commands/context.js';
 import type { CommandLoaders } from '../../commands/program.js';
 import { COMMAND_NAMES, type CommandName } from '../../commands/options.js';
 import { run } from '../../commands/run.js';
-import { currentBundle } from '../../commands/watch/view-loader.js';
-import { currentBundle as currentBundleIn } from '../../commands/bundle-stamp.js';
+import { stampHolds } from '../../scripts/bundle-stamp.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'tokcap.js');
@@ -110,39 +109,37 @@ function newestMtime(dir: string): number {
 }
 
 /**
- * Makes sure dist/ holds a build of the current sources (`npm test` runs tsc first; a bare
- * `vitest run test/cli` may not have). Compile errors elsewhere in src/ do not stop tsc emitting.
+ * Makes sure dist/ holds a build of the current sources and bundles made from that build (`npm
+ * test` builds both first; a bare `vitest run test/cli` may not have): bin/tokcap.js loads the
+ * bundles as built, so a tsc here is followed by the bundle scripts, as are bundles whose stamp no
+ * longer holds (scripts/bundle-stamp.mjs). Compile errors elsewhere in src/ do not stop tsc emitting.
  */
 export async function ensureBuilt(): Promise<void> {
   const out = join(ROOT, 'dist', 'commands', 'run.js');
   const fresh = existsSync(out) && statSync(out).mtimeMs >= Math.max(newestMtime(join(ROOT, 'commands')), newestMtime(join(ROOT, 'src')));
-  if (fresh) return;
-  await execa('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, reject: false });
-  if (!existsSync(out)) throw new Error('dist/commands/run.js missing after tsc');
+  if (!fresh) {
+    await execa('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, reject: false });
+    if (!existsSync(out)) throw new Error('dist/commands/run.js missing after tsc');
+  }
+  for (const [script, stamps] of [
+    ['bundle-view.mjs', [join('commands', 'watch', 'live.bundle.json')]],
+    ['bundle-cli.mjs', [join('cli', 'bundle.json'), join('cli', 'read-worker.json')]],
+  ] as const) {
+    if (fresh && stamps.every((stamp) => stampHolds(join(ROOT, 'dist', stamp)))) continue;
+    const made = await execa('node', [join(ROOT, 'scripts', script)], { cwd: ROOT, reject: false });
+    if (made.exitCode !== 0) throw new Error(`scripts/${script} failed: ${made.stderr}`);
+  }
 }
 
-/**
- * ensureBuilt, and the live view's bundle made from that build (scripts/bundle-view.mjs, which
- * `npm test` runs after tsc), for the tests of the view as a person runs it.
- */
-export async function ensureViewBundle(): Promise<void> {
-  await ensureBuilt();
-  if (currentBundle(pathToFileURL(join(ROOT, 'dist', 'commands', 'watch') + '/')) !== undefined) return;
-  const made = await execa('node', [join(ROOT, 'scripts', 'bundle-view.mjs')], { cwd: ROOT, reject: false });
-  if (made.exitCode !== 0) throw new Error(`scripts/bundle-view.mjs failed: ${made.stderr}`);
-}
+/** ensureBuilt: the live view's bundle is part of every build. */
+export const ensureViewBundle = ensureBuilt;
 
-/** The command line's bundle in dist/cli/ (scripts/bundle-cli.mjs), if it is current. */
-export function currentCliBundle(): URL | undefined {
-  return currentBundleIn(pathToFileURL(join(ROOT, 'dist', 'cli') + '/'), 'main.js', 'bundle.json');
-}
+/** ensureBuilt: the command line's bundle is part of every build. */
+export const ensureCliBundle = ensureBuilt;
 
-/** ensureBuilt, and the command line's bundle made from that build (`npm test` makes it too). */
-export async function ensureCliBundle(): Promise<void> {
-  await ensureBuilt();
-  if (currentCliBundle() !== undefined) return;
-  const made = await execa('node', [join(ROOT, 'scripts', 'bundle-cli.mjs')], { cwd: ROOT, reject: false });
-  if (made.exitCode !== 0) throw new Error(`scripts/bundle-cli.mjs failed: ${made.stderr}`);
+/** Whether the command line's bundle in dist/cli/ was made from what is in dist/ now. */
+export function cliBundleHolds(): boolean {
+  return stampHolds(join(ROOT, 'dist', 'cli', 'bundle.json'));
 }
 
 /** The environment of a spawned tokcap, without TOKCAP_DIR / NO_COLOR / TOKCAP_DEBUG from the outer shell. */
