@@ -10,9 +10,6 @@ import { statusAfterBuild, statusMembers } from '../status/result-status.js';
 import type { VerdictAnswer } from '../status/verdict.js';
 import { applyFieldSelection, type FieldSelection } from './fields.js';
 
-/** The keys this adds, in line order (also in EXPORT_RECORD_KEYS, for --fields). */
-export const STATUS_KEYS = ['status', 'conditions', 'verdict', 'error_kind'] as const;
-
 const CLOSE = 0x7d; // '}'
 const LF = 0x0a;
 

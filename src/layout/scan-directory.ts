@@ -264,7 +264,6 @@ export function sortedRolloutIds(listing: DirectoryListing): string[] {
   return [...listing.rollouts.keys()].sort();
 }
 
-export const CAPTURE_FILE_KINDS: readonly FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 export { CAPTURE_SUFFIXES };
 
 /**
