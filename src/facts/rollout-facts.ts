@@ -22,7 +22,7 @@ import {
   stateVersion,
   type RolloutState,
 } from '../state/rollout-state.js';
-import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
+import { lockWaitOf, type StoreOptions } from '../ops/store.js';
 
 /**
  * The `facts` of one rollout (docs/conformance.md#facts), plus what `inspect` shows beside them.
@@ -219,11 +219,11 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
         j.entries = j.callIds.size;
         j.missingNewline = quick.lastByte !== 0x0a;
       } else {
-        let read = await readJ(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: fast ? idx : 0 });
+        let read = await readJ(paths, rolloutId, { waitMs: lockWaitOf(store), from: fast ? idx : 0 });
         if (read && read.from < (fast ? idx! : 0)) {
           // indexed_size is past the end: count every line instead.
           read.release?.();
-          read = await readJ(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, from: 0 });
+          read = await readJ(paths, rolloutId, { waitMs: lockWaitOf(store), from: 0 });
         }
         if (read) {
           j.size = read.size;

@@ -5,7 +5,7 @@ import { withRolloutLock } from '../lock/rollout-lock.js';
 import { fsyncDir } from '../state/fsync-dir.js';
 import { hasRecordFiles, removeRecordFiles, unlinkIfPresent } from './remove-files.js';
 import type { RemovalResult } from './retire.js';
-import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './store.js';
+import { lockWaitOf, type StoreOptions } from './store.js';
 
 /**
  * Batch delete (docs/format.md#delete, newer store): records and fence, J, M, I before S so a crash
@@ -16,7 +16,7 @@ export async function deleteRollouts(store: StoreOptions, ids: readonly string[]
   const batch = validateRolloutIdBatch(ids);
   const result: RemovalResult = { removed: [], absent: [], failed: [] };
   if (batch.length === 0) return result;
-  const waitMs = store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+  const waitMs = lockWaitOf(store);
   for (const id of batch) {
     const paths = rolloutPaths(store.dir, id);
     try {

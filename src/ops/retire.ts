@@ -7,7 +7,7 @@ import { fenceOf, isRetired } from '../state/rollout-state.js';
 import { fsyncDir } from '../state/fsync-dir.js';
 import { writeState } from '../state/write-state.js';
 import { hasRecordFiles, removeRecordFiles } from './remove-files.js';
-import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './store.js';
+import { lockWaitOf, type StoreOptions } from './store.js';
 
 export interface RemovalResult {
   removed: string[];
@@ -38,7 +38,7 @@ export async function retireRolloutsOutcome(store: StoreOptions, ids: readonly s
   const batch = validateRolloutIdBatch(ids);
   const result: RemovalResult = { removed: [], absent: [], failed: [] };
   if (batch.length === 0) return result;
-  const waitMs = store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+  const waitMs = lockWaitOf(store);
   const had = new Map<string, boolean>();
   const failed = new Set<string>();
   for (const id of batch) {

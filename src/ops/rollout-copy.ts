@@ -17,7 +17,7 @@ import { NOT_NOW, withReadLockNow, withRolloutLockSyncFn } from '../lock/rollout
 import { fdStat, fileType } from '../native/fd-stat.js';
 import { retiredError } from './freeze.js';
 import type { ReadOnlyCopy } from './read-snapshot.js';
-import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './store.js';
+import { lockWaitOf, type StoreOptions } from './store.js';
 
 /** What the descriptor a file was copied from said (a change signature for the watch). */
 export interface FileStamp {
@@ -129,7 +129,7 @@ export async function copyRolloutInTurn(store: StoreOptions, rolloutId: string, 
   const record: RolloutCopyRecord = { rolloutId, spans: {}, stamps: {} };
   const start = arena.used;
   try {
-    await withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS, readOnly: true }, () =>
+    await withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: lockWaitOf(store), readOnly: true }, () =>
       copyFiles(paths, rolloutId, arena, record),
     );
   } catch (e) {

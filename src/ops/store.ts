@@ -11,6 +11,11 @@ export interface StoreOptions {
 /** The one default lock wait: the CLI's `--lock-wait` default (option table, help, man pages) is derived from it. */
 export const DEFAULT_LOCK_WAIT_MS = 10_000;
 
+/** How long an operation on `store` waits for a rollout's lock, in milliseconds. */
+export function lockWaitOf(store: StoreOptions): number {
+  return store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+}
+
 export interface RolloutTarget {
   dir: string;
   rolloutId: string;
@@ -25,6 +30,6 @@ export function rolloutTarget(store: StoreOptions, rolloutId: string): RolloutTa
     dir: store.dir,
     rolloutId,
     paths: rolloutPaths(store.dir, rolloutId),
-    lockWaitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS,
+    lockWaitMs: lockWaitOf(store),
   };
 }

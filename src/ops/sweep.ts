@@ -8,7 +8,7 @@ import { readState } from '../state/read-state.js';
 import { isRetired } from '../state/rollout-state.js';
 import { fsyncDir } from '../state/fsync-dir.js';
 import { unlinkIfPresent } from './remove-files.js';
-import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './store.js';
+import { lockWaitOf, type StoreOptions } from './store.js';
 
 export interface SweepCandidate {
   rolloutId: string;
@@ -49,7 +49,7 @@ export interface SweepOptions {
 export async function sweepRetired(store: StoreOptions, options: SweepOptions): Promise<SweepResult> {
   const now = (options.now ?? (() => Date.now() / 1000))();
   const cutoff = now - options.olderThanSeconds;
-  const waitMs = store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS;
+  const waitMs = lockWaitOf(store);
   const dryRun = options.dryRun ?? false;
   const ids: string[] = [];
   let dirHandle;

@@ -8,7 +8,7 @@ import { rolloutPaths, type RolloutPaths } from '../layout/file-names.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { readState } from '../state/read-state.js';
 import { entryDigests, indexedSize, type RolloutState } from '../state/rollout-state.js';
-import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
+import { lockWaitOf, type StoreOptions } from '../ops/store.js';
 import { CumulativeSequences } from './cumulative-sequences.js';
 import { finding, type Finding } from './findings.js';
 
@@ -54,7 +54,7 @@ export async function verifyRollout(
   let size = 0;
 
   // J is copied under a short shared lock, then parsed with the lock released.
-  const read = await (options.readJsonl ?? readJsonlBytes)(paths, rolloutId, { waitMs: store.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS });
+  const read = await (options.readJsonl ?? readJsonlBytes)(paths, rolloutId, { waitMs: lockWaitOf(store) });
   if (read) {
     size = read.size;
     let pendingBad: number | undefined;
