@@ -16,11 +16,11 @@ import { statusMembers } from '../src/status/result-status.js';
 import { countRollout, emptySummary } from '../src/status/summary.js';
 import type { CommandContext } from './context.js';
 import { couldNotBeRead, EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
-import { assertListableDir, requireCaptureFiles, storeOf } from './shared.js';
+import { assertListableDir, requireCaptureFiles } from './shared.js';
 import { summaryLines } from './summary-text.js';
 
 export async function run(ctx: CommandContext<'build'>): Promise<void> {
-  const store = storeOf(ctx);
+  const store = ctx.store;
   // A preview of given ids reads no listing: check DIR first, or a mistyped DIR builds as empty
   // rollouts. A named id without files keeps the reference's "no records" answer.
   if (!ctx.options.freeze) requireCaptureFiles(ctx);

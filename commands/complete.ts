@@ -18,6 +18,7 @@
 import { homedir } from 'node:os';
 import { rolloutIdsStartingWith } from '../src/layout/scan-directory.js';
 import { isDirectory, resolveDirAndIds } from './dir-and-ids.js';
+import { readSettings } from './settings.js';
 import {
   BUILTIN_OPTIONS,
   COMMAND_NAMES,
@@ -205,7 +206,7 @@ export function complete(words: readonly string[], { env, isDir = isDirectory }:
   const arg = argAt(spec.args, positionals.length);
   if (arg === undefined) return { candidates: [], directive: 'none' };
   if (arg.choices) return { candidates: matching(arg.choices, cur), directive: 'none' };
-  const envDir = env.TOKCAP_DIR !== undefined && env.TOKCAP_DIR !== '' ? env.TOKCAP_DIR : undefined;
+  const envDir = readSettings(env).dir;
   if (arg.complete === 'dir') {
     // DIR may be omitted when $TOKCAP_DIR is set: the first word may then be an id as well.
     const takesIds = spec.args.some((a) => a.complete === 'rollout-id');
@@ -213,7 +214,7 @@ export function complete(words: readonly string[], { env, isDir = isDirectory }:
     return { candidates: ids, directive: 'dirs' };
   }
   if (arg.complete === 'rollout-id') {
-    const { dir, ids } = resolveDirAndIds(name, positionals.map(expandHome), env, false, isDir);
+    const { dir, ids } = resolveDirAndIds(name, positionals.map(expandHome), envDir, false, isDir);
     return { candidates: rolloutIds(dir, cur, ids), directive: 'none' };
   }
   if (arg.complete === 'file') return { candidates: [], directive: 'files' };

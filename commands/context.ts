@@ -4,14 +4,15 @@
  * progress, styles, exit code). Commands never touch process.stdout, process.exit or chalk.
  */
 import type { CommandName, CommandOptionsMap, GlobalOptions } from './options.js';
-import { EXIT_OK, debugEnabled, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
+import { EXIT_OK, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
 import { createStyles, colorLevel, safeOutput, type Styles } from './styles.js';
 import { ProgressLine, noProgress, type ProgressFactory } from './progress.js';
 import { JsonWriter, RawJsonText } from '../src/json/canonical-json.js';
 import { renderTable, type Column } from './table.js';
 import type { Shard } from '../src/layout/shard.js';
 import type { ThreadOptions } from '../src/threads/parallel-rollouts.js';
-import { threadsFromEnv } from './early-job.js';
+import type { StoreOptions } from '../src/ops/store.js';
+import { readSettings, type Settings } from './settings.js';
 
 export interface OutStream {
   /** `written`, when given, is called once the chunk has been written out (a Node stream's callback). */
@@ -24,6 +25,7 @@ export interface OutStream {
   once?(event: 'drain', listener: () => void): unknown;
   isTTY?: boolean;
   columns?: number;
+  rows?: number;
 }
 
 /** Everything the CLI uses from the process; injectable for in-process tests. */
@@ -69,9 +71,15 @@ export interface CommandContext<N extends CommandName = CommandName> {
   /** The raw positional arguments as commander parsed them (completion: [SHELL]). */
   readonly positionals: readonly string[];
   readonly options: Readonly<GlobalOptions & CommandOptionsMap[N]>;
+  /** DIR and --lock-wait as the library takes them (the wait in whole milliseconds). */
+  readonly store: StoreOptions & { readonly lockWaitMs: number };
+  /** The environment's settings (./settings.ts). */
+  readonly settings: Settings;
   readonly env: NodeJS.ProcessEnv;
   readonly stdin: NodeJS.ReadableStream;
   readonly tty: { readonly stdout: boolean; readonly stderr: boolean };
+  /** Standard output's size when it is a terminal that says (undefined otherwise). */
+  readonly terminal: { readonly columns: number | undefined; readonly rows: number | undefined };
   readonly styles: Styles;
   readonly exitCode: ExitCodeAccumulator;
   /**
@@ -178,10 +186,13 @@ export interface ContextInit<N extends CommandName> {
   options: GlobalOptions & CommandOptionsMap[N];
   io: CliIo;
   exitCode?: ExitCodeAccumulator;
+  /** Read from `io.env` when not given. */
+  settings?: Settings;
 }
 
 export function createContext<N extends CommandName>(init: ContextInit<N>): CommandContext<N> {
   const { io, options } = init;
+  const settings = init.settings ?? readSettings(io.env);
   const stdoutIsTTY = io.stdout.isTTY === true;
   const stderrIsTTY = io.stderr.isTTY === true;
   const styles = createStyles(colorLevel({ color: options.color, env: io.env, stdoutIsTTY }));
@@ -208,12 +219,18 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
     shard: init.shard,
     positionals: init.positionals,
     options,
+    store: { dir: init.dir, lockWaitMs: Math.round(options.lockWait * 1000) },
+    settings,
     env: io.env,
     stdin: io.stdin,
     tty: { stdout: stdoutIsTTY, stderr: stderrIsTTY },
+    terminal: {
+      columns: stdoutIsTTY && io.stdout.columns ? io.stdout.columns : undefined,
+      rows: stdoutIsTTY && io.stdout.rows ? io.stdout.rows : undefined,
+    },
     styles,
     exitCode,
-    threads: threadOptions(io.env, writeErr),
+    threads: threadOptions(settings, writeErr),
     out(text) {
       if (options.json || options.quiet) return;
       io.stdout.write(`${safeOutput(text, styles.level)}\n`);
@@ -347,12 +364,12 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
 }
 
 /**
- * TOKCAP_WORKERS (a whole number: threads in all; unset or anything else: decided by each job's
- * size) and TOKCAP_DEBUG (say how many workers each job started; tests check that they ran).
+ * TOKCAP_WORKERS (threads in all, or each job decides by its size: ./settings.ts) and
+ * TOKCAP_DEBUG (say how many workers each job started; tests check that they ran).
  */
-export function threadOptions(env: NodeJS.ProcessEnv, err: (line: string) => void): ThreadOptions {
+export function threadOptions(settings: Settings, err: (line: string) => void): ThreadOptions {
   return {
-    threads: threadsFromEnv(env),
-    onWorkers: debugEnabled(env) ? (n, items) => err(`tokcap: debug: ${n} worker thread(s) for ${items} rollouts`) : undefined,
+    threads: settings.threads,
+    onWorkers: settings.debug ? (n, items) => err(`tokcap: debug: ${n} worker thread(s) for ${items} rollouts`) : undefined,
   };
 }

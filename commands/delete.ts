@@ -6,11 +6,11 @@
 import { deleteRollouts } from '../src/ops/delete.js';
 import type { CommandContext } from './context.js';
 import { reportRemoval } from './removal-output.js';
-import { assertListableDir, storeOf } from './shared.js';
+import { assertListableDir } from './shared.js';
 
 export async function run(ctx: CommandContext<'delete'>): Promise<void> {
   // A missing DIR is one error about DIR (as for every command), not a removal failing per id.
   await assertListableDir(ctx.dir);
-  const result = await deleteRollouts(storeOf(ctx), ctx.ids);
+  const result = await deleteRollouts(ctx.store, ctx.ids);
   reportRemoval(ctx, result, 'deleted', 'cleared');
 }

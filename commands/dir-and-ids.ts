@@ -21,7 +21,7 @@ export interface DirAndIds {
 }
 
 /**
- * Splits positionals into DIR and ids.
+ * Splits positionals into DIR and ids; `envDir` is $TOKCAP_DIR (./settings.ts).
  * - Without $TOKCAP_DIR: the first positional is DIR, the rest are ids.
  * - With $TOKCAP_DIR and the first positional not a valid rollout id (e.g. contains `/`): it is DIR.
  * - With $TOKCAP_DIR and the first positional a valid id that is not an existing directory: all
@@ -33,7 +33,7 @@ export interface DirAndIds {
 export function resolveDirAndIds(
   name: CommandName,
   positionals: readonly string[],
-  env: NodeJS.ProcessEnv,
+  envDir: string | undefined,
   mutates: boolean,
   isDir: (path: string) => boolean = isDirectory,
 ): DirAndIds {
@@ -41,7 +41,6 @@ export function resolveDirAndIds(
   const takesDir = spec.args[0]?.name === 'DIR';
   const takesIds = spec.args.some((a) => a.name === 'ID');
   if (!takesDir) return { dir: '', ids: [] };
-  const envDir = env.TOKCAP_DIR !== undefined && env.TOKCAP_DIR !== '' ? env.TOKCAP_DIR : undefined;
   const hint = `see 'tokcap ${name} --help'`;
   if (positionals.length === 0) {
     if (envDir === undefined) {

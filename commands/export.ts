@@ -50,8 +50,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
   try {
     summary = await exportStore(
       {
-        dir: ctx.dir,
-        lockWaitMs: o.lockWait * 1000,
+        ...ctx.store,
         ids: ctx.idsGiven ? ctx.ids : undefined,
         shard: ctx.shard,
         freeze: o.freeze,

@@ -16,7 +16,7 @@ export async function run(ctx: CommandContext<'fixture'>): Promise<void> {
   const bar = ctx.progress({ title: 'generating', total: o.rollouts });
   const t0 = performance.now();
   const { rollouts } = await generateStore(
-    { dir: ctx.dir, lockWaitMs: Math.round(o.lockWait * 1000) },
+    ctx.store,
     {
       rollouts: o.rollouts,
       calls: o.calls,

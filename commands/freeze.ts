@@ -10,7 +10,7 @@ import { TokcapError } from '../src/errors.js';
 import { scanDirectory } from '../src/layout/scan-directory.js';
 import type { CommandContext } from './context.js';
 import { errorJson, EXIT_USAGE } from './errors.js';
-import { plural, showId, storeOf } from './shared.js';
+import { plural, showId } from './shared.js';
 
 export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
   let skippedTombstones = 0;
@@ -34,7 +34,7 @@ export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
     );
     return;
   }
-  const store = storeOf(ctx);
+  const store = ctx.store;
   const out: unknown[] = [];
   const rows: string[][] = [];
   for (const id of ids) {

@@ -24,7 +24,7 @@ import { ROLLOUT_STATUSES, rolloutStatus, unavailableStatus, type RolloutStatusA
 import { countRollout, emptySummary } from '../src/status/summary.js';
 import type { CommandContext } from './context.js';
 import type { SortKey, StatusFilter } from './options.js';
-import { formatAgeSince, formatBytes, requireCaptureFiles, storeOf } from './shared.js';
+import { formatAgeSince, formatBytes, requireCaptureFiles } from './shared.js';
 import { summaryLines } from './summary-text.js';
 import { detailLines } from './watch/rollout-lines.js';
 
@@ -96,7 +96,7 @@ function isSorted<T>(xs: readonly T[], order: (a: T, b: T) => number): boolean {
 }
 
 export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
-  const store = storeOf(ctx);
+  const store = ctx.store;
   requireCaptureFiles(ctx);
   const listing = await scanDirectory(ctx.dir, { shard: ctx.shard });
   if (ctx.idsGiven) return inspectRollouts(ctx, listing);
@@ -192,11 +192,11 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
 }
 
 async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: DirectoryListing): Promise<void> {
-  const store = storeOf(ctx);
+  const store = ctx.store;
   const doc: Record<string, unknown> = {};
   const blocks: string[][] = [];
   // Wide enough not to cut what a pipe or a log keeps; a terminal's own width otherwise.
-  const width = ctx.tty.stdout ? Math.max(60, process.stdout.columns ?? 100) : 120;
+  const width = ctx.tty.stdout ? Math.max(60, ctx.terminal.columns ?? 100) : 120;
   for (const id of ctx.ids) {
     // A named rollout without any capture file is an error (docs/cli.md#unavailable), never empty facts.
     if (!listing.rollouts.has(id)) {

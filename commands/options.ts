@@ -10,12 +10,13 @@
  * option is declared and that each value parser returns the declared type; a test checks that
  * each key is the attribute name commander derives from the flags.
  *
- * This module must stay cheap to load: no library code beyond errors and the duration parser.
+ * This module must stay cheap to load: no library code beyond errors, the duration parser and
+ * constants (the lock wait, the statuses, the thread limit).
  */
 import { TokcapError } from '../src/errors.js';
 import { DEFAULT_LOCK_WAIT_MS } from '../src/ops/store.js';
 import { CONDITIONS, ROLLOUT_STATUSES } from '../src/status/rollout-status.js';
-import { EARLY_WORKER_MIN_BYTES, EARLY_WORKER_MIN_ROLLOUT_BYTES, SUMMARY_WORKER_MIN_ROLLOUTS, WORKER_MIN_BYTES } from '../src/threads/job-workers.js';
+import { EARLY_WORKER_MIN_BYTES, EARLY_WORKER_MIN_ROLLOUT_BYTES, MAX_THREADS, SUMMARY_WORKER_MIN_ROLLOUTS, WORKER_MIN_BYTES } from '../src/threads/job-workers.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { parseShardOption, type ShardOption } from './shard.js';
 
@@ -78,11 +79,13 @@ export interface Example {
   description: string;
 }
 
-/** What a command's `check` sees: everything the user gave, before the module is loaded. */
+/**
+ * What a command's `check` sees: everything the user gave, before the module is loaded and
+ * before --ids-from is read (a usage error never waits for standard input).
+ */
 export interface CheckInput<O> {
   options: GlobalOptions & O;
-  ids: readonly string[];
-  /** Rollout ids given positionally or through --ids-from (even if the file held none). */
+  /** Rollout ids given positionally or through --ids-from (even if the file holds none). */
   idsGiven: boolean;
   stdoutIsTTY: boolean;
 }
@@ -737,7 +740,7 @@ export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   {
     name: 'TOKCAP_WORKERS',
     description:
-      `cores to use for work across rollouts (inspect, verify-digests, build, export, watch); by default every core, for jobs large enough to pay for a worker thread (${WORKER_SIZES}); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size`,
+      `threads to use for work across rollouts (inspect, verify-digests, build, export, watch), a positive whole number; by default one per core up to ${MAX_THREADS}, for jobs large enough to pay for a worker thread (${WORKER_SIZES}); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size (at most ${MAX_THREADS} threads); any other value is the default`,
   },
 ];
 

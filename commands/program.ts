@@ -38,6 +38,7 @@ import { preloadChalk } from './styles.js';
 import { collectIds } from './ids.js';
 import { resolveDirAndIds } from './dir-and-ids.js';
 import { resolveShard, type ShardOption } from './shard.js';
+import { readSettings } from './settings.js';
 
 /** What every commands/<name>.ts exports. */
 export interface CommandModule<N extends CommandName> {
@@ -263,20 +264,23 @@ async function invoke<N extends CommandName>(
   const mutates = spec.mutates(own);
   const hint = `see 'tokcap ${name} --help'`;
 
-  const { dir, ids: positionalIds } = resolveDirAndIds(name, positionals, io.env, mutates);
+  const settings = readSettings(io.env);
+  const { dir, ids: positionalIds } = resolveDirAndIds(name, positionals, settings.dir, mutates);
   const idsFrom = (own as { idsFrom?: string }).idsFrom;
-  const ids = takesIds ? await collectIds(positionalIds, idsFrom, io.stdin) : [];
   const idsGiven = positionalIds.length > 0 || idsFrom !== undefined;
 
+  // The usage checks come before --ids-from is read: a usage error never waits for standard input.
   if (takesIds && mutates && !idsGiven && !(own as { all?: boolean }).all) {
     const ways = 'all' in spec.options ? 'rollout ids, --ids-from or --all' : 'rollout ids or --ids-from';
     const what = name === 'build' || name === 'export' ? `${name} --freeze` : name;
     throw new TokcapError('usage', `${what} needs ${ways}: it never acts on every rollout implicitly; ${hint}`);
   }
-  const problem = spec.check?.({ options, ids, idsGiven, stdoutIsTTY: io.stdout.isTTY === true });
+  const problem = spec.check?.({ options, idsGiven, stdoutIsTTY: io.stdout.isTTY === true });
   if (problem !== undefined) throw new TokcapError('usage', `${problem}; ${hint}`);
 
   const validateNow = spec.idValidation === 'batch' || (spec.idValidation === 'batch-unless-json' && !options.json);
+  if (validateNow) validateRolloutIdBatch(positionalIds);
+  const ids = takesIds ? await collectIds(positionalIds, idsFrom, io.stdin) : [];
   let finalIds = validateNow ? validateRolloutIdBatch(ids) : ids;
 
   // --shard auto is settled here, from the scheduler's environment, before anything is read; given
@@ -285,7 +289,7 @@ async function invoke<N extends CommandName>(
   if (shard !== undefined) finalIds = (await import('../src/layout/shard.js')).filterShard(finalIds, shard);
 
   await preloadChalk({ color: options.color, env: io.env, stdoutIsTTY: io.stdout.isTTY === true });
-  const ctx = createContext<N>({ command: name, dir, ids: finalIds, idsGiven, shard, positionals, options, io, exitCode });
+  const ctx = createContext<N>({ command: name, dir, ids: finalIds, idsGiven, shard, positionals, options, io, exitCode, settings });
   const mod = await loaders[name]();
   await mod.run(ctx);
 }

@@ -10,10 +10,10 @@ import { retireRolloutsOutcome } from '../src/ops/retire.js';
 import type { CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
 import { reportRemoval } from './removal-output.js';
-import { assertListableDir, storeOf } from './shared.js';
+import { assertListableDir } from './shared.js';
 
 export async function run(ctx: CommandContext<'retire'>): Promise<void> {
-  const store = storeOf(ctx);
+  const store = ctx.store;
   const { snapshotId: sid, version } = ctx.options;
   if (sid !== undefined && version !== undefined) {
     const out: unknown[] = [];

@@ -1,18 +1,12 @@
 /**
- * Small pieces several command modules share: the store handle from the context, the checks of
- * DIR that read-only commands make, and human formatting of ages and sizes.
+ * Small pieces several command modules share: the checks of DIR that read-only commands make,
+ * and human formatting of ages and sizes.
  */
 import { opendir } from 'node:fs/promises';
 import { ioError, noCaptureFilesError } from '../src/errors.js';
 import { hasCaptureFiles } from '../src/layout/scan-directory.js';
 import { terminalSafe } from '../src/text/terminal-safe.js';
-import type { StoreOptions } from '../src/ops/store.js';
 import type { CommandContext } from './context.js';
-import type { CommandName } from './options.js';
-
-export function storeOf(ctx: CommandContext<CommandName>): StoreOptions {
-  return { dir: ctx.dir, lockWaitMs: Math.round(ctx.options.lockWait * 1000) };
-}
 
 /**
  * Fails (exit 3, naming DIR) unless DIR can be listed: for read-only commands given ids, which

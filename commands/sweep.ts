@@ -5,7 +5,7 @@
  */
 import { sweepRetired, type SweepCandidate } from '../src/ops/sweep.js';
 import type { CommandContext } from './context.js';
-import { formatAge, plural, storeOf } from './shared.js';
+import { formatAge, plural } from './shared.js';
 
 export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
   const threshold = formatAge(ctx.options.olderThan);
@@ -14,7 +14,7 @@ export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
     const why = ctx.styles.dim(`retired tombstone, state unchanged for ${formatAge(r.ageSeconds)} (>= ${threshold})`);
     ctx.out(`${ctx.options.dryRun ? 'would remove' : ctx.styles.ok('removed')} ${ctx.styles.id(r.rolloutId)}  ${why}`);
   };
-  const result = await sweepRetired(storeOf(ctx), { olderThanSeconds: ctx.options.olderThan, dryRun: ctx.options.dryRun, onRemoved });
+  const result = await sweepRetired(ctx.store, { olderThanSeconds: ctx.options.olderThan, dryRun: ctx.options.dryRun, onRemoved });
   const errors = result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId));
   for (const id of result.skippedWithRecords) {
     ctx.warn(`${id}: retired but its records are still there (an interrupted retire); run 'tokcap retire DIR ${id}' to finish it, then sweep again`);

@@ -10,7 +10,7 @@ import type { Finding } from '../src/verify/findings.js';
 import { FindingSpool } from './finding-spool.js';
 import type { CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
-import { plural, requireCaptureFiles, showId, storeOf } from './shared.js';
+import { plural, requireCaptureFiles, showId } from './shared.js';
 import { noCaptureFilesError } from '../src/errors.js';
 import { compareCodePoints } from '../src/json/canonical-json.js';
 
@@ -29,7 +29,7 @@ async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool
   const ids = ctx.idsGiven ? [...ctx.ids] : undefined;
   // The library lists DIR once for the job and says how many rollouts it found (the bar's total).
   let bar: ReturnType<typeof ctx.progress> | undefined;
-  const result = await verifyDirectory(storeOf(ctx), {
+  const result = await verifyDirectory(ctx.store, {
     ids,
     shard: ctx.shard,
     threads: ctx.threads,

@@ -27,7 +27,7 @@ import { settleLoadMemory, settleOnceMemory } from './watch/once-memory.js';
 import { traceFromEnv, type Trace } from './watch/trace.js';
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
-  const lockWaitMs = ctx.options.lockWait * 1000;
+  const { lockWaitMs } = ctx.store;
   // --json is a snapshot even on a terminal (a live view cannot be JSON).
   if (!ctx.options.once && !ctx.options.json) {
     // React's development build keeps debug data for every element it creates (several times
@@ -42,7 +42,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     const workers = rowWorkers(ctx, trace);
     // The first batch of the load is the first screen's rows, no more: the screen shows once
     // they are read (the model's default, 48, when the terminal's height is not known).
-    const firstBatch = process.stdout.rows ? viewHeights(process.stdout.rows).page : undefined;
+    const firstBatch = ctx.terminal.rows ? viewHeights(ctx.terminal.rows).page : undefined;
     const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace, firstBatch });
     // Its load's garbage is collected as it goes, as --once's (see once-memory.ts).
     settleLoadMemory(live);
@@ -97,7 +97,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     out.end({});
     return;
   }
-  const width = ctx.tty.stdout && process.stdout.columns ? process.stdout.columns : 120;
+  const width = ctx.terminal.columns ?? 120;
   const rows = visibleRows(snapshot.rows, NO_FILTER, 'recent');
   const now = Date.now();
   const header = headerLines(
@@ -128,7 +128,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
 function rowWorkers(ctx: CommandContext<'watch'>, trace?: Trace) {
   // Started before the command line was parsed, listing DIR already (./watch/early.ts).
   const early = takeEarlyWorkers(ctx.dir, trace);
-  if (ctx.threads.threads === 1) {
+  if (ctx.settings.threads === 1) {
     void early?.close(0);
     return undefined;
   }

@@ -4,26 +4,28 @@
  * the command modules takes this thread ~0.2-0.4 s, and the listing (~0.6 s at 100,000 rollouts)
  * and the view (~0.3 s) are on the first screen's path.
  *
- * Only when DIR is plain to see without the option table (../plain-dir.ts), with no option but
- * those that leave the live view a live view. The command takes the worker if its DIR is that same string
+ * Only when DIR is plain to see in the plan (../plan.ts), with no option but those that leave
+ * the live view a live view. The command takes the worker if its DIR is that same string
  * (`takeEarlyWorkers`); otherwise the worker is stopped, and nothing was read but names and
  * mtimes. The view is the live view's whatever its DIR (`takeEarlyView`).
  */
 import { createWorkerReaders, type WorkerReaders } from '../../src/watch/worker-readers.js';
 import { loadLiveView } from './view-loader.js';
-import { plainDir } from '../plain-dir.js';
+import { plainDir, type Plan } from '../plan.js';
+import type { Settings } from '../settings.js';
+import type { GlobalOptions, WatchOptions } from '../options.js';
 import { readWorkerUrl } from './read-worker-url.js';
 
-/** Options that change nothing of the above (`--color=…`, `--lock-wait=…`: in one word). */
-const PLAIN = /^(?:--allow-empty|-q|--quiet|--no-color|--color=.*|--lock-wait=.*)$/;
+/** Options that change nothing of the above. */
+const KEEPS: readonly (keyof (GlobalOptions & WatchOptions))[] = ['allowEmpty', 'quiet', 'color', 'lockWait'];
 
 let early: { dir: string; workers: WorkerReaders; at: number } | undefined;
 let earlyView: ReturnType<typeof loadLiveView> | undefined;
 
-/** `args`: the words after `watch`. */
-export function startEarly(args: readonly string[], env: NodeJS.ProcessEnv, stdoutIsTTY: boolean): void {
-  if (!stdoutIsTTY || env.TOKCAP_WORKERS === '1') return;
-  const dir = plainDir(args, env, PLAIN);
+/** `env`: the process's, where NODE_ENV is set for React. */
+export function startEarly(plan: Plan, settings: Settings, env: NodeJS.ProcessEnv, stdoutIsTTY: boolean): void {
+  if (!stdoutIsTTY || settings.threads === 1) return;
+  const dir = plainDir(plan, settings, KEEPS);
   if (dir === undefined) return;
   const workers = createWorkerReaders(readWorkerUrl());
   workers.prefetch(dir);

@@ -29,6 +29,13 @@ export const EARLY_WORKER_MIN_ROLLOUT_BYTES = 128 * 2 ** 10;
  */
 export const SUMMARY_WORKER_MIN_ROLLOUTS = 20_000;
 
+/**
+ * Threads a job uses at most, this one included, whatever the cores or TOKCAP_WORKERS say: each
+ * worker is an isolate with a heap of its own, and the process's threads take one rollout lock
+ * at a time (src/lock/lock-turns.ts). Not measured beyond 2 cores.
+ */
+export const MAX_THREADS = 8;
+
 /** Whether a job of `bytes` of JSONL in `rollouts` rollouts is big enough for a worker started early. */
 export function earlyWorkerPays(bytes: number, rollouts: number): boolean {
   return bytes >= WORKER_MIN_BYTES || (bytes >= EARLY_WORKER_MIN_BYTES && bytes >= rollouts * EARLY_WORKER_MIN_ROLLOUT_BYTES);

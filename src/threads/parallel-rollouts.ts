@@ -22,7 +22,7 @@ import { closeSync } from 'node:fs';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
 import { joinLockTurns, lockTurnsMemory, reclaimLockTurn } from '../lock/lock-turns.js';
 import { mapInOrder } from './map-in-order.js';
-import { earlyWorkerPays, WORKER_MIN_BYTES } from './job-workers.js';
+import { earlyWorkerPays, MAX_THREADS, WORKER_MIN_BYTES } from './job-workers.js';
 import { earlyWorkerWaiting, giveEarlyJob, startedEarly, takeEarlyWorker, WORKER_RESOURCE_LIMITS } from './early-workers.js';
 import { mainThreadRequests, replyToWorker, type SerialisedError, type ThreadGive, type ThreadRequest } from './thread-requests.js';
 
@@ -32,9 +32,9 @@ export { WORKER_MIN_BYTES } from './job-workers.js';
 /** How many threads a job may use; the caller decides (the CLI from TOKCAP_WORKERS). */
 export interface ThreadOptions {
   /**
-   * Threads in all, this one included. 1 (or 0) keeps the job in this thread; 2 or more starts
-   * that many minus one workers whatever the job's size. Default: one per core (at most 8),
-   * for jobs big enough to pay for a worker.
+   * Threads in all, this one included (at most MAX_THREADS). 1 (or 0) keeps the job in this
+   * thread; 2 or more starts that many minus one workers whatever the job's size. Default: one
+   * per core, for jobs big enough to pay for a worker.
    */
   threads?: number;
   /** Told how many worker threads a job started, before it starts them (for diagnostics). */
@@ -102,11 +102,11 @@ type FromWorker =
   | { type: 'done' };
 
 
-/** Worker threads to start beside this thread, which computes too: one per other core. */
+/** Worker threads to start beside this thread, which computes too: one per other core, up to MAX_THREADS in all. */
 export function workerCount(threads: ThreadOptions = {}): number {
   const cores = threads.threads ?? availableParallelism();
   if (cores <= 1) return 0;
-  return Math.min(cores, 8) - 1;
+  return Math.min(cores, MAX_THREADS) - 1;
 }
 
 export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[], options: ParallelOptions<R, Q>): Promise<R[]> {

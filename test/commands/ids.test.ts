@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +7,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
 import { collectIds, parseIdLines, readIdsFrom } from '../../commands/ids.js';
+import { BIN, ensureBuilt } from '../support/cli-binary.js';
 
 describe('parseIdLines', () => {
   it('takes one id per line, skipping blank and # lines', () => {
@@ -58,5 +61,27 @@ describe('collectIds', () => {
   });
   it('works without --ids-from', async () => {
     expect(await collectIds(['x', 'x'], undefined, Readable.from([]))).toEqual(['x']);
+  });
+});
+
+describe('--ids-from - after a usage error', () => {
+  // The usage checks come first: the process exits 2 while standard input is still open.
+  it('exits 2 at once, without reading standard input', async () => {
+    ensureBuilt();
+    const dir = mkdtempSync(join(tmpdir(), 'tokcap-ids-usage-'));
+    const lines = [
+      ['freeze', dir, '--all', '--ids-from', '-'],
+      ['export', dir, '--out', join(dir, 'out'), '--format', 'tinker', '--fields', 'a', '--ids-from', '-'],
+      ['delete', dir, 'not/an/id', '--ids-from', '-'],
+    ];
+    for (const args of lines) {
+      const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TOKCAP_DIR: '' } });
+      let stderr = '';
+      child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      child.stdin.destroy();
+      expect(code, args.join(' ')).toBe(2);
+      expect(stderr, args.join(' ')).toMatch(/^tokcap: .*\n$/);
+    }
   });
 });

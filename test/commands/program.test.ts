@@ -214,24 +214,24 @@ describe('DIR and ids', () => {
 
 describe('resolveDirAndIds', () => {
   const isDir = (p: string) => p === 'runs' || p === '.';
-  it('without TOKCAP_DIR the first positional is DIR', () => {
-    expect(resolveDirAndIds('inspect', ['runs', 'a'], {}, false, isDir)).toEqual({ dir: 'runs', ids: ['a'] });
-    expect(resolveDirAndIds('inspect', ['a', 'b'], {}, false, isDir)).toEqual({ dir: 'a', ids: ['b'] });
+  it('without $TOKCAP_DIR the first positional is DIR', () => {
+    expect(resolveDirAndIds('inspect', ['runs', 'a'], undefined, false, isDir)).toEqual({ dir: 'runs', ids: ['a'] });
+    expect(resolveDirAndIds('inspect', ['a', 'b'], undefined, false, isDir)).toEqual({ dir: 'a', ids: ['b'] });
   });
-  it('with TOKCAP_DIR, a non-id or existing directory is DIR for read-only commands', () => {
-    const env = { TOKCAP_DIR: '/env' };
+  it('with $TOKCAP_DIR, a non-id or existing directory is DIR for read-only commands', () => {
+    const env = '/env';
     expect(resolveDirAndIds('inspect', ['/x/y', 'a'], env, false, isDir)).toEqual({ dir: '/x/y', ids: ['a'] });
     expect(resolveDirAndIds('inspect', ['runs', 'a'], env, false, isDir)).toEqual({ dir: 'runs', ids: ['a'] });
     expect(resolveDirAndIds('inspect', ['a', 'b'], env, false, isDir)).toEqual({ dir: '/env', ids: ['a', 'b'] });
   });
-  it('with TOKCAP_DIR, store-changing commands refuse to guess', () => {
-    const env = { TOKCAP_DIR: '/env' };
+  it('with $TOKCAP_DIR, store-changing commands refuse to guess', () => {
+    const env = '/env';
     expect(() => resolveDirAndIds('delete', ['runs', 'a'], env, true, isDir)).toThrow(/both a directory and a rollout id/);
     expect(resolveDirAndIds('delete', ['./runs', 'a'], env, true, isDir)).toEqual({ dir: './runs', ids: ['a'] });
   });
   it('commands without ids always take the positional as DIR', () => {
-    expect(resolveDirAndIds('sweep', ['runs'], { TOKCAP_DIR: '/env' }, true, isDir)).toEqual({ dir: 'runs', ids: [] });
-    expect(resolveDirAndIds('completion', ['bash'], {}, false, isDir)).toEqual({ dir: '', ids: [] });
+    expect(resolveDirAndIds('sweep', ['runs'], '/env', true, isDir)).toEqual({ dir: 'runs', ids: [] });
+    expect(resolveDirAndIds('completion', ['bash'], undefined, false, isDir)).toEqual({ dir: '', ids: [] });
   });
 });
 
