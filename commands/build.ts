@@ -18,6 +18,10 @@ import type { CommandContext } from './context.js';
 import { couldNotBeRead, EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
 import { assertListableDir, requireCaptureFiles } from './shared.js';
 import { summaryLines } from './summary-text.js';
+import { divergenceJson } from '../src/divergence/divergence-json.js';
+import { divergenceLine } from './divergence-lines.js';
+import { CommandTokenizers, tokenizerSource } from './tokenizers.js';
+import type { TokenText } from '../src/tokenizer/token-text.js';
 
 export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const store = ctx.store;
@@ -31,14 +35,27 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const out = ctx.jsonArray();
   const summary = emptySummary();
   const human: string[] = [];
+  // Read nothing until a masked rollout has a divergence to show.
+  const tokenizers = new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), (l) => ctx.warn(l));
+  const textsOf = async (o: BuildOutcome) => {
+    const texts = new Map<string, TokenText | null>();
+    for (const d of o.divergences ?? []) if (!texts.has(d.model)) texts.set(d.model, await tokenizers.textFor(d.model));
+    return texts;
+  };
   await buildMany(store, ids, {
     freeze: ctx.options.freeze,
     threads: ctx.threads,
     model: ctx.options.model,
     serialise: ctx.options.json,
     status: true,
+    divergences: true,
+    extraMembers: async (o) => {
+      if (!ctx.options.json || !o.divergences) return undefined;
+      const texts = await textsOf(o);
+      return { divergences: o.divergences.map((d) => divergenceJson(d, texts.get(d.model))) };
+    },
     onProgress: (done) => bar?.update(done),
-    emit: (o, i) => {
+    emit: async (o, i) => {
       const id = ids[i];
       // Without --json the results were not serialised: the summary is all the output needs.
       // Waiting for a slow reader of stdout holds the next builds back.
@@ -54,7 +71,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
           ctx.raise(EXIT_FAILURE);
         } else ctx.fail(errorFromFacts(o.verdict.error!, { rolloutId: id }), id);
       }
-      if (!ctx.options.json && !ctx.options.quiet) human.push(...explain(ctx, id, o));
+      if (!ctx.options.json && !ctx.options.quiet) human.push(...explain(ctx, id, o, o.divergences ? await textsOf(o) : undefined));
       return written;
     },
   });
@@ -82,7 +99,7 @@ function unwritableResult(ctx: CommandContext<'build'>, id: string, o: BuildOutc
   return o.status ? { ...failed, ...statusMembers(o.status, { ...o.verdict, verdict: 'masked', unbuilt: true, error: err.facts() }) } : failed;
 }
 
-function explain(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): string[] {
+function explain(ctx: CommandContext<'build'>, id: string, o: BuildOutcome, texts?: Map<string, TokenText | null>): string[] {
   const s = ctx.styles;
   const r = o.summary;
   const lines = [`${s.id(id)}  ${s.badge(o.verdict.verdict)}${o.status ? `  ${s.badge(o.status.status)}${o.status.conditions.map((c) => ' ' + s.badge(c)).join('')}` : ''}`];
@@ -90,6 +107,7 @@ function explain(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): str
   const unread = o.verdict.verdict === 'unavailable';
   if (unread) lines.push(`  ${s.error('•')} ${couldNotBeRead(o.verdict.error ?? { kind: 'other', message: r.error ?? '' })}`);
   else for (const c of o.causes) lines.push(`  ${s.warn('•')} ${c.message}`);
+  for (const d of o.divergences ?? []) lines.push(`  ${s.warn('↳')} ${divergenceLine(d, texts?.get(d.model) ?? null)}`);
   if (o.tornTailAt !== undefined) lines.push(`  ${s.warn('•')} the JSONL ends with a torn line (never acknowledged); a freeze truncates it`);
   if (r.built) {
     const failures = Object.entries(r.linkFailures ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');

@@ -232,6 +232,13 @@ const shard: OptionSpec<ShardOption | undefined> = {
   parse: parseShardOption,
 };
 
+const tokenizer: OptionSpec<string | undefined> = {
+  flags: '--tokenizer <path>',
+  description:
+    "decode token ids with this tokenizer.json or Hugging Face model directory (`none`: ids only); by default $TOKCAP_TOKENIZER, else the records' model found in the local Hugging Face cache (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub); never downloaded",
+  complete: 'file',
+};
+
 const allowEmpty: OptionSpec<boolean> = {
   flags: '--allow-empty',
   description: 'a DIR without any capture file is an answer (exit 0), not an error (by default: exit 3, `tokcap: DIR: no capture files`, since it is usually a mistyped or emptied DIR)',
@@ -257,6 +264,7 @@ export interface BuildOptions {
   freeze: boolean;
   all: boolean;
   model: string;
+  tokenizer: string | undefined;
   failOnMask: boolean;
   idsFrom: string | undefined;
 }
@@ -428,6 +436,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       'Builds the trajectory of each rollout exactly as the reference consumer would (prefix merging), and reports it with its metrics.',
       'Without `--freeze` nothing on disk changes: each result is what the reference would return for a frozen copy of the rollout, without `_capture_snapshot`, plus `"preview": true`; without ids every rollout is built. With `--freeze` each rollout is frozen first and then built, and the result includes `_capture_snapshot`; then ids, `--ids-from` or `--all` are required.',
       "An invalid rollout id is not a usage error here: it is that rollout's failed build (`\"error\": \"ValueError: Invalid rollout id: ...\"`), and the other ids are still built.",
+      'A masked rollout whose chain broke is explained down to the tokens: for each call whose parent boundary did not resolve and each extra root, the earlier call whose prompt and generation share the longest prefix with its prompt, the first differing position and the ids that differ on both sides (`call-002 diverges from call-001 at token 1,398: generated ... re-rendered ...`), decoded when a tokenizer is found (`--tokenizer`; nothing is downloaded). With `--json` each such result carries `divergences` (docs/cli.md).',
       'Each result also carries the rollout\'s `status` and `conditions` (as `inspect` gives them), its `verdict` (`trainable`, `masked`, or `unavailable` when the rollout could not be read: then the result is the failed build of that error, and the exit code is 3) and, for a failed read or freeze, `error_kind`. The summary counts statuses, conditions and verdicts; a failed build is masked and "could not be built".',
     ].join('\n\n'),
     args: [DIR_ARG, { ...IDS_ARG, description: 'rollout ids to build (default: every rollout; required with --freeze unless --all or --ids-from)' }],
@@ -436,6 +445,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
       all: { flags: '--all', description: 'with --freeze: freeze and build every rollout in DIR (finished runs only)' },
       model: { flags: '--model <name>', description: 'model name recorded in the build results', default: '' },
       failOnMask: { flags: '--fail-on-mask', description: 'exit 1 when a rollout would be masked (not trainable)' },
+      tokenizer,
       idsFrom,
       shard,
       allowEmpty,

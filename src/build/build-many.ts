@@ -27,6 +27,13 @@ export interface BuildManyOptions {
   model?: string;
   /** Serialise each result (`BuildOutcome.json`); false when only summaries are wanted. */
   serialise: boolean;
+  /** Compute each masked rollout's first divergences (`BuildOutcome.divergences`). */
+  divergences?: boolean;
+  /**
+   * Members to append to a result's JSON after the status members (with `status`), e.g. its
+   * divergences with their decoded text.
+   */
+  extraMembers?: (outcome: BuildOutcome) => object | undefined | Promise<object | undefined>;
   /**
    * Receives each outcome in input order. Its `release`, once its `json` is written or dropped,
    * lets the next results reuse that memory. A returned promise holds the next builds back
@@ -58,6 +65,7 @@ export interface BuildWorkerShared {
   serialise: boolean;
   /** A preview's status is read with its copy (`BuildManyOptions.status`). */
   status: boolean;
+  divergences: boolean;
 }
 
 export async function buildMany(store: StoreOptions, ids: readonly string[], options: BuildManyOptions): Promise<void> {
@@ -66,7 +74,8 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
   const writer = new JsonWriter();
   const json = new JsonBytesReader();
   const status = options.status === true;
-  const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model, serialise: options.serialise, status };
+  const divergences = options.divergences === true;
+  const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model, serialise: options.serialise, status, divergences };
   await mapRolloutsParallel<BuildOutcome, SnapshotRequest>(ids, {
     workerUrl: BUILD_WORKER_URL,
     shared,
@@ -76,7 +85,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
     threads: options.threads,
-    local: (id) => outcomeOf(store, id, { freeze: options.freeze, status, model: options.model, serialise: options.serialise, writer, json }),
+    local: (id) => outcomeOf(store, id, { freeze: options.freeze, status, model: options.model, serialise: options.serialise, writer, json, divergences }),
     // Each worker takes its rollouts' locks itself, in turn with this thread.
     workersLock: true,
     onDone: (n) => {
@@ -92,7 +101,8 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
       if (o.json instanceof Uint8Array) o.release ??= releaseOnce(o.json.buffer as ArrayBuffer);
       if (status) {
         o.status ??= await statusAfterBuild(store, ids[i], o.verdict);
-        if (o.json instanceof Uint8Array) o.json = appendMembers(o.json, statusMembers(o.status, o.verdict));
+        const extra = options.extraMembers ? await options.extraMembers(o) : undefined;
+        if (o.json instanceof Uint8Array) o.json = appendMembers(o.json, extra ? { ...statusMembers(o.status, o.verdict), ...extra } : statusMembers(o.status, o.verdict));
       }
       await options.emit(o, i);
     },

@@ -13,6 +13,7 @@ import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
 import { buildRolloutDetailed, localSnapshotSource, type BuildRolloutOptions, type SnapshotSource } from './build-rollout.js';
 import type { CaptureSnapshot, ConsumerResult } from './consumer-result.js';
 import type { MaskCause } from './mask-causes.js';
+import { firstDivergences, type Divergence } from '../divergence/first-divergence.js';
 
 export interface BuildSummary {
   rolloutId: string;
@@ -52,6 +53,8 @@ export interface BuildOutcome {
   verdict: VerdictAnswer;
   /** The rollout's status, when `buildMany` was asked for it. */
   status?: RolloutStatusAnswer;
+  /** Where a masked rollout's broken boundaries part from their candidate parents, when asked for (none: absent). */
+  divergences?: Divergence[];
 }
 
 export function summariseResult(r: ConsumerResult): BuildSummary {
@@ -80,7 +83,7 @@ export function summariseResult(r: ConsumerResult): BuildSummary {
 export async function buildOutcome(
   store: StoreOptions,
   rolloutId: string,
-  options: BuildRolloutOptions & { serialise?: boolean; writer?: JsonWriter; outputMemory?: (size: number) => Buffer },
+  options: BuildRolloutOptions & { serialise?: boolean; writer?: JsonWriter; outputMemory?: (size: number) => Buffer; divergences?: boolean },
 ): Promise<BuildOutcome> {
   // With the job's writer and reader, the result's id arrays are written as J's copy has them
   // (id-texts.ts): the copy is then kept until the result is written, not given back once parsed.
@@ -93,6 +96,11 @@ export async function buildOutcome(
     if (options.json) options.json.idTexts = undefined;
     const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
     if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
+    // Only a masked rollout has a boundary to explain: a trainable one costs nothing more.
+    if (options.divergences && d.result.mask_sample && d.chains) {
+      const divergences = firstDivergences(d.chains);
+      if (divergences.length > 0) out.divergences = divergences;
+    }
     if (options.serialise === false) return out;
     try {
       // A job's results come from reused memory: new memory for each (hundreds of KB) cost page

@@ -31,8 +31,8 @@ if (parentPort) {
     parentPort,
     workerData,
     async (id, _index, sharedData, _request, _giveBack, reuse) => {
-      const { store, freeze, model, serialise, status } = sharedData as BuildWorkerShared;
-      return outcomeOf(store, id, { freeze, status, model, serialise, writer, json, outputMemory: outputMemory(reuse) });
+      const { store, freeze, model, serialise, status, divergences } = sharedData as BuildWorkerShared;
+      return outcomeOf(store, id, { freeze, status, model, serialise, writer, json, outputMemory: outputMemory(reuse), divergences });
     },
     reviveError,
     // The serialised result is moved, not copied, to the main thread.
