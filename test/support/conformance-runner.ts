@@ -4,11 +4,12 @@ import { inputSnapshotIds, materializeStore, type CaseStep, type ConformanceCase
 
 /**
  * Keys contract version 2 adds to every `build --json` result (docs/cli.md#contract-v2: `status`,
- * `conditions`; docs/cli.md#verdict and #unavailable: `verdict`, `error_kind`). The reference's
+ * `conditions`; docs/cli.md#verdict and #unavailable: `verdict`, `error_kind`; docs/cli.md#divergences:
+ * `divergences`). The reference's
  * dictionary has none of them, and docs/cli.md#conformance-mapping says fields the contract adds
  * are not compared; every other key still is.
  */
-const BUILD_CONTRACT_KEYS = ['status', 'conditions', 'verdict', 'error_kind'] as const;
+const BUILD_CONTRACT_KEYS = ['status', 'conditions', 'verdict', 'error_kind', 'divergences'] as const;
 
 export type StepOutcome = { result: unknown } | { error: { kind: string; message: string } };
 
