@@ -242,7 +242,8 @@ export class FastJsonParser {
       let m = c - 48;
       c = b[++p];
       if (m !== 0) {
-        while (c >= 48 && c <= 57) {
+        // At most 16 digits: a longer literal is the strict parser's.
+        while (c >= 48 && c <= 57 && p - start < 16) {
           m = m * 10 + (c - 48);
           c = b[++p];
         }
@@ -469,9 +470,10 @@ export class FastJsonParser {
       do {
         m = m * 10 + (c - 48);
         c = this.buf[++this.pos];
-      } while (c >= 48 && c <= 57);
+      } while (c >= 48 && c <= 57 && this.pos - intStart < 16);
     }
     const intDigits = this.pos - intStart;
+    // 16 digits or more: the strict parser's, without reading the rest here.
     if (intDigits > 15) bail();
     if (c !== 46 && c !== 101 && c !== 69) return neg ? (m === 0 ? 0 : -m) : m;
     let exact = true;

@@ -166,7 +166,8 @@ class StrictJsonParser {
         let m = c - 48;
         c = this.src.charCodeAt(++this.pos);
         if (m !== 0) {
-          while (c >= 48 && c <= 57) {
+          // At most 16 digits here: a longer literal is parseNumber's.
+          while (c >= 48 && c <= 57 && this.pos - start < 16) {
             m = m * 10 + (c - 48);
             c = this.src.charCodeAt(++this.pos);
           }
@@ -266,6 +267,7 @@ class StrictJsonParser {
   }
 
   private parseStringSlow(start: number): string {
+    if (this.tornString()) this.fail('unexpected end of data', this.len);
     let out = '';
     let chunk = start;
     for (;;) {
@@ -334,6 +336,26 @@ class StrictJsonParser {
     }
   }
 
+  /**
+   * True when the string from `this.pos` runs to the end of the input with only plain characters
+   * and simple escapes: a torn string, whose error is known without building its value (one
+   * string piece per escape made a torn tail of escapes cost ~10x its reading).
+   */
+  private tornString(): boolean {
+    const src = this.src;
+    const len = this.len;
+    for (let p = this.pos; p < len; p++) {
+      const c = src.charCodeAt(p);
+      if (c === 34 || c < 32) return false;
+      if (c === 92) {
+        const e = src.charCodeAt(++p);
+        // " \ / b f n r t; \u and anything else are the building loop's to judge.
+        if (!(e === 34 || e === 92 || e === 47 || e === 98 || e === 102 || e === 110 || e === 114 || e === 116)) return p >= len;
+      }
+    }
+    return true;
+  }
+
   /** Value of the four hex digits at `at`, or -1. */
   private hex4(at: number): number {
     let v = 0;
@@ -364,10 +386,12 @@ class StrictJsonParser {
       c = this.src.charCodeAt(++this.pos);
       if (c >= 48 && c <= 57) this.fail('number with leading zero is not allowed', this.pos - 1);
     } else {
+      // m is exact up to 15 digits and used only then; past 16 the digits are only skipped.
       do {
         m = m * 10 + (c - 48);
         c = this.src.charCodeAt(++this.pos);
-      } while (c >= 48 && c <= 57);
+      } while (c >= 48 && c <= 57 && this.pos - intStart < 16);
+      if (c >= 48 && c <= 57) c = this.skipDigits();
     }
     const intDigits = this.pos - intStart;
     if (c !== 46 && c !== 101 && c !== 69) {
@@ -377,14 +401,32 @@ class StrictJsonParser {
     return this.parseFloatTail(start, c, m, neg, intDigits);
   }
 
+  /** Past a run of digits (a local cursor: the loop of a long literal); the character after it. */
+  private skipDigits(): number {
+    const src = this.src;
+    let p = this.pos;
+    let c = src.charCodeAt(p);
+    while (c >= 48 && c <= 57) c = src.charCodeAt(++p);
+    this.pos = p;
+    return c;
+  }
+
   /** An integer literal of 16 or more digits at this.src[start, this.pos). */
   private bigInteger(start: number): number | bigint | JsonFloat {
     const text = this.src.slice(start, this.pos);
-    const b = BigInt(text);
+    // More than 20 digits (a sign aside) is outside the 64-bit range: a float, read in linear
+    // time. BigInt of a long literal costs ~0.3 s per MB, the price of a torn tail of digits.
+    const b = this.pos - start - (text.charCodeAt(0) === 45 ? 1 : 0) > 20 ? undefined : BigInt(text);
+    if (b === undefined) return this.outOfRangeInteger(text, start);
     if (b >= -MAX_SAFE_BIG && b <= MAX_SAFE_BIG) return Number(b);
     if (b >= MIN_I64 && b <= MAX_U64) return b;
-    // Outside the 64-bit range orjson parses the literal as a float.
-    const x = Number(text);
+    return this.outOfRangeInteger(text, start);
+  }
+
+  /** Outside the 64-bit range orjson parses an integer literal as a float. */
+  private outOfRangeInteger(text: string, start: number): JsonFloat {
+    // 310 digits or more is at least 10^309, past the largest double, without converting them.
+    const x = text.length > 310 ? Infinity : Number(text);
     if (x === Infinity || x === -Infinity) this.fail('number is infinity when parsed as double', start);
     return new JsonFloat(x);
   }

@@ -1,5 +1,6 @@
 import { TokcapError } from '../errors.js';
 import { JsonBytesReader } from '../json/parse-json.js';
+import { noteLargeParse, rememberFailure, rememberedFailure } from './damaged-lines.js';
 import type { JsonValue } from '../json/value.js';
 import { validateTokenEntry, type TokenEntry } from '../records/token-entry.js';
 
@@ -14,10 +15,15 @@ export type LineVerdict =
  * a line repeats much of the one before).
  */
 export function parseLineJson(stripped: Uint8Array, context: { rolloutId?: string; file?: string }, json = new JsonBytesReader()): JsonValue {
+  // A large line that already failed in this command is not parsed again (damaged-lines.ts).
+  const known = rememberedFailure(stripped);
+  if (known !== undefined) throw new TokcapError('corrupt', known, { ...context, pyClass: 'JSONDecodeError' });
+  noteLargeParse(stripped);
   try {
     return json.read(stripped);
   } catch (e) {
     if (e instanceof TokcapError) {
+      rememberFailure(stripped, e.message);
       throw new TokcapError('corrupt', e.message, { ...context, pyClass: 'JSONDecodeError', cause: e });
     }
     throw e;
