@@ -4,15 +4,11 @@
 // (docs/decisions/0013-bundles-loaded-as-built.md); from the modules only where no bundle was
 // built. `watch` always from the modules: its view's bundle imports them.
 import { existsSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
 import { commandWord } from '../dist/commands/command-word.js';
+import { tuneCompiler } from '../dist/commands/v8-flags.js';
 
-// V8 inlines less into each optimized function (a budget of 300 bytes of bytecode, not 920):
-// tokcap's per-rollout code (parse, chains, output) is then optimized sooner, in smaller compiles
-// that are dropped less. Set before any command is loaded; it tunes compilation only, in every
-// thread. build --json takes 0.84-0.89x the CPU, verify and inspect are unchanged
-// (docs/decisions/0001-v8-inlining-budget.md).
-setFlagsFromString('--max-inlined-bytecode-size-cumulative=300');
+// Before any command is loaded (docs/decisions/0001-v8-inlining-budget.md).
+tuneCompiler();
 
 const bundle = new URL('../dist/cli/main.js', import.meta.url);
 const fromBundle = commandWord(process.argv) !== 'watch' && existsSync(bundle);

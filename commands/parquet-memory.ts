@@ -18,7 +18,7 @@
  *   202 MB without (docs/decisions/0009-watch-heap-growing-factor.md).
  */
 import { createRequire } from 'node:module';
-import { setFlagsFromString } from 'node:v8';
+import { baselineWasmOnly, growHeap } from './v8-flags.js';
 import type KoffiModule from 'koffi';
 
 /** glibc's <malloc.h>. */
@@ -26,8 +26,8 @@ const M_MMAP_THRESHOLD = -3;
 const MMAP_THRESHOLD = 128 * 2 ** 10;
 
 export function settleParquetMemory(): void {
-  setFlagsFromString('--liftoff-only');
-  setFlagsFromString('--heap-growing-percent=50');
+  baselineWasmOnly();
+  growHeap('slowly');
   try {
     const koffi = createRequire(import.meta.url)('koffi') as typeof KoffiModule;
     const mallopt = koffi.load('libc.so.6').func('int mallopt(int param, int value)') as (param: number, value: number) => number;

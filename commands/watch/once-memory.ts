@@ -12,10 +12,10 @@
  * next one (and to the read worker's, started after). Measured:
  * docs/decisions/0009-watch-heap-growing-factor.md.
  */
-import { setFlagsFromString } from 'node:v8';
+import { growHeap } from '../v8-flags.js';
 
 export function settleOnceMemory(): void {
-  setFlagsFromString('--heap-growing-percent=50');
+  growHeap('slowly');
 }
 
 /** What `settleLoadMemory` needs of the directory model. */
@@ -34,11 +34,10 @@ export interface LoadingModel {
  */
 export function settleLoadMemory(model: LoadingModel): void {
   if (model.ready) return;
-  setFlagsFromString('--heap-growing-percent=50');
+  growHeap('slowly');
   const stop = model.subscribe(() => {
     if (!model.ready) return;
     stop();
-    // 0 is V8's default: it chooses the factor itself.
-    setFlagsFromString('--heap-growing-percent=0');
+    growHeap('as-v8-chooses');
   });
 }
