@@ -16,7 +16,7 @@ import { statusMembers } from '../src/status/result-status.js';
 import { countRollout, emptySummary } from '../src/status/summary.js';
 import type { CommandContext } from './context.js';
 import { couldNotBeRead, EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
-import { assertListableDir, requireCaptureFiles } from './shared.js';
+import { assertListableDir, requireCaptureFiles, requireSelection } from './shared.js';
 import { summaryLines } from './summary-text.js';
 import { divergenceJson } from '../src/divergence/divergence-json.js';
 import { divergenceLine } from './divergence-lines.js';
@@ -30,6 +30,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   if (!ctx.options.freeze) requireCaptureFiles(ctx);
   if (ctx.idsGiven && !ctx.options.all && !ctx.options.freeze) await assertListableDir(ctx.dir);
   const ids = ctx.idsGiven && !ctx.options.all ? [...ctx.ids] : [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort();
+  requireSelection(ctx, ids.length);
   const bar = ids.length > 20 ? ctx.progress({ title: ctx.options.freeze ? 'freezing and building' : 'building', total: ids.length }) : undefined;
   // Results are written as they come, in id order: the document is never held whole.
   const out = ctx.jsonArray();

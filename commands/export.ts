@@ -14,7 +14,7 @@
 import type { CommandContext } from './context.js';
 import { exportStore, parseFieldSelection, type ExportSummary } from '../src/export/index.js';
 import type { Progress } from './progress.js';
-import { requireCaptureFiles } from './shared.js';
+import { requireCaptureFiles, requireSelection } from './shared.js';
 import { settleParquetMemory } from './parquet-memory.js';
 import { orderedJson } from '../src/json/canonical-json.js';
 
@@ -62,6 +62,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
         trainableOnly: o.trainableOnly,
         fields,
         threads: ctx.threads,
+        checkSelection: (selected) => requireSelection(ctx, selected),
       },
       {
         onStart: (total) => {

@@ -24,7 +24,7 @@ import { ROLLOUT_STATUSES, rolloutStatus, unavailableStatus, type RolloutStatusA
 import { countRollout, emptySummary } from '../src/status/summary.js';
 import type { CommandContext } from './context.js';
 import type { SortKey, StatusFilter } from './options.js';
-import { formatAgeSince, formatBytes, requireCaptureFiles } from './shared.js';
+import { formatAgeSince, formatBytes, requireCaptureFiles, requireSelection } from './shared.js';
 import { summaryLines } from './summary-text.js';
 import { detailLines } from './watch/rollout-lines.js';
 
@@ -99,6 +99,7 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   const store = ctx.store;
   requireCaptureFiles(ctx);
   const listing = await scanDirectory(ctx.dir, { shard: ctx.shard });
+  requireSelection(ctx, ctx.idsGiven ? ctx.ids.length : listing.rollouts.size);
   if (ctx.idsGiven) return inspectRollouts(ctx, listing);
   const bar = listing.rollouts.size > 500 ? ctx.progress({ title: 'reading', total: listing.rollouts.size }) : undefined;
   if (ctx.options.json && ctx.options.sort === 'id') {

@@ -241,7 +241,7 @@ const tokenizer: OptionSpec<string | undefined> = {
 
 const allowEmpty: OptionSpec<boolean> = {
   flags: '--allow-empty',
-  description: 'a DIR without any capture file is an answer (exit 0), not an error (by default: exit 3, `tokcap: DIR: no capture files`, since it is usually a mistyped or emptied DIR)',
+  description: 'a DIR without any capture file, or a selection without any rollout (--ids-from of no ids, an empty --shard), is an answer (exit 0), not an error (by default: exit 3, `tokcap: DIR: no capture files` or `tokcap: DIR: no rollouts selected`, since it is usually a mistyped DIR or id list)',
 };
 
 export interface InspectOptions {
@@ -623,7 +623,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     args: [DIR_ARG],
     options: {
       once: { flags: '--once', description: 'print one snapshot and exit (works without a terminal)' },
-      allowEmpty,
+      allowEmpty: { ...allowEmpty, description: 'a DIR without any capture file is an answer (exit 0), not an error (by default: exit 3, `tokcap: DIR: no capture files`, since it is usually a mistyped or emptied DIR)' },
     },
     examples: [
       { command: 'tokcap watch /data/captures', description: 'The live view (q quits).' },

@@ -3,7 +3,7 @@
  * and human formatting of ages and sizes.
  */
 import { opendir } from 'node:fs/promises';
-import { ioError, noCaptureFilesError } from '../src/errors.js';
+import { ioError, noCaptureFilesError, noRolloutsSelectedError } from '../src/errors.js';
 import { hasCaptureFiles } from '../src/layout/scan-directory.js';
 import { terminalSafe } from '../src/text/terminal-safe.js';
 import type { CommandContext } from './context.js';
@@ -30,6 +30,15 @@ export function requireCaptureFiles(ctx: CommandContext<'inspect' | 'build' | 'v
   // wrong with it (commands/errors.ts) the same way for every command.
   const found = hasCaptureFiles(ctx.dir);
   if (!found && !ctx.options.allowEmpty) throw noCaptureFilesError({ file: ctx.dir });
+}
+
+/**
+ * A selection without any rollout (no ids after --ids-from, a shard with nothing in it) fails
+ * (exit 3, `tokcap: DIR: no rollouts selected`; docs/cli.md#unavailable) unless --allow-empty:
+ * "0 rollouts verified" must not pass a CI gate.
+ */
+export function requireSelection(ctx: CommandContext<'inspect' | 'build' | 'verify-digests' | 'export'>, selected: number): void {
+  if (selected === 0 && !ctx.options.allowEmpty) throw noRolloutsSelectedError({ file: ctx.dir });
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Finding } from '../src/verify/findings.js';
 import { FindingSpool } from './finding-spool.js';
 import type { CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
-import { plural, requireCaptureFiles, showId } from './shared.js';
+import { plural, requireCaptureFiles, requireSelection, showId } from './shared.js';
 import { noCaptureFilesError } from '../src/errors.js';
 import { compareCodePoints } from '../src/json/canonical-json.js';
 
@@ -27,6 +27,7 @@ export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> 
 
 async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool | undefined): Promise<void> {
   const ids = ctx.idsGiven ? [...ctx.ids] : undefined;
+  if (ids) requireSelection(ctx, ids.length);
   // The library lists DIR once for the job and says how many rollouts it found (the bar's total).
   let bar: ReturnType<typeof ctx.progress> | undefined;
   const result = await verifyDirectory(ctx.store, {
@@ -38,6 +39,8 @@ async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool
     ...(spool ? { onFindings: (f: Finding[]) => spool.add(f) } : {}),
   });
   bar?.done();
+  // A shard with nothing in it: known once DIR is listed.
+  requireSelection(ctx, result.rollouts + result.missing.length);
   // A named rollout without any capture file was not verified: an error (docs/cli.md#unavailable), not a warning.
   const missing = result.missing;
   const errors = [

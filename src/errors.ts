@@ -148,6 +148,15 @@ export function noCaptureFilesError(where: { file?: string; rolloutId?: string }
   return new TokcapError('not_found', 'no capture files', where);
 }
 
+/**
+ * A selection with no rollout in it (no ids after `--ids-from`, a shard with nothing in it) over
+ * DIR (`file`): a command that checked nothing must not pass as having checked everything
+ * (docs/cli.md#unavailable, kind `not_found`).
+ */
+export function noRolloutsSelectedError(where: { file?: string }): TokcapError {
+  return new TokcapError('not_found', 'no rollouts selected', where);
+}
+
 /** Any thrown value as a TokcapError (unexpected ones become kind `other`). */
 export function toTokcapError(e: unknown, context: { rolloutId?: string; file?: string } = {}): TokcapError {
   if (e instanceof TokcapError) return e;

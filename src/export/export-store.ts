@@ -73,6 +73,11 @@ export interface ExportOptions {
   signal?: AbortSignal;
   /** How many threads the job may use (default: decided by its size). */
   threads?: ThreadOptions;
+  /**
+   * Called with the number of rollouts selected, before any output exists: a throw refuses the
+   * export with nothing written (the CLI's "no rollouts selected").
+   */
+  checkSelection?: (selected: number) => void;
 }
 
 export interface ExportHooks {
@@ -259,6 +264,7 @@ export async function exportStore(options: ExportOptions, hooks: ExportHooks = {
   else if (!options.stream) await checkOutputTarget(options.out, targetOptions);
 
   const sorted = await exportIds(options);
+  options.checkSelection?.(sorted.length);
   const ids = options.format === 'tinker' ? tinkerRolloutOrder(sorted) : sorted;
   const total = ids.length;
   hooks.onStart?.(total);

@@ -66,6 +66,7 @@ export async function exportParquet(options: ExportOptions, hooks: ExportHooks =
   if (options.fields) throw usage('--fields applies to --format jsonl only');
   const paths = await checkDataset(options);
   const ids = await exportIds(options);
+  options.checkSelection?.(ids.length);
   hooks.onStart?.(ids.length);
   for (const path of Object.values(paths)) {
     try {
