@@ -491,7 +491,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     name: 'sweep',
     summary: 'Remove the fences of retired rollouts older than an age',
     description: [
-      'Removes the leftovers (state fence, intents, incomplete marker, lock file) of every retired rollout whose state file was last changed longer ago than `--older-than`. Rollouts that are not retired, or have no state file, are never touched; a retired rollout whose record file still exists is skipped and reported (run `tokcap retire` on it again to finish).',
+      'Removes the leftovers (state fence, intents, incomplete marker, lock file) of every retired rollout whose state file was last changed longer ago than `--older-than`. Rollouts that are not retired, or have no state file, are never touched; a retired rollout whose record file still exists (an interrupted retire) is skipped and reported on stderr, also with -q, and the command exits 1: run `tokcap retire DIR ID` on it again to finish, then sweep again.',
       'The age is required: sweep never acts on every rollout implicitly. `--older-than 0s` means any age. `--dry-run` lists what would be removed and changes nothing.',
     ].join('\n\n'),
     args: [DIR_ARG],
@@ -712,9 +712,9 @@ export const EXIT_CODES: readonly { code: number; short: string; meaning: string
   { code: 0, short: 'success: did what was asked, found nothing wrong', meaning: 'the command did what was asked and found nothing wrong' },
   {
     code: 1,
-    short: 'negative outcome: findings, a drop refused, a masked rollout',
+    short: 'negative outcome: findings, a drop refused, a masked rollout, an interrupted retire',
     meaning:
-      'the command ran and reports a negative outcome: verify-digests found an error (or a warning with --strict); a conditional drop returned false; build --fail-on-mask found a masked rollout',
+      'the command ran and reports a negative outcome: verify-digests found an error (or a warning with --strict); a conditional drop returned false; build --fail-on-mask found a masked rollout; sweep found an interrupted retire (a retired rollout whose records are still there)',
   },
   { code: 2, short: 'usage error: nothing was read or changed', meaning: 'usage: unknown option, missing argument, invalid rollout id, bad duration; nothing was read or changed' },
   {

@@ -72,6 +72,12 @@ export function plural(n: number, word: string, many = `${word}s`): string {
   return `${n} ${n === 1 ? word : many}`;
 }
 
+/** `s` as one word a POSIX shell reads back as `s` (quoted only when it needs to be), for hints. */
+export function shellWord(s: string): string {
+  if (/^[A-Za-z0-9_./:=@%+,-]+$/.test(s)) return s;
+  return terminalSafe(`'${s.replace(/'/g, `'\\''`)}'`);
+}
+
 /** Shows an id (call ids are any string), making the empty one visible and controls escaped. */
 export function showId(id: string): string {
   return id === '' ? '""' : terminalSafe(id);

@@ -5,7 +5,8 @@
  */
 import { sweepRetired, type SweepCandidate } from '../src/ops/sweep.js';
 import type { CommandContext } from './context.js';
-import { formatAge, plural } from './shared.js';
+import { EXIT_NEGATIVE } from './errors.js';
+import { formatAge, plural, shellWord, showId } from './shared.js';
 
 export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
   const threshold = formatAge(ctx.options.olderThan);
@@ -16,9 +17,13 @@ export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
   };
   const result = await sweepRetired(ctx.store, { olderThanSeconds: ctx.options.olderThan, dryRun: ctx.options.dryRun, onRemoved });
   const errors = result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId));
+  // An interrupted retire needs a person: a line -q keeps, and exit 1 (docs/cli.md#exit-codes).
   for (const id of result.skippedWithRecords) {
-    ctx.warn(`${id}: retired but its records are still there (an interrupted retire); run 'tokcap retire DIR ${id}' to finish it, then sweep again`);
+    ctx.err(
+      `tokcap: ${showId(id)}: retired but its records are still there (an interrupted retire); run 'tokcap retire ${shellWord(ctx.dir)} ${shellWord(id)}' to finish it, then sweep again`,
+    );
   }
+  if (result.skippedWithRecords.length > 0) ctx.raise(EXIT_NEGATIVE);
   const doc: Record<string, unknown> = {
     removed: result.removed.map((r) => r.rolloutId),
     count: result.removed.length,
