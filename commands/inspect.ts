@@ -27,6 +27,11 @@ import type { SortKey, StatusFilter } from './options.js';
 import { formatAgeSince, formatBytes, requireCaptureFiles, requireSelection } from './shared.js';
 import { summaryLines } from './summary-text.js';
 import { detailLines } from './watch/rollout-lines.js';
+import { callTokens } from '../src/call-text/call-tokens.js';
+import { TokcapError } from '../src/errors.js';
+import { callTextLines } from './call-text-lines.js';
+import { CommandTokenizers, textsByModel, tokenizerSource } from './tokenizers.js';
+import { showId } from './shared.js';
 
 export function matchesStatus(a: RolloutStatusAnswer, filter: StatusFilter): boolean {
   if (filter === 'all') return true;
@@ -198,6 +203,10 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
   const blocks: string[][] = [];
   // Wide enough not to cut what a pipe or a log keeps; a terminal's own width otherwise.
   const width = ctx.tty.stdout ? Math.max(60, ctx.terminal.columns ?? 100) : 120;
+  // Nothing is read for decoding until a divergence or a call's text is shown.
+  let tokenizers: CommandTokenizers | undefined;
+  const decoders = () => (tokenizers ??= new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), (l) => ctx.warn(l)));
+  if (ctx.options.call !== undefined && ctx.ids.length !== 1) throw new TokcapError('usage', 'inspect: --call needs exactly one rollout ID');
   for (const id of ctx.ids) {
     // A named rollout without any capture file is an error (docs/cli.md#unavailable), never empty facts.
     if (!listing.rollouts.has(id)) {
@@ -225,7 +234,18 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
       for (const e of detail.facts?.errors ?? []) ctx.warn(`${id}: ${e.file}: ${e.message}`);
       reportUnread(ctx, id, detail.recordsError);
     }
-    blocks.push(detailLines(detail, width, Date.now(), ctx.styles));
+    if (ctx.options.call !== undefined) {
+      const t = detail.build ? callTokens(detail.build, ctx.options.call, detail.divergences) : undefined;
+      if (t === undefined) {
+        const why = detail.build ? `it has no call ${showId(ctx.options.call)}` : 'it could not be built';
+        ctx.fail(new TokcapError('not_found', `rollout ${id}: ${why}`, { rolloutId: id }), id);
+        continue;
+      }
+      blocks.push(callTextLines(t, await decoders().textFor(t.model), width, ctx.styles));
+      continue;
+    }
+    const texts = detail.divergences.length > 0 ? await textsByModel(decoders(), detail.divergences.map((d) => d.model)) : undefined;
+    blocks.push(detailLines(detail, width, Date.now(), ctx.styles, texts));
   }
   ctx.json({ dir: ctx.dir, rollouts: doc, invalid_names: listing.invalidNames });
   for (const b of blocks) for (const l of b) ctx.out(l);

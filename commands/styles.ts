@@ -103,6 +103,10 @@ export interface Styles {
   inverse: Style;
   /** The state word of a rollout, coloured by state; the text itself is always the state name. */
   badge: (state: RolloutState) => string;
+  /** A generated token's shade by its log-prob band (src/call-text: 0 likely … 3 unlikely). */
+  logProb: readonly [Style, Style, Style, Style];
+  /** Where two token sequences part. */
+  mark: Style;
 }
 
 const plain: Style = (text) => text;
@@ -131,7 +135,21 @@ export function safeOutput(text: string, level: ColorLevel, keepNewlines = true)
 export function createStyles(level: ColorLevel): Styles {
   if (level === 0) {
     const safe: Style = (text) => terminalSafe(text);
-    return { level, ok: plain, warn: plain, error: plain, dim: plain, heading: plain, id: safe, path: safe, bold: plain, inverse: plain, badge: (state) => state };
+    return {
+      level,
+      ok: plain,
+      warn: plain,
+      error: plain,
+      dim: plain,
+      heading: plain,
+      id: safe,
+      path: safe,
+      bold: plain,
+      inverse: plain,
+      badge: (state) => state,
+      logProb: [plain, plain, plain, plain],
+      mark: plain,
+    };
   }
   const c = new (loadChalk().Chalk)({ level });
   const badges: { [S in RolloutState]: Style } = {
@@ -162,5 +180,7 @@ export function createStyles(level: ColorLevel): Styles {
     bold: c.bold,
     inverse: c.inverse,
     badge: (state) => badges[state](state),
+    logProb: [plain, c.yellow, c.hex('#ff8700'), c.red.bold],
+    mark: c.inverse,
   };
 }

@@ -9,6 +9,11 @@ import { couldNotBeRead } from '../errors.js';
 import type { DigestCheck, RolloutDetail, TreeNode } from '../../src/status/rollout-detail.js';
 import { cellWidth as stringWidth } from './cells.js';
 import { truncate, wrapText } from './fit-text.js';
+import { divergenceLine, windowLines } from '../divergence-lines.js';
+import type { TokenText } from '../../src/tokenizer/token-text.js';
+
+/** A decoder for a model's ids, when one was loaded (outside the view); null shows ids. */
+export type TextsByModel = ReadonlyMap<string, TokenText | null>;
 
 export function digestText(d: DigestCheck): string {
   if (d.status === 'ok') return 'digest ok';
@@ -54,7 +59,7 @@ function section(title: string, width: number, styles: Styles): string {
 }
 
 /** Every line of the rollout view (scrolled by the component). */
-export function detailLines(d: RolloutDetail, width: number, now: number, styles: Styles): string[] {
+export function detailLines(d: RolloutDetail, width: number, now: number, styles: Styles, texts?: TextsByModel): string[] {
   const out: string[] = [];
   const f = d.facts;
   const badge = styles.badge(d.status.status);
@@ -101,6 +106,16 @@ export function detailLines(d: RolloutDetail, width: number, now: number, styles
     for (const c of v.causes) {
       const wrapped = wrapText(`${c.code}: ${c.message}`, width - 4, '  ');
       wrapped.forEach((l, i) => out.push(i === 0 ? `  • ${l}` : `    ${l}`));
+    }
+  }
+
+  if (d.divergences.length > 0) {
+    out.push(section(`first divergence (${d.divergences.length} broken boundar${d.divergences.length === 1 ? 'y' : 'ies'})`, width, styles));
+    for (const dv of d.divergences) {
+      const text = texts?.get(dv.model) ?? null;
+      const wrapped = wrapText(divergenceLine(dv, text), width - 4, '  ');
+      wrapped.forEach((l, i) => out.push(styles.warn(i === 0 ? `  ↳ ${l}` : `    ${l}`)));
+      for (const w of windowLines(dv, text)) for (const l of wrapText(w, width - 6, '  ')) out.push(styles.dim(`      ${l}`));
     }
   }
 

@@ -12,6 +12,7 @@
 import { errorFactsOf, errorFromFacts, toTokcapError, type ErrorFacts } from '../errors.js';
 import type { BuildCall, ChainBuild, LinkOutcome } from '../build/chain-builder.js';
 import { describeReason, type MaskCause } from '../build/mask-causes.js';
+import { firstDivergences, type Divergence } from '../divergence/first-divergence.js';
 import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { Finding } from '../verify/findings.js';
@@ -95,6 +96,10 @@ export interface RolloutDetail {
   /** A torn final line (crash artefact) and where it starts, when the snapshot read saw one. */
   readonly tornTail: { at?: number } | null;
   readonly verdict: BuildVerdict;
+  /** The chain build the tree comes from (a call's tokens for its text view); null when not built. */
+  readonly build: ChainBuild | null;
+  /** Where a masked rollout's broken boundaries part from their candidate parents (src/divergence). */
+  readonly divergences: readonly Divergence[];
   /** verify-digests findings that name no call (torn tail, unindexed tail, index problems...). */
   readonly rolloutFindings: readonly Finding[];
   readonly digestError?: string;
@@ -232,6 +237,8 @@ export function assembleDetail(
     incompleteFlag: facts?.incomplete_flag ?? false,
     tornTail: built?.tornTailAt !== undefined ? { at: built.tornTailAt } : facts?.torn_tail ? {} : null,
     verdict,
+    build: chains,
+    divergences: chains && result?.mask_sample ? firstDivergences(chains) : [],
     rolloutFindings,
     digestError,
     ...(recordsError && status.status !== 'unavailable' ? { recordsError } : {}),

@@ -45,7 +45,7 @@ describe('build explains where a broken chain’s tokens part (real Qwen3 ids, P
   it('carries the divergence in --json: position, both id windows, both texts and the candidate parent', async () => {
     const r = await tokcap(['build', dir, '--json', '--tokenizer', QWEN3_TOKENIZER_JSON], { env: { HOME: emptyHome } });
     expect(r.exitCode).toBe(0);
-    const results = JSON.parse(r.stdout) as any[];
+    const results = JSON.parse(String(r.stdout)) as any[];
     const byId = Object.fromEntries(results.map((x) => [x.rollout_id, x]));
     expect(byId['r-clean'].divergences).toBeUndefined();
     const [d] = byId['r-drift'].divergences;
@@ -70,7 +70,7 @@ describe('build explains where a broken chain’s tokens part (real Qwen3 ids, P
   it('refuses a --tokenizer path that does not exist (exit 2, one line)', async () => {
     const r = await tokcap(['build', dir, 'r-clean', '--tokenizer', join(emptyHome, 'missing.json')]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(String(r.stderr).trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain('missing.json: no such file or directory');
   });
 });

@@ -17,6 +17,8 @@ const BASE: GlobalOptions & InspectOptions = {
   status: 'all',
   sort: 'id',
   limit: undefined,
+  call: undefined,
+  tokenizer: undefined,
   idsFrom: undefined,
   shard: undefined,
   allowEmpty: false,

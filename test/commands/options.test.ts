@@ -85,7 +85,8 @@ describe('the option table', () => {
     const flagsOf = (name: CommandName) => Object.values(COMMANDS[name].options).map((s) => (s as OptionSpec<unknown>).flags);
     expect(Object.values(GLOBAL_OPTIONS).map((s) => s.flags)).toEqual(['--json', '--color <when>', '-q, --quiet', '--lock-wait <duration>']);
     expect(GLOBAL_OPTIONS.lockWait.default).toBe(10);
-    expect(flagsOf('inspect')).toEqual(['--deep', '--status <state>', '--sort <key>', '--limit <n>', '--ids-from <file>', '--shard <K/N|auto>', '--allow-empty']);
+    expect(flagsOf('inspect')).toEqual(['--deep', '--status <state>', '--sort <key>', '--limit <n>', '--call <call-id>', '--tokenizer <path>', '--ids-from <file>', '--shard <K/N|auto>', '--allow-empty']);
+    for (const name of ['inspect', 'build'] as const) expect(flagsOf(name)).toContain('--tokenizer <path>');
     for (const name of ['inspect', 'verify-digests', 'build', 'export', 'freeze'] as const) expect(flagsOf(name)).toContain('--shard <K/N|auto>');
     for (const name of ['inspect', 'verify-digests', 'build', 'export', 'watch'] as const) expect(flagsOf(name)).toContain('--allow-empty');
     expect(flagsOf('sweep')).toEqual(['--older-than <duration>', '--dry-run']);
