@@ -48,7 +48,8 @@
  * (docs/decisions/0008-no-async-context-for-copies.md).
  *
  * docs/format.md#lock-mechanism also requires never holding two different rollouts' locks at once. Calls in
- * this thread take turns (a FIFO mutex around acquire-run-release), and each `flock` attempt and
+ * this thread take turns (a FIFO mutex around each attempt, and from a granted one to the release:
+ * never across a backoff, so a call waiting for a held lock holds up no other), and each `flock` attempt and
  * each held lock also takes the process's turn shared with the other threads (lock-turns.ts), so
  * concurrent readers never hold two locks together, in one thread or in several; requesting a
  * second rollout's lock from inside `fn` is rejected. Holders must therefore keep `fn` short
@@ -157,16 +158,34 @@ async function lockInTurn<T>(
   if (chain.some((s) => s.active)) throw nestedError(rolloutId, lockPath);
   if (syncHeld) throw nestedError(rolloutId, lockPath);
   opts.signal?.throwIfAborted();
-  // One rollout lock at a time in this process (docs/format.md#lock-mechanism), even for concurrent readers.
-  turnsTaken++;
-  const turn = await processTurn();
-  try {
-    return await lockedCall(lockPath, rolloutId, mode, opts, fn, key, tracked ? chain : undefined);
-  } finally {
-    turnsTaken--;
-    turn();
+  const readOnly = opts.readOnly === true;
+  const waitMs = Number.isNaN(opts.waitMs) || opts.waitMs < 0 ? 0 : opts.waitMs;
+  const deadline = performance.now() + waitMs;
+  let backoff = INITIAL_BACKOFF_MS;
+  for (;;) {
+    // One rollout lock at a time in this process (docs/format.md#lock-mechanism), even for
+    // concurrent readers: this thread's turn is held for one attempt, or from a granted one to
+    // the release, never across the backoff below. A call waiting for a lock another process
+    // holds then holds up no other rollout's lock (a live view's other rows, its detail).
+    turnsTaken++;
+    const turn = await processTurn();
+    let attempt: T | typeof HELD_ELSEWHERE;
+    try {
+      attempt = await attemptInTurn(lockPath, rolloutId, mode, readOnly, fn, key, tracked ? chain : undefined);
+    } finally {
+      turnsTaken--;
+      turn();
+    }
+    if (attempt !== HELD_ELSEWHERE) return attempt;
+    const left = deadline - performance.now();
+    if (left <= 0) throw timeoutError(waitMs, rolloutId, lockPath);
+    await pause(Math.min(backoff, left), opts.signal);
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
   }
 }
+
+/** `attemptInTurn`'s answer when another open file description holds the lock (not a value `fn` can return). */
+const HELD_ELSEWHERE: unique symbol = Symbol('held elsewhere');
 
 /** `withReadLockNow`'s answer when the lock cannot be had at once: take the waiting path. */
 export const NOT_NOW: unique symbol = Symbol('not now');
@@ -261,24 +280,24 @@ function processTurn(): Promise<() => void> {
   return before.then(() => release);
 }
 
-async function lockedCall<T>(
+/**
+ * One attempt at the lock, in this thread's turn: `fn`'s result once it ran under the lock (or
+ * without one: read-only caller, no lock file), or HELD_ELSEWHERE when another open file description holds
+ * it (nothing held; the caller backs off outside its turn).
+ */
+async function attemptInTurn<T>(
   lockPath: string,
   rolloutId: string,
   mode: LockMode,
-  opts: RolloutLockOptions,
+  readOnly: boolean,
   fn: (held: HeldLock) => Promise<T> | T,
   key: string,
   chain: readonly Scope[] | undefined,
-): Promise<T> {
-  const readOnly = opts.readOnly === true;
-  const waitMs = Number.isNaN(opts.waitMs) || opts.waitMs < 0 ? 0 : opts.waitMs;
-  const deadline = performance.now() + waitMs;
-  let backoff = INITIAL_BACKOFF_MS;
-
+): Promise<T | typeof HELD_ELSEWHERE> {
   for (;;) {
     // The process's turn (shared with its other threads) for this attempt only; kept from a
-    // successful one until the lock is released, never across the backoff below. From taking it
-    // to `fn`, nothing awaits (lock-turns.ts `takeLockTurnNow`).
+    // successful one until the lock is released. From taking it to `fn`, nothing awaits
+    // (lock-turns.ts `takeLockTurnNow`).
     if (!takeLockTurnNow()) {
       await lockTurnFreed();
       continue;
@@ -297,10 +316,7 @@ async function lockedCall<T>(
     // Swept or replaced while we opened it: start over at once on whatever the path is now
     // (the deadline is not reset).
     if (attempt === SWEPT) continue;
-    const left = deadline - performance.now();
-    if (left <= 0) throw timeoutError(waitMs, rolloutId, lockPath);
-    await pause(Math.min(backoff, left), opts.signal);
-    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    return HELD_ELSEWHERE;
   }
 }
 

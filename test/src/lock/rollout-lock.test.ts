@@ -160,6 +160,20 @@ describe('withRolloutLock', () => {
       await py.done;
     });
 
+    it('a call waiting for it holds up no other rollout’s lock in this process', async () => {
+      const py = await pyHold(lock, 'ex', 60);
+      const other = rolloutPaths(dir, 'other').lock;
+      let waited: 'waiting' | 'done' = 'waiting';
+      const waiting = withRolloutLock(lock, RID, 'shared', { waitMs: 60_000 }, () => 'late').finally(() => (waited = 'done'));
+      // Each kind of call, while the first still waits for the holder.
+      expect(await withRolloutLock(other, 'other', 'exclusive', { waitMs: 0 }, () => 'other')).toBe('other');
+      expect(await withRolloutLockSyncFn(other, 'other', 'shared', { waitMs: 0 }, () => 'sync')).toBe('sync');
+      expect(withReadLockNow(other, 'other', () => 'now')).toBe('now');
+      expect(waited).toBe('waiting');
+      await py.release();
+      expect(await waiting).toBe('late');
+    });
+
     it('an abort signal ends the wait with its reason', async () => {
       const py = await pyHold(lock, 'ex');
       const ac = new AbortController();
