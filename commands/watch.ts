@@ -13,6 +13,7 @@
  */
 import type { CommandContext } from './context.js';
 import { errorFromFacts, TokcapError } from '../src/errors.js';
+import { endLockWaits } from '../src/lock/rollout-lock.js';
 import { DirectoryModel } from '../src/watch/directory-model.js';
 import { visibleRows, NO_FILTER } from '../src/watch/rows.js';
 import { rowJson, rowsById, watchSnapshotHead } from '../src/watch/snapshot-json.js';
@@ -54,9 +55,12 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
       trace?.(`watch: ink and react loaded (${source})`);
       await view.runLive({ model: live, styles: ctx.styles, trace, initialScan: false });
     } finally {
-      // Also when the renderer could not be loaded: the load started above stops.
+      // Also when the renderer could not be loaded: the load started above stops, its waits for
+      // locks end, and the reads in flight are dropped (a quit waits for no read).
       live.dispose();
-      await workers?.close();
+      // Nor does the detail's read, or any other: the process ends now, whatever is held.
+      endLockWaits(new Error('the live view was closed'));
+      await workers?.close(0);
     }
     return;
   }
@@ -135,5 +139,5 @@ function rowWorkers(ctx: CommandContext<'watch'>, trace?: Trace) {
   const workers = early ?? createWorkerReaders(readWorkerUrl());
   // Its start (a thread, its modules) overlaps the directory listing, or the live view's renderer.
   workers.start();
-  return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad, rescanListing: workers.rescanListing }, close: () => workers.close() };
+  return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad, rescanListing: workers.rescanListing }, close: (timeoutMs?: number) => workers.close(timeoutMs) };
 }

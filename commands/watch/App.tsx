@@ -101,8 +101,13 @@ export function WatchApp(props: WatchAppProps) {
   const now = useNow(props.clock, undefined, screen === 'detail' || rows.length > 0);
   const openRow = openId === null ? undefined : model.row(openId);
   const detailState = useRolloutDetail(loadDetail, screen === 'detail' ? openId : null, openRow?.seq ?? 0);
+  // What the list knows of the open rollout while its detail is not read (a lock held elsewhere).
+  const openLockWait = openId === null ? undefined : snapshot.lockWaits.get(openId);
+  const openRowError = openRow?.error;
   const detailLineCount =
-    screen === 'detail' && openId !== null ? rolloutViewLines({ id: openId, ...detailState, width, now, styles }).length : 0;
+    screen === 'detail' && openId !== null
+      ? rolloutViewLines({ id: openId, ...detailState, width, now, styles, lockWaitSince: openLockWait, rowError: openRowError }).length
+      : 0;
 
   // What the key reducer needs, current as of this render: the rows shown (the reducer reads
   // their ids; no list of every id is made per key), or for another filter, computed on demand
@@ -136,6 +141,8 @@ export function WatchApp(props: WatchAppProps) {
         detail={detailState.detail}
         loading={detailState.loading}
         error={detailState.error}
+        lockWaitSince={openLockWait}
+        rowError={openRowError}
         offset={detailOffset}
         width={width}
         height={viewHeight}

@@ -37,6 +37,7 @@ export function DirectoryView({ snapshot, rows, selected, offset, filter, sort, 
       dir: snapshot.dir,
       totals: snapshot.totals,
       pending: snapshot.pending,
+      lockWaits: snapshot.lockWaits.size,
       ready: snapshot.ready,
       scanError: snapshot.scanError,
       sort,
@@ -69,7 +70,7 @@ export function DirectoryView({ snapshot, rows, selected, offset, filter, sort, 
   } else {
     body = visible.map((r, i) => {
       const isSelected = offset + i === selected;
-      return rowLine(r, { now, selected: isSelected, cols, styles, padLast: isSelected });
+      return rowLine(r, { now, selected: isSelected, cols, styles, padLast: isSelected, lockWaitSince: snapshot.lockWaits.get(r.id) });
     });
   }
   while (body.length < page) body.push('');

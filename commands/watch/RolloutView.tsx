@@ -5,7 +5,10 @@
 import { Box, Text } from 'ink';
 import type { Styles } from '../styles.js';
 import type { RolloutDetail } from '../../src/status/rollout-detail.js';
+import type { ErrorFacts } from '../../src/errors.js';
+import { couldNotBeRead } from '../errors.js';
 import { detailLines } from './rollout-lines.js';
+import { lockWaitText } from './list-rows.js';
 import { truncate } from './fit-text.js';
 
 export interface RolloutViewProps {
@@ -13,6 +16,10 @@ export interface RolloutViewProps {
   detail: RolloutDetail | null;
   loading: boolean;
   error?: string;
+  /** Since when (the clock of `now`) the directory model waits for the rollout's lock, if it does. */
+  lockWaitSince?: number;
+  /** Why the directory model's last read of the rollout failed, if it did. */
+  rowError?: ErrorFacts;
   /** First visible line. */
   offset: number;
   width: number;
@@ -22,10 +29,17 @@ export interface RolloutViewProps {
 }
 
 /** The lines of the view (also used by the App to clamp scrolling). */
-export function rolloutViewLines(p: Pick<RolloutViewProps, 'id' | 'detail' | 'loading' | 'error' | 'width' | 'now' | 'styles'>): string[] {
+export function rolloutViewLines(
+  p: Pick<RolloutViewProps, 'id' | 'detail' | 'loading' | 'error' | 'width' | 'now' | 'styles' | 'lockWaitSince' | 'rowError'>,
+): string[] {
   if (p.detail === null) {
     if (p.error !== undefined) return [p.styles.error(truncate(`rollout ${p.id}: ${p.error}`, p.width))];
-    return [p.styles.dim(truncate(`rollout ${p.id}: reading…`, p.width))];
+    // Not read yet: say why, if the list knows (a lock held elsewhere, a read that failed).
+    const lines: string[] = [];
+    if (p.lockWaitSince !== undefined) lines.push(p.styles.warn(truncate(`rollout ${p.id}: reading… ${lockWaitText(p.now, p.lockWaitSince)}`, p.width)));
+    if (p.rowError !== undefined) lines.push(p.styles.error(truncate(`rollout ${p.id}: ${couldNotBeRead(p.rowError)}`, p.width)));
+    if (lines.length === 0) lines.push(p.styles.dim(truncate(`rollout ${p.id}: reading…`, p.width)));
+    return lines;
   }
   return detailLines(p.detail, p.width, p.now, p.styles);
 }

@@ -34,6 +34,8 @@ export interface HeaderInfo {
   dir: string;
   totals: DirectoryTotals;
   pending: number;
+  /** Rollouts waiting for a lock another process holds (read in the background; default 0). */
+  lockWaits?: number;
   ready: boolean;
   scanError?: ErrorFacts;
   sort: SortMode;
@@ -57,14 +59,16 @@ export function headerLines(h: HeaderInfo, width: number, styles: Styles): strin
   const t = h.totals;
   // A DIR removed or made unreadable while watched: in the words of the error line (../errors.ts).
   const scanError = h.scanError === undefined ? undefined : describeReason(h.scanError);
-  const status = scanError
-    ? styles.error(`cannot list: ${scanError}`)
-    : !h.ready
-      ? styles.warn(`reading ${t.loaded}/${t.rollouts}`)
-      : h.pending > 0
-        ? styles.dim(`updating ${h.pending}`)
-        : styles.ok('up to date');
-  const statusPlain = scanError ? `cannot list: ${scanError}` : !h.ready ? `reading ${t.loaded}/${t.rollouts}` : h.pending > 0 ? `updating ${h.pending}` : 'up to date';
+  const waits = !scanError && h.lockWaits ? `, ${h.lockWaits} waiting for lock` : '';
+  const status =
+    (scanError
+      ? styles.error(`cannot list: ${scanError}`)
+      : !h.ready
+        ? styles.warn(`reading ${t.loaded}/${t.rollouts}`)
+        : h.pending > 0
+          ? styles.dim(`updating ${h.pending}`)
+          : styles.ok('up to date')) + (waits && styles.warn(waits));
+  const statusPlain = (scanError ? `cannot list: ${scanError}` : !h.ready ? `reading ${t.loaded}/${t.rollouts}` : h.pending > 0 ? `updating ${h.pending}` : 'up to date') + waits;
   const titleRoom = Math.max(10, width - stringWidth(statusPlain) - 1);
   const title = padEnd(`tokcap watch ${h.dir}`, titleRoom);
   const lines = [styles.heading(title) + ' ' + (stringWidth(statusPlain) + 1 + titleRoom <= width ? status : '')];

@@ -71,10 +71,22 @@ export interface RowLineOptions {
    * would process character by character in each frame (about half of a row's characters).
    */
   padLast?: boolean;
+  /** Since when (the clock of `now`) the rollout waits for a lock another process holds, if it does. */
+  lockWaitSince?: number;
+}
+
+/** A wait for a lock, counted in whole seconds. */
+export function lockWaitText(now: number, since: number): string {
+  return `waiting for lock (${Math.max(0, Math.floor((now - since) / 1000))}s)`;
 }
 
 /** The mask column's plain text and style of a row. */
-function maskCell(r: RolloutRow): { text: string; tone: 'error' | 'masked' | 'ok' | 'dim' } {
+function maskCell(r: RolloutRow, now: number, lockWaitSince: number | undefined): { text: string; tone: 'error' | 'masked' | 'ok' | 'dim' } {
+  if (lockWaitSince !== undefined) {
+    // Waiting again after a wait that failed: why the last read failed comes after.
+    const wait = lockWaitText(now, lockWaitSince);
+    return r.error ? { text: `${wait}; ${couldNotBeRead(r.error)}`, tone: 'error' } : { text: wait, tone: 'dim' };
+  }
   if (r.error) return { text: couldNotBeRead(r.error), tone: 'error' };
   if (!r.loaded) return { text: '…', tone: 'dim' };
   if (r.wouldMask === null) return { text: '-', tone: 'dim' };
@@ -85,7 +97,7 @@ function maskCell(r: RolloutRow): { text: string; tone: 'error' | 'masked' | 'ok
 }
 
 /** One row of the directory list, exactly `MARK_WIDTH + cols + …` cells wide (less, unpadded, without `padLast`). */
-export function rowLine(r: RolloutRow, { now, selected, cols, styles, padLast = true }: RowLineOptions): string {
+export function rowLine(r: RolloutRow, { now, selected, cols, styles, padLast = true, lockWaitSince }: RowLineOptions): string {
   const recent = r.changedAt !== null && now - r.changedAt < HIGHLIGHT_MS;
   const mark = (selected ? '›' : ' ') + (recent ? '•' : ' ');
   const cells: string[] = [];
@@ -96,7 +108,7 @@ export function rowLine(r: RolloutRow, { now, selected, cols, styles, padLast = 
   cells.push(padStart(loaded ? String(r.incompleteMarkers.length) : '', FIXED[3].width));
   cells.push(padStart(loaded ? String(r.version) : '', FIXED[4].width));
   cells.push(padStart(formatAgeSince(now, r.mtimeMs), FIXED[5].width));
-  const mask = maskCell(r);
+  const mask = maskCell(r, now, lockWaitSince);
   const maskText = padLast ? padEnd(mask.text, cols.mask) : truncate(mask.text, cols.mask);
 
   const s = styles;

@@ -121,15 +121,16 @@ export async function copyRollout(store: StoreOptions, rolloutId: string, arena:
 }
 
 /**
- * `copyRollout` through the lock's queue: waits for its turn and for the lock. Leaves the
+ * `copyRollout` through the lock's queue: waits for its turn and for the lock (until `signal`
+ * aborts, if given: the copy then fails with its reason). Leaves the
  * descriptors of the files copied open in `arena.fds` (see `closeCopied`).
  */
-export async function copyRolloutInTurn(store: StoreOptions, rolloutId: string, arena: CopyArena): Promise<RolloutCopyRecord> {
+export async function copyRolloutInTurn(store: StoreOptions, rolloutId: string, arena: CopyArena, signal?: AbortSignal): Promise<RolloutCopyRecord> {
   const paths = rolloutPaths(store.dir, rolloutId);
   const record: RolloutCopyRecord = { rolloutId, spans: {}, stamps: {} };
   const start = arena.used;
   try {
-    await withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: lockWaitOf(store), readOnly: true }, () =>
+    await withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: lockWaitOf(store), readOnly: true, signal }, () =>
       copyFiles(paths, rolloutId, arena, record),
     );
   } catch (e) {

@@ -18,7 +18,7 @@ import { rolloutFileName, rolloutPaths, type FileKind } from '../layout/file-nam
 import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { CopyArena } from '../ops/rollout-copy.js';
-import { readBatchHere, type RowReadOutcome } from './row-batch.js';
+import { readBatchHere, type BatchOptions, type RowReadOutcome } from './row-batch.js';
 import { lstatStamp, SIGNATURE_KINDS, SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
 import { countRow, errorRow, packRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta, type RowError } from './rows.js';
 import { emptySummary, type StatusSummary } from '../status/summary.js';
@@ -35,7 +35,7 @@ export interface WatchReaders {
    * The rows of many rollouts, in order: each copied once under its lock, then read from the
    * copy (default: in this thread; worker-readers.ts adds the second core).
    */
-  readBatch(store: StoreOptions, ids: readonly string[]): Promise<RowReadOutcome[]>;
+  readBatch(store: StoreOptions, ids: readonly string[], options?: BatchOptions): Promise<RowReadOutcome[]>;
   /**
    * For the first scan of a live load (optional): the listing made in another thread, which
    * also takes half of the stat pass (shared-stat.ts); undefined: `scan` and stat here.
@@ -57,7 +57,7 @@ export const DEFAULT_READERS: WatchReaders = {
     return lstatStamp(path);
   },
   // An arena per batch: two batches in flight in one thread must not share one.
-  readBatch: (store, ids) => readBatchHere(store, ids, new CopyArena(64 * 1024)),
+  readBatch: (store, ids, options) => readBatchHere(store, ids, new CopyArena(64 * 1024), options),
 };
 
 export interface DirectoryModelOptions {
@@ -96,8 +96,13 @@ export interface DirectorySnapshot {
   readonly totals: DirectoryTotals;
   readonly invalidNames: readonly string[];
   readonly tempStateFiles: readonly string[];
-  /** Rollout reads queued or running. */
+  /** Rollout reads queued or running (not those waiting for a lock: `lockWaits`). */
   readonly pending: number;
+  /**
+   * Rollouts whose lock another process holds, read in the background with their own wait, and
+   * since when (model clock): their rows keep what was read before, or stay unread.
+   */
+  readonly lockWaits: ReadonlyMap<string, number>;
   /** The first full scan and all its reads are done. */
   readonly ready: boolean;
   /** The directory itself could not be listed (last attempt). */
@@ -179,6 +184,12 @@ export class DirectoryModel {
   private readonly backlog = new IdQueue();
   private readonly forced = new Set<string>();
   private readonly inflight = new Set<string>();
+  /** Of `inflight`: rollouts whose lock is held elsewhere, waited for outside any batch (`waitForLock`). */
+  private readonly lockWaits = new Map<string, number>();
+  /** The lock waits' snapshot (a new map only when they changed). */
+  private lockWaitsShown: ReadonlyMap<string, number> = new Map();
+  /** Ends the lock waits when the model is disposed (a quit never waits for a lock). */
+  private readonly lifetime = new AbortController();
   private readonly again = new Set<string>();
   private runCounter = 0;
   private readonly waiters = new Map<string, Waiter[]>();
@@ -286,7 +297,8 @@ export class DirectoryModel {
       totals: { ...t, rollouts: t.rollouts + this.unplaced, summary: copySummary(t.summary), invalidNames: this.invalidNames.length, tempStateFiles: this.tempStateFiles.length },
       invalidNames: this.invalidNames,
       tempStateFiles: this.tempStateFiles,
-      pending: this.urgent.size + this.backlog.size + this.inflight.size,
+      pending: this.urgent.size + this.backlog.size + this.inflight.size - this.lockWaits.size,
+      lockWaits: this.lockWaitsShown,
       ready: this.initialDone,
       scanError: this.scanError,
       version: this.version,
@@ -361,6 +373,7 @@ export class DirectoryModel {
 
   dispose(): void {
     this.disposed = true;
+    this.lifetime.abort(new Error('the view was closed'));
     this.urgent.clear();
     this.backlog.clear();
     this.again.clear();
@@ -376,12 +389,17 @@ export class DirectoryModel {
     return this.scanning === null && this.urgent.size === 0 && this.backlog.size === 0 && this.inflight.size === 0;
   }
 
+  /** Idle but for reads waiting for a lock held elsewhere: the load is done (`ready`). */
+  private isSettled(): boolean {
+    return this.scanning === null && this.urgent.size === 0 && this.backlog.size === 0 && this.inflight.size === this.lockWaits.size;
+  }
+
   private checkIdle(): void {
-    if (!this.isIdle()) return;
-    if (this.firstScanDone && !this.initialDone) {
+    if (this.firstScanDone && !this.initialDone && this.isSettled()) {
       this.initialDone = true;
       this.changed();
     }
+    if (!this.isIdle()) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();
@@ -754,10 +772,11 @@ export class DirectoryModel {
       const forced = ids.map((id) => this.forced.delete(id));
       this.batches++;
       this.trace?.(`read: batch of ${ids.length} queued`);
-      void this.readMany(ids, forced).finally(() => {
+      void this.readMany(ids, forced, runs).finally(() => {
         this.batches--;
         this.trace?.(`read: batch of ${ids.length} done, ${this.totals.loaded} read`);
-        ids.forEach((id, i) => this.finishRun(id, runs[i]));
+        // (a rollout waiting for its lock finishes its run when that read is done)
+        ids.forEach((id, i) => this.lockWaits.has(id) || this.finishRun(id, runs[i]));
         this.pump();
         // The reads are no longer in flight: listeners' last snapshot must not still count them.
         if (!this.disposed) this.changed();
@@ -783,8 +802,9 @@ export class DirectoryModel {
    * rollout's signature. A loaded rollout named again (not forced) is first stat'ed and skipped
    * when none of its files changed since it was read.
    */
-  private async readMany(ids: readonly string[], forced: readonly boolean[]): Promise<void> {
+  private async readMany(ids: readonly string[], forced: readonly boolean[], runs: readonly number[]): Promise<void> {
     const todo: string[] = [];
+    const todoRuns: number[] = [];
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i];
       const prev = this.rows.get(id);
@@ -794,21 +814,49 @@ export class DirectoryModel {
           sig = await this.signature(id);
         } catch {
           todo.push(id);
+          todoRuns.push(runs[i]);
           continue;
         }
         if (this.rows.get(id)?.readKey === sig.key) continue;
       }
       todo.push(id);
+      todoRuns.push(runs[i]);
     }
     if (todo.length === 0 || this.disposed) return;
     let outcomes: RowReadOutcome[];
     try {
-      outcomes = await this.readers.readBatch(this.store, todo);
+      // A rollout whose lock is held elsewhere does not hold up the batch: it is waited for alone.
+      outcomes = await this.readers.readBatch(this.store, todo, { wait: false });
     } catch (e) {
       outcomes = todo.map((id) => ({ ok: false, error: rowError(e, id) }));
     }
     if (this.disposed) return;
-    todo.forEach((id, i) => this.settleRead(id, outcomes[i] ?? { ok: false, error: { kind: 'other', message: 'internal: no outcome for this rollout' } }));
+    todo.forEach((id, i) => {
+      const outcome = outcomes[i] ?? { ok: false, error: { kind: 'other', message: 'internal: no outcome for this rollout' } };
+      if (!outcome.ok && outcome.lockHeld) this.waitForLock(id, todoRuns[i]);
+      else this.settleRead(id, outcome);
+    });
+  }
+
+  /**
+   * Reads a rollout whose lock another process holds on its own, with the store's lock wait:
+   * its row says so meanwhile (`lockWaits`), the other reads go on, and the load is `ready`
+   * without it. The run ends (and `refresh` callers hear of it) when that read is done.
+   */
+  private waitForLock(id: string, run: number): void {
+    this.lockWaits.set(id, this.now());
+    this.lockWaitsShown = new Map(this.lockWaits);
+    this.trace?.(`read: ${id} waits for its lock`);
+    const read = this.readers.readBatch(this.store, [id], { signal: this.lifetime.signal }).catch((e: unknown): RowReadOutcome[] => [{ ok: false, error: rowError(e, id) }]);
+    void read.then(([outcome]) => {
+      if (this.disposed) return;
+      this.lockWaits.delete(id);
+      this.lockWaitsShown = new Map(this.lockWaits);
+      this.settleRead(id, outcome ?? { ok: false, error: { kind: 'other', message: 'internal: no outcome for this rollout' } });
+      this.finishRun(id, run);
+      this.changed();
+      this.pump();
+    });
   }
 
   private settleRead(id: string, outcome: RowReadOutcome): void {

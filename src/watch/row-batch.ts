@@ -21,8 +21,33 @@ export type RowReadOutcome =
   | { ok: true; row: PackedRow; signature?: CopySignature }
   /** No capture file was there any more. */
   | { ok: true; gone: true }
-  /** The read failed as a whole (an unexpected error, not a store condition). */
-  | { ok: false; error: RowError };
+  /**
+   * The read failed as a whole (an unexpected error, not a store condition); or, for a batch read
+   * without waiting (`BatchOptions.wait` false), `lockHeld`: another process holds the rollout's
+   * lock, nothing was read (the caller waits for it on its own).
+   */
+  | { ok: false; error: RowError; lockHeld?: true };
+
+/** How a batch takes its rollouts' locks. */
+export interface BatchOptions {
+  /**
+   * Wait for a lock another process holds, up to the store's lock wait (default true). False:
+   * one attempt, and the rollout's outcome says `lockHeld`: one held lock holds up no batch.
+   */
+  wait?: boolean;
+  /** Ends a wait for a lock (the rollout's outcome is then the abort's error). */
+  signal?: AbortSignal;
+}
+
+/** A copy that found the lock held by another process, in a batch that does not wait. */
+export function heldElsewhere(record: RolloutCopyRecord, options: BatchOptions | undefined): boolean {
+  return options?.wait === false && record.failure?.kind === 'lock_timeout';
+}
+
+/** The outcome of a rollout whose lock was held (see `heldElsewhere`). */
+export function lockHeldOutcome(record: RolloutCopyRecord): RowReadOutcome {
+  return { ok: false, error: record.failure!, lockHeld: true };
+}
 
 /** The row of a read, before the model gives it its `changedAt` and `seq`. */
 export function rowOf(id: string, read: RowRead): PackedRow {
@@ -58,14 +83,16 @@ export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record
  * copied from are left open in `arena.fds` (up to `arena.keepFds`), for the thread that parses
  * the batch to close.
  */
-export async function copyBatch(store: StoreOptions, ids: readonly string[], arena: CopyArena): Promise<RolloutCopyRecord[]> {
+export async function copyBatch(store: StoreOptions, ids: readonly string[], arena: CopyArena, options?: BatchOptions): Promise<RolloutCopyRecord[]> {
   arena.used = 0;
   closeCopied(arena);
   const records: RolloutCopyRecord[] = [];
   let since = performance.now();
+  // Not waiting: one attempt (a wait of 0), its failure a lock_timeout (`heldElsewhere`).
+  const inTurn = options?.wait === false ? { ...store, lockWaitMs: 0 } : store;
   for (const id of ids) {
     // Synchronous while locks are free at once: no promise per rollout.
-    records.push(copyRolloutNow(store, id, arena) ?? (await copyRolloutInTurn(store, id, arena)));
+    records.push(copyRolloutNow(store, id, arena) ?? (await copyRolloutInTurn(inTurn, id, arena, options?.signal)));
     if (arena.fds.length > arena.keepFds) closeCopied(arena);
     // Uncontended locks resolve in microtasks: without this, keys and frames would wait for the
     // whole batch.
@@ -81,14 +108,14 @@ export async function copyBatch(store: StoreOptions, ids: readonly string[], are
 const YIELD_EVERY_MS = 8;
 
 /** A batch read entirely in this thread (`arena` is this batch's alone until it resolves). */
-export async function readBatchHere(store: StoreOptions, ids: readonly string[], arena: CopyArena): Promise<RowReadOutcome[]> {
+export async function readBatchHere(store: StoreOptions, ids: readonly string[], arena: CopyArena, options?: BatchOptions): Promise<RowReadOutcome[]> {
   const out: RowReadOutcome[] = [];
   const json = new JsonBytesReader();
   // One rollout at a time through the arena: its memory stays one rollout's.
   for (const id of ids) {
-    const [record] = await copyBatch(store, [id], arena);
+    const [record] = await copyBatch(store, [id], arena, options);
     closeCopied(arena);
-    out.push(await rowFromCopy(store, arena.bytes, record, json));
+    out.push(heldElsewhere(record, options) ? lockHeldOutcome(record) : await rowFromCopy(store, arena.bytes, record, json));
   }
   return out;
 }

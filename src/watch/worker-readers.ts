@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import type { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { BatchReply, BatchRequest, ReadyReply, RescanReply, RescanRequest, ScanReply, ScanRequest } from './read-worker.js';
-import type { RowReadOutcome } from './row-batch.js';
+import type { BatchOptions, RowReadOutcome } from './row-batch.js';
 import type { LoadListing, RescanListing } from './shared-stat.js';
 
 /**
@@ -51,12 +51,13 @@ interface Pending {
   arena: CopyArena;
   /** Descriptors handed to the worker with the batch. */
   fds: number;
+  options: BatchOptions | undefined;
   resolve: (r: RowReadOutcome[]) => void;
   reject: (e: unknown) => void;
 }
 
 export interface WorkerReaders {
-  readBatch(store: StoreOptions, ids: readonly string[]): Promise<RowReadOutcome[]>;
+  readBatch(store: StoreOptions, ids: readonly string[], options?: BatchOptions): Promise<RowReadOutcome[]>;
   /**
    * The directory listed by the worker, and a stat pass shared with it (shared-stat.ts), for the
    * start of a live load; undefined when there is no worker (the caller lists it itself).
@@ -130,7 +131,7 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     for (const [key, p] of [...pending]) {
       pending.delete(key);
       readingModules()
-        .then(([{ readBatchHere }, { CopyArena }]) => readBatchHere(p.store, p.ids, new CopyArena()))
+        .then(([{ readBatchHere }, { CopyArena }]) => readBatchHere(p.store, p.ids, new CopyArena(), p.options))
         .then(p.resolve, p.reject);
     }
     settle();
@@ -242,24 +243,29 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
     start() {
       start();
     },
-    async readBatch(store, ids) {
-      const [{ copyBatch, readBatchHere }, { CopyArena, closeCopied }, { encodeRecords }] = await readingModules();
+    async readBatch(store, ids, options) {
+      const [{ copyBatch, readBatchHere, heldElsewhere, lockHeldOutcome }, { CopyArena, closeCopied }, { encodeRecords }] = await readingModules();
       const arena = arenas.pop() ?? new CopyArena();
-      if (!start()) return readBatchHere(store, ids, arena);
+      if (!start()) return readBatchHere(store, ids, arena, options);
       if (workerLoading) {
         try {
-          return await readBatchHere(store, ids, arena);
+          return await readBatchHere(store, ids, arena, options);
         } finally {
           arenas.push(arena);
         }
       }
       // Descriptors left for the worker to close stay within a share of the process's limit.
       arena.keepFds = Math.max(0, fdBudget - handedOff);
-      const records = await copyBatch(store, ids, arena);
+      const copied = await copyBatch(store, ids, arena, options);
+      // Rollouts whose lock is held elsewhere (a batch that does not wait) have nothing to read.
+      const held = copied.map((r) => heldElsewhere(r, options));
+      const records = held.includes(true) ? copied.filter((_, i) => !held[i]) : copied;
       const w = worker;
-      if (!w) {
+      if (!w || records.length === 0) {
         closeCopied(arena);
-        return readBatchHere(store, ids, arena);
+        if (!w) return readBatchHere(store, ids, arena, options);
+        arenas.push(arena);
+        return copied.map(lockHeldOutcome);
       }
       const fds = arena.fds;
       // The worker closes them; should it die first, they stay open (closing them here could
@@ -275,10 +281,14 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
         records: encodeRecords(records),
         fds,
       };
-      return new Promise<RowReadOutcome[]>((resolve, reject) => {
-        pending.set(request.seq, { store, ids, arena, fds: fds.length, resolve, reject });
+      const sent = records === copied ? ids : records.map((r) => r.rolloutId);
+      const read = await new Promise<RowReadOutcome[]>((resolve, reject) => {
+        pending.set(request.seq, { store, ids: sent, arena, fds: fds.length, options, resolve, reject });
         w.postMessage(request, [arena.bytes.buffer as ArrayBuffer, request.records.numbers.buffer as ArrayBuffer]);
       });
+      if (records === copied) return read;
+      let next = 0;
+      return copied.map((r, i) => (held[i] ? lockHeldOutcome(r) : read[next++]));
     },
     rescanListing(dir) {
       const w = start();

@@ -40,6 +40,7 @@ function snapshot(rows: RolloutRow[], over: Partial<DirectorySnapshot> = {}): Di
     invalidNames: [],
     tempStateFiles: [],
     pending: 0,
+    lockWaits: new Map(),
     ready: true,
     version: 1,
     ...over,
@@ -118,6 +119,18 @@ describe('DirectoryView', () => {
     expect(out[2]).toContain('1 could not be read');
     expect(out[1]).toContain('1 unavailable');
     expect(out.find((l) => l.includes('broken'))).toBe('› broken    unavailable     3    0   0    3   0s could not be read: refusing to…');
+  });
+
+  it('shows a rollout waiting for a lock held elsewhere, counting, and the wait in the header', () => {
+    const locked = row('locked', { loaded: false, mtimeMs: NOW });
+    const waits = new Map([['locked', NOW - 3_400]]);
+    const out = lines(directory([...ROWS, locked], { width: 120, snapshot: snapshot([...ROWS, locked], { lockWaits: waits }) }).lastFrame());
+    expect(out[0]).toMatch(/up to date, 1 waiting for lock$/);
+    expect(out.find((l) => l.includes('locked'))).toMatch(/^› locked +… +0s waiting for lock \(3s\)$/);
+    // Waiting again after a wait that ran out: the last failure is still said.
+    const failed = row('locked', { mtimeMs: NOW, status: 'unavailable', error: { kind: 'lock_timeout', message: 'timed out after 1s waiting for the lock of rollout locked' } });
+    const again = lines(directory([failed], { width: 140, snapshot: snapshot([failed], { lockWaits: waits }) }).lastFrame());
+    expect(again.find((l) => l.includes('locked'))).toMatch(/ 0s waiting for lock \(3s\); could not be read: timed out after 1s/);
   });
 
   it('says so when the directory is empty, or still being listed, or nothing matches', () => {
@@ -260,6 +273,14 @@ describe('RolloutView', () => {
     expect(lines(render(<RolloutView id="x" detail={null} loading={false} error="EACCES" offset={0} width={W} height={3} now={NOW} styles={PLAIN} />).lastFrame())[0]).toBe(
       'rollout x: EACCES',
     );
+  });
+
+  it('says why a rollout not read yet is not shown: a lock held elsewhere, a read that failed', () => {
+    const view = (p: { lockWaitSince?: number; rowError?: { kind: 'lock_timeout'; message: string } }) =>
+      lines(render(<RolloutView id="x" detail={null} loading offset={0} width={120} height={3} now={NOW} styles={PLAIN} {...p} />).lastFrame());
+    expect(view({ lockWaitSince: NOW - 2_500 })[0]).toBe('rollout x: reading… waiting for lock (2s)');
+    const rowError = { kind: 'lock_timeout' as const, message: 'timed out after 1s waiting for the lock of rollout x' };
+    expect(view({ rowError })[0]).toBe('rollout x: could not be read: timed out after 1s waiting for the lock of rollout x');
   });
 });
 

@@ -15,9 +15,9 @@ const tempDir = useTempDirs();
 function countingReaders() {
   const facts: string[] = [];
   const readers: Partial<WatchReaders> = {
-    readBatch: async (store, ids) => {
+    readBatch: async (store, ids, options) => {
       facts.push(...ids);
-      return DEFAULT_READERS.readBatch(store, ids);
+      return DEFAULT_READERS.readBatch(store, ids, options);
     },
   };
   return { readers, facts };
