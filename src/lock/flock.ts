@@ -8,19 +8,20 @@
  *
  * libc is loaded lazily on the first call (src/native/libc.ts).
  */
-import { errnoError, loadLibc } from '../native/libc.js';
+import { constants } from 'node:os';
+import { TokcapError } from '../errors.js';
+import { errnoError, libcStatus, loadLibc } from '../native/libc.js';
 
 export type LockMode = 'shared' | 'exclusive';
 
-/** <sys/file.h> on Linux. */
+/** <sys/file.h>: the same values on Linux, macOS and FreeBSD. */
 export const LOCK_SH = 1;
 export const LOCK_EX = 2;
 export const LOCK_NB = 4;
 export const LOCK_UN = 8;
 
-/** Linux errno values. EWOULDBLOCK == EAGAIN on Linux. */
-const EINTR = 4;
-const EWOULDBLOCK = 11;
+/** This system's values (EWOULDBLOCK is 11 on Linux, 35 on macOS and FreeBSD; EAGAIN alike). */
+const { EINTR, EWOULDBLOCK, EAGAIN } = constants.errno;
 
 /**
  * Calls flock, retrying on EINTR. Returns 0 on success, otherwise the errno (-1 if unknown).
@@ -56,7 +57,7 @@ export function tryFlock(fd: number, mode: LockMode): boolean {
   const op = (mode === 'shared' ? LOCK_SH : LOCK_EX) | LOCK_NB;
   const errno = flockErrno(fd, op);
   if (errno === 0) return true;
-  if (errno === EWOULDBLOCK) return false;
+  if (errno === EWOULDBLOCK || errno === EAGAIN) return false;
   throw flockError(errno, fd);
 }
 
@@ -64,4 +65,20 @@ export function tryFlock(fd: number, mode: LockMode): boolean {
 export function unlockFd(fd: number): void {
   const errno = flockErrno(fd, LOCK_UN);
   if (errno !== 0) throw flockError(errno, fd);
+}
+
+/** The lock's backend: flock(2) in this C library, or why locking cannot work here. */
+export function lockBackend(): { backend: 'flock'; libc: string } | { backend: null; reason: string } {
+  const status = libcStatus();
+  return 'file' in status ? { backend: 'flock', libc: status.file } : { backend: null, reason: status.error };
+}
+
+/**
+ * Throws the one error that says locking cannot work on this system (no flock(2), no native
+ * module for koffi, no C library): commands call it before they touch any rollout, so that the
+ * reason is said once rather than once per rollout.
+ */
+export function assertLocking(): void {
+  const backend = lockBackend();
+  if (backend.backend === null) throw new TokcapError('other', `cannot lock capture files on this system: ${backend.reason}`);
 }
