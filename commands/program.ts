@@ -288,6 +288,9 @@ async function invoke<N extends CommandName>(
   const shard = resolveShard((own as { shard?: ShardOption }).shard, io.env);
   if (shard !== undefined) finalIds = (await import('../src/layout/shard.js')).filterShard(finalIds, shard);
 
+  // Every command but completion reads or writes capture files under flock(2): where it cannot
+  // work, one line before any rollout is touched.
+  if (name !== 'completion') (await import('../src/lock/flock.js')).assertLocking();
   await preloadChalk({ color: options.color, env: io.env, stdoutIsTTY: io.stdout.isTTY === true });
   const ctx = createContext<N>({ command: name, dir, ids: finalIds, idsGiven, shard, positionals, options, io, exitCode, settings });
   const mod = await loaders[name]();
