@@ -13,6 +13,7 @@ import { buildProgram, type CommandLoaders } from './program.js';
 import { ExitCodeAccumulator, processIo, type CliIo } from './context.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeFor, formatErrorReport, type ExitCode } from './errors.js';
 import { TokcapError } from '../src/errors.js';
+import { asksVersionJson, versionFacts } from './version-facts.js';
 
 export interface RunOptions {
   io?: Partial<CliIo>;
@@ -61,6 +62,12 @@ export async function run(argv: readonly string[] = process.argv, options: RunOp
       exitCode.raise(exitCodeFor(e));
       process.exit(exitCode.value);
     });
+  }
+
+  // `tokcap --version --json`: the build's facts, not commander's version line.
+  if (asksVersionJson(argv.slice(2))) {
+    io.stdout.write(`${JSON.stringify(versionFacts())}\n`);
+    return exitCode.value;
   }
 
   // `process.exitCode` leaks into commander's help exit code; keep it out of the way.
