@@ -84,9 +84,15 @@ async function checkParquet() {
   check('export --format parquet exits as the checkout does', got.status === 0 && got.status === want.status, shown(got));
   const db = await (await DuckDBInstance.create(':memory:')).connect();
   for (const table of ['rollouts', 'calls']) {
-    const rows = async (dir) => JSON.stringify((await db.runAndReadAll(`SELECT * FROM read_parquet('${join(dir, table)}/*.parquet') ORDER BY ALL`)).getRowObjectsJson());
+    const rows = async (dir) => {
+      try {
+        return JSON.stringify((await db.runAndReadAll(`SELECT * FROM read_parquet('${join(dir, table)}/*.parquet') ORDER BY ALL`)).getRowObjectsJson());
+      } catch (e) {
+        return `unreadable: ${e.message}`;
+      }
+    };
     const [a, b] = [await rows(out('installed')), await rows(out('checkout'))];
-    check(`the Parquet ${table} table, read back with DuckDB, holds the checkout's rows`, a === b && a !== '[]', `${a.slice(0, 300)}\nwant ${b.slice(0, 300)}`);
+    check(`the Parquet ${table} table, read back with DuckDB, holds the checkout's rows`, a === b && a.startsWith('[{'), `${a.slice(0, 300)}\nwant ${b.slice(0, 300)}`);
   }
 }
 
