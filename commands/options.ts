@@ -4,8 +4,8 @@
  * (scripts/gen-man.ts via commands/docs.ts) and shell completion (`tokcap __complete`,
  * commands/complete.ts). Change an option here and all of them follow.
  *
- * Types: each command has an options interface (`InspectOptions`, ...). Its table is an
- * `OptionTable<InspectOptions>`: one `OptionSpec` per key, keyed by commander's attribute name
+ * Types: each command has an options interface (`InspectCommandOptions`, ...). Its table is an
+ * `OptionTable<InspectCommandOptions>`: one `OptionSpec` per key, keyed by commander's attribute name
  * (`--ids-from` -> `idsFrom`, `--no-color` -> `color`), so the compiler checks that every typed
  * option is declared and that each value parser returns the declared type; a test checks that
  * each key is the attribute name commander derives from the flags.
@@ -14,6 +14,7 @@
  * constants (the lock wait, the statuses, the thread limit).
  */
 import { TokcapError } from '../src/errors.js';
+import { EXPORT_FORMATS, type ExportFormatName } from '../src/export/formats.js';
 import { DEFAULT_LOCK_WAIT_MS } from '../src/ops/store.js';
 import { CONDITIONS, ROLLOUT_STATUSES } from '../src/status/rollout-status.js';
 import { EARLY_WORKER_MIN_BYTES, EARLY_WORKER_MIN_ROLLOUT_BYTES, MAX_THREADS, SUMMARY_WORKER_MIN_ROLLOUTS, WORKER_MIN_BYTES } from '../src/threads/job-workers.js';
@@ -129,8 +130,6 @@ export type StatusFilter = (typeof STATUS_FILTERS)[number];
 export const SORT_KEYS = ['id', 'state', 'calls', 'version', 'size', 'age'] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
-export const EXPORT_FORMATS = ['jsonl', 'tinker', 'store', 'parquet'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -244,7 +243,7 @@ const allowEmpty: OptionSpec<boolean> = {
   description: 'a DIR without any capture file, or a selection without any rollout (--ids-from of no ids, an empty --shard), is an answer (exit 0), not an error (by default: exit 3, `tokcap: DIR: no capture files` or `tokcap: DIR: no rollouts selected`, since it is usually a mistyped DIR or id list)',
 };
 
-export interface InspectOptions {
+export interface InspectCommandOptions {
   shard: ShardOption | undefined;
   allowEmpty: boolean;
   deep: boolean;
@@ -255,12 +254,12 @@ export interface InspectOptions {
   tokenizer: string | undefined;
   idsFrom: string | undefined;
 }
-export interface FreezeOptions {
+export interface FreezeCommandOptions {
   shard: ShardOption | undefined;
   all: boolean;
   idsFrom: string | undefined;
 }
-export interface BuildOptions {
+export interface BuildCommandOptions {
   shard: ShardOption | undefined;
   allowEmpty: boolean;
   freeze: boolean;
@@ -270,30 +269,30 @@ export interface BuildOptions {
   failOnMask: boolean;
   idsFrom: string | undefined;
 }
-export interface VerifyDigestsOptions {
+export interface VerifyDigestsCommandOptions {
   shard: ShardOption | undefined;
   allowEmpty: boolean;
   strict: boolean;
   idsFrom: string | undefined;
 }
-export interface SweepOptions {
+export interface SweepCommandOptions {
   /** Seconds. */
   olderThan: number;
   dryRun: boolean;
 }
-export interface RetireOptions {
+export interface RetireCommandOptions {
   snapshotId: string | undefined;
   version: number | undefined;
   idsFrom: string | undefined;
 }
-export interface DeleteOptions {
+export interface DeleteCommandOptions {
   idsFrom: string | undefined;
 }
-export interface ExportOptions {
+export interface ExportCommandOptions {
   shard: ShardOption | undefined;
   allowEmpty: boolean;
   out: string;
-  format: ExportFormat;
+  format: ExportFormatName;
   freeze: boolean;
   all: boolean;
   model: string;
@@ -302,11 +301,11 @@ export interface ExportOptions {
   force: boolean;
   idsFrom: string | undefined;
 }
-export interface WatchOptions {
+export interface WatchCommandOptions {
   once: boolean;
   allowEmpty: boolean;
 }
-export interface FixtureOptions {
+export interface FixtureCommandOptions {
   rollouts: number;
   calls: number;
   prompt: number;
@@ -319,20 +318,20 @@ export interface FixtureOptions {
   fast: boolean;
 }
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface CompletionOptions {}
+export interface CompletionCommandOptions {}
 
 export interface CommandOptionsMap {
-  inspect: InspectOptions;
-  freeze: FreezeOptions;
-  build: BuildOptions;
-  'verify-digests': VerifyDigestsOptions;
-  sweep: SweepOptions;
-  retire: RetireOptions;
-  delete: DeleteOptions;
-  export: ExportOptions;
-  watch: WatchOptions;
-  fixture: FixtureOptions;
-  completion: CompletionOptions;
+  inspect: InspectCommandOptions;
+  freeze: FreezeCommandOptions;
+  build: BuildCommandOptions;
+  'verify-digests': VerifyDigestsCommandOptions;
+  sweep: SweepCommandOptions;
+  retire: RetireCommandOptions;
+  delete: DeleteCommandOptions;
+  export: ExportCommandOptions;
+  watch: WatchCommandOptions;
+  fixture: FixtureCommandOptions;
+  completion: CompletionCommandOptions;
 }
 
 // ---------------------------------------------------------------------------------------------

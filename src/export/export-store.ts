@@ -32,9 +32,8 @@ import {
   tinkerRolloutOrder,
   tinkerSummaryLine,
 } from './tinker.js';
+import type { ExportFormatName } from './formats.js';
 
-export const EXPORT_FORMATS = ['jsonl', 'tinker', 'store', 'parquet'] as const;
-export type ExportFormatName = (typeof EXPORT_FORMATS)[number];
 
 export interface ExportOptions {
   /** The capture directory. */
