@@ -117,11 +117,11 @@ export function describeError(e: unknown): string {
  * `error` string starts with (`TimeoutError: ...`, the reference's form, kept in the JSON).
  */
 export function couldNotBeRead(error: ErrorFacts): string {
-  return `could not be read: ${describeReason(error)}`;
+  return `could not be read: ${describeErrorFacts(error)}`;
 }
 
 /** An error's reason in the words of its error line, without a subject (the caller names it). */
-export function describeReason(error: ErrorFacts): string {
+export function describeErrorFacts(error: ErrorFacts): string {
   return describeError(errorFromFacts(error));
 }
 

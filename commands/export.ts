@@ -14,7 +14,7 @@
 import type { CommandContext } from './context.js';
 import { exportStore, parseFieldSelection, type ExportSummary } from '../src/export/index.js';
 import type { Progress } from './progress.js';
-import { requireCaptureFiles, requireSelection } from './shared.js';
+import { plural, requireCaptureFiles, requireSelection } from './shared.js';
 import { settleParquetMemory } from './parquet-memory.js';
 import { orderedJson } from '../src/json/canonical-json.js';
 
@@ -103,10 +103,6 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
   }
   if (o.quiet) return;
   ctx.out(summaryLine(summary, o.trainableOnly));
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 export function summaryLine(s: ExportSummary, trainableOnly: boolean): string {

@@ -38,7 +38,7 @@ import { VERDICTS, type Verdict } from '../src/status/verdict.js';
 
 /** Every word a badge shows: statuses, conditions and verdicts (src/status). */
 export const ROLLOUT_STATES = [...new Set<string>([...ROLLOUT_STATUSES, ...CONDITIONS, ...VERDICTS])] as (RolloutStatus | Condition | Verdict)[];
-export type RolloutState = RolloutStatus | Condition | Verdict;
+export type BadgeWord = RolloutStatus | Condition | Verdict;
 
 export interface ColorInputs {
   /** --color (--no-color is --color=never). */
@@ -102,7 +102,7 @@ export interface Styles {
   /** A selected row. */
   inverse: Style;
   /** The state word of a rollout, coloured by state; the text itself is always the state name. */
-  badge: (state: RolloutState) => string;
+  badge: (state: BadgeWord) => string;
   /** A generated token's shade by its log-prob band (src/call-text: 0 likely … 3 unlikely). */
   logProb: readonly [Style, Style, Style, Style];
   /** Where two token sequences part. */
@@ -152,7 +152,7 @@ export function createStyles(level: ColorLevel): Styles {
     };
   }
   const c = new (loadChalk().Chalk)({ level });
-  const badges: { [S in RolloutState]: Style } = {
+  const badges: { [S in BadgeWord]: Style } = {
     live: c.green,
     frozen: c.cyan,
     retired: c.gray,

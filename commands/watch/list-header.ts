@@ -5,7 +5,7 @@
  */
 import type { Styles } from '../styles.js';
 import type { ErrorFacts } from '../../src/errors.js';
-import { describeReason } from '../errors.js';
+import { describeErrorFacts } from '../errors.js';
 import { conditionTokens, statusTokens, verdictTokens } from '../summary-text.js';
 import type { DirectoryTotals, RowFilter, SortMode } from '../../src/watch/rows.js';
 import { SORT_LABEL } from '../../src/watch/rows.js';
@@ -58,7 +58,7 @@ export function filterLabel(f: RowFilter): string {
 export function headerLines(h: HeaderInfo, width: number, styles: Styles): string[] {
   const t = h.totals;
   // A DIR removed or made unreadable while watched: in the words of the error line (../errors.ts).
-  const scanError = h.scanError === undefined ? undefined : describeReason(h.scanError);
+  const scanError = h.scanError === undefined ? undefined : describeErrorFacts(h.scanError);
   const waits = !scanError && h.lockWaits ? `, ${h.lockWaits} waiting for lock` : '';
   const status =
     (scanError

@@ -18,7 +18,7 @@ export interface ScannedLine {
   stripped: Buffer;
 }
 
-export interface ScanOptions {
+export interface LineScanOptions {
   /** Byte offset to start at (the line numbering then starts at `firstLineNo`). */
   start?: number;
   firstLineNo?: number;
@@ -37,7 +37,7 @@ const DEFAULT_CHUNK = 1 << 20;
 export async function scanLines(
   fh: FileHandle,
   onLine: (line: ScannedLine) => boolean | void,
-  options: ScanOptions = {},
+  options: LineScanOptions = {},
 ): Promise<{ end: number; lines: number }> {
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
   let pos = options.start ?? 0;
@@ -91,7 +91,7 @@ export async function scanLines(
 export async function scanFileLines(
   path: string,
   onLine: (line: ScannedLine) => boolean | void,
-  options: ScanOptions = {},
+  options: LineScanOptions = {},
 ): Promise<{ end: number; lines: number; exists: boolean }> {
   let fh: FileHandle;
   try {

@@ -4,11 +4,11 @@ import { TokcapError } from '../../src/errors.js';
 import { JsonFloat } from '../../src/json/value.js';
 import { createContext, ExitCodeAccumulator } from '../../commands/context.js';
 import { orderedJsonMembers, outputJson as stringifyJson, RawJsonText } from '../../src/json/canonical-json.js';
-import type { GlobalOptions, InspectOptions } from '../../commands/options.js';
+import type { GlobalOptions, InspectCommandOptions } from '../../commands/options.js';
 import type { CliIo } from '../../commands/context.js';
 import { fakeIo, SlowStdout, type FakeIo } from '../support/cli.js';
 
-const BASE: GlobalOptions & InspectOptions = {
+const BASE: GlobalOptions & InspectCommandOptions = {
   json: false,
   color: 'auto',
   quiet: false,
@@ -25,7 +25,7 @@ const BASE: GlobalOptions & InspectOptions = {
 };
 
 /** A context on fake streams, or on the io given (a test's own stdout, say). */
-function ctxWith<I extends CliIo = FakeIo>(options: Partial<GlobalOptions & InspectOptions> = {}, io: I = fakeIo() as unknown as I) {
+function ctxWith<I extends CliIo = FakeIo>(options: Partial<GlobalOptions & InspectCommandOptions> = {}, io: I = fakeIo() as unknown as I) {
   const ctx = createContext({ command: 'inspect', dir: '/d', ids: [], idsGiven: false, positionals: ['/d'], options: { ...BASE, ...options }, io });
   return { ctx, io };
 }

@@ -22,7 +22,7 @@ import { abortError, exportIds, forEachExportItem, summaryOf, type ExportHooks, 
 import { ExportTotals } from '../tinker.js';
 import { tokcapVersion } from '../../version.js';
 import { PartWriter } from './part-writer.js';
-import { CALL_COLUMNS, ROLLOUT_COLUMNS, type ParquetTableName, type RolloutRow, type TokenIdType } from './schema.js';
+import { CALL_COLUMNS, ROLLOUT_COLUMNS, type ParquetTableName, type ParquetRolloutRow, type TokenIdType } from './schema.js';
 
 /** Thrown inside a uint32 pass when a token id needs int64: the part is written again. */
 class NeedsInt64 extends Error {}
@@ -129,7 +129,7 @@ async function writeParts(
       // docs/cli.md#unavailable: a rollout that could not be read is left out of the output (and named on stderr).
       const keep = item.keep && !unavailable;
       if (keep) {
-        const row: RolloutRow = {
+        const row: ParquetRolloutRow = {
           ...rows.rollout,
           status: status.status,
           conditions: status.conditions,

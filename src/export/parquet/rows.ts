@@ -6,10 +6,10 @@
 import type { ExportBuild } from '../build-for-export.js';
 import { exportedCauses } from '../exported-causes.js';
 import type { VerdictAnswer } from '../../status/verdict.js';
-import type { CallRow, RolloutRow, TokenIdType } from './schema.js';
+import type { CallRow, ParquetRolloutRow, TokenIdType } from './schema.js';
 
 /** The rollouts row without what the facts give (status, conditions; snapshot of a preview). */
-export type BuiltRolloutRow = Omit<RolloutRow, 'status' | 'conditions'>;
+export type BuiltRolloutRow = Omit<ParquetRolloutRow, 'status' | 'conditions'>;
 
 export interface ParquetRows {
   rollout: BuiltRolloutRow;

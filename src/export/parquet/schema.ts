@@ -104,4 +104,4 @@ type RowOf<C extends readonly ColumnSpec[]> = {
 /** A row of `calls`, as the writer takes it. */
 export type CallRow = RowOf<typeof CALL_COLUMNS>;
 /** A row of `rollouts`, as the writer takes it. */
-export type RolloutRow = RowOf<typeof ROLLOUT_COLUMNS>;
+export type ParquetRolloutRow = RowOf<typeof ROLLOUT_COLUMNS>;

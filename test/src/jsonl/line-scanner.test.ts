@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { open } from 'node:fs/promises';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { scanFileLines, scanLines, type ScanOptions, type ScannedLine } from '../../../src/jsonl/line-scanner.js';
+import { scanFileLines, scanLines, type LineScanOptions, type ScannedLine } from '../../../src/jsonl/line-scanner.js';
 import { useTempDirs } from '../../support/store.js';
 
 /** A ScannedLine with the (view) buffer copied out as text, so it can be kept and compared. */
@@ -30,7 +30,7 @@ function writeFile(content: string | Buffer): string {
   return p;
 }
 
-async function scan(file: string, options: ScanOptions = {}, stopAfter?: number) {
+async function scan(file: string, options: LineScanOptions = {}, stopAfter?: number) {
   const lines: Seen[] = [];
   const fh = await open(file, 'r');
   try {
