@@ -8,7 +8,7 @@
 // Prints "<rollouts> <bytes of J copied> <rollouts refused (retired, damaged)>".
 // Usage: node bench/locked-copies.mjs DIR   (needs the compiled build: npm run build)
 import { copyReadOnlySnapshot } from '../dist/src/ops/read-snapshot.js';
-import { scanDirectory, sortedRolloutIds } from '../dist/src/index.js';
+import { scanDirectory, sortedRolloutIds } from '../dist/src/layout/scan-directory.js';
 
 const dir = process.argv[2];
 if (!dir) {

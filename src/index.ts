@@ -1,104 +1,59 @@
 /**
- * tokcap's public library API. Data path: directory scan (layout) → rollout files (state,
- * sidefiles, jsonl) → entries (records) → chains (build) → results (facts, verify, build).
+ * tokcap's public library API: the entry points a program needs to do what the command line
+ * does, and their types. Every name is listed here on purpose; etc/tokcap.api.md is the report of
+ * this surface (`npm run api` writes it, `npm test` fails when it is stale), so a change to the API
+ * shows as a diff. Everything else in src/ is internal: import it from its module only inside
+ * this repository.
+ *
+ * A store is a capture directory and a lock wait (`StoreOptions`); every call takes one.
  * This module imports no CLI or UI package.
  */
-export { TokcapError, isTokcapError, toTokcapError, type ErrorKind, type ErrorFacts, type PyErrorClass, type SystemError } from './errors.js';
 
-// Layout and ids
-export { isValidRolloutId, assertValidRolloutId, validateRolloutIdBatch, dedupeIds, invalidRolloutIdError } from './layout/rollout-id.js';
-export { pyRepr } from './layout/py-repr.js';
-export { SUFFIX, CAPTURE_SUFFIXES, rolloutPaths, rolloutFileName, type FileKind, type RolloutPaths } from './layout/file-names.js';
-export { classifyName, scanDirectory, sortedRolloutIds, type DirectoryListing, type EntryClass } from './layout/scan-directory.js';
+// Errors: every failure is a TokcapError with a kind (docs/cli.md#exit-codes maps kinds to exit codes).
+export { TokcapError, isTokcapError, type ErrorKind, type ErrorFacts, type TokcapErrorOptions, type PyErrorClass, type SystemError } from './errors.js';
 
-// JSON
-export { JsonFloat, truthy, isJsonObject, type JsonValue, type JsonObject } from './json/value.js';
-export { parseJson, parseJsonBytes } from './json/parse-json.js';
-export { canonicalJson, canonicalJsonBytes, orderedJson, compareCodePoints } from './json/canonical-json.js';
-export { formatFloat } from './json/float-layout.js';
-export { round4 } from './json/round4.js';
-
-// Records, digests, JSONL
-export {
-  tokenEntrySchema,
-  defineTokenEntrySchema,
-  validateTokenEntry,
-  entryRuleViolation,
-  KNOWN_FIELDS,
-  type TokenEntry,
-  type TokenEntrySchema,
-  type ParentResolution,
-} from './records/token-entry.js';
-export { entryToJson, canonicalEntryJson } from './records/canonical-entry.js';
-export { computeTokenDigest, computeTokenDigestOfParts, sha256Hex, EMPTY_TOKEN_DIGEST, TokenSequence, type TokenId } from './digest/token-digest.js';
-export { scanLines, scanFileLines, type ScannedLine, type ScanOptions } from './jsonl/line-scanner.js';
-export { classifyLine, type LineVerdict } from './jsonl/classify-line.js';
-export { readEntries, type EntriesRead } from './jsonl/read-entries.js';
-
-// State and side files
-export { readState } from './state/read-state.js';
-export { writeState, type StateWriteVariant } from './state/write-state.js';
-export * as stateFields from './state/rollout-state.js';
-export type { RolloutState } from './state/rollout-state.js';
-export { parseIntents, readIntents, danglingIntents } from './sidefiles/intents.js';
-export { parseIncompleteMarkers, readIncompleteMarkers } from './sidefiles/incomplete-markers.js';
-
-// Locks
-export { withRolloutLock, type RolloutLockOptions, type HeldLock, type LockMode } from './lock/rollout-lock.js';
-
-// Operations
+// A store, its rollouts and their ids
 export { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './ops/store.js';
-export { reconcileIndex, type ReconcileResult } from './ops/reconcile.js';
-export { freezeRollout, freezableRollouts, newSnapshotId, snapshotSummary, type Snapshot } from './ops/freeze.js';
-export { tokcapVersion } from './version.js';
-export { readSnapshotReadOnly, type ReadOnlySnapshot } from './ops/read-snapshot.js';
-export { dropRollout, dropRolloutOutcome, type DropOutcome, type DropRefusal } from './ops/drop.js';
-export { retireRollouts, retireRolloutsOutcome, type RemovalResult } from './ops/retire.js';
-export { deleteRollouts } from './ops/delete.js';
-export { sweepRetired, type SweepResult, type SweepOptions, type SweepCandidate } from './ops/sweep.js';
-export { appendEntry, beginCall, markIncomplete, type AppendResult, type WriterOptions } from './ops/writer.js';
+export { isValidRolloutId } from './layout/rollout-id.js';
+export type { FileKind } from './layout/file-names.js';
+export { scanDirectory, sortedRolloutIds, type DirectoryListing, type ScanOptions } from './layout/scan-directory.js';
+export type { Shard } from './layout/shard.js';
+export type { ThreadOptions } from './threads/parallel-rollouts.js';
 
-// Build (the reference consumer, prefix_merging)
-export { buildRollout, buildRolloutDetailed, type BuildRolloutOptions, type DetailedBuild } from './build/build-rollout.js';
-export { buildChains, type ChainBuild, type BuildCall, type BuildChain, type BuildNotes } from './build/chain-builder.js';
-export { assemble, failedBuild, noRecordsResult, finishConsumerResult, type ConsumerResult } from './build/consumer-result.js';
-export { maskCauses, describeReason, type MaskCause, type MaskCauseCode, type MaskContext } from './build/mask-causes.js';
-
-// Export
-export * from './export/index.js';
-
-// Fixtures
-export { generateStore, MIX_SHAPES, shapeOf, type FixtureOptions, type MixShape } from './fixture/generate-store.js';
-
-// Rollout status, consumer verdict and summary counts (docs/cli.md#contract-v2)
-export {
-  ROLLOUT_STATUSES,
-  CONDITIONS,
-  rolloutStatus,
-  unavailableStatus,
-  isUnavailableKind,
-  readRolloutStatus,
-  VERDICTS,
-  verdictOf,
-  unavailableVerdict,
-  emptySummary,
-  countRollout,
-  summarise,
-  summaryJson,
-  type RolloutStatus,
-  type Condition,
-  type RolloutStatusAnswer,
-  type StatusRead,
-  type Verdict,
-  type VerdictAnswer,
-  type StatusSummary,
-  type StatusSummaryJson,
-} from './status/index.js';
-
-// Results
+// Facts: what a rollout holds
 export { rolloutFacts, type RolloutFacts, type FactsOptions } from './facts/rollout-facts.js';
 export { directoryFacts, type DirectoryFacts, type DirectoryFactsOptions } from './facts/directory-facts.js';
-export { verifyRollout } from './verify/verify-rollout.js';
+
+// Status, conditions, verdict and summary counts (docs/cli.md#status)
+export { ROLLOUT_STATUSES, CONDITIONS, rolloutStatus, type RolloutStatus, type Condition, type RolloutStatusAnswer } from './status/rollout-status.js';
+export { VERDICTS, verdictOf, type Verdict, type VerdictAnswer } from './status/verdict.js';
+export { summarise, type StatusSummary } from './status/summary.js';
+export { readRolloutStatus, type StatusRead, type StatusReadOptions } from './status/read-status.js';
+
+// Build: the reference consumer's result (prefix_merging) and why it is masked
+export { buildRollout, buildRolloutDetailed, type BuildRolloutOptions, type DetailedBuild } from './build/build-rollout.js';
+export type { ConsumerResult, SuccessfulBuildResult, FailedBuildResult, BuildMetrics, CaptureSnapshot } from './build/consumer-result.js';
+export type { ProjectedResponse } from './build/projection.js';
+export type { ChainBuild, BuildCall, BuildChain, BuildNotes, CallStatus, LinkOutcome, ParentLinkReason } from './build/chain-builder.js';
+export type { DiscardedDuplicate } from './build/dedupe.js';
+export type { TokenEntry, TokenEntrySchema, ParentResolution } from './records/token-entry.js';
+export { maskCauses, type MaskCause, type MaskCauseCode, type MaskContext } from './build/mask-causes.js';
+
+// Verify
 export { verifyDirectory, type VerifyResult, type VerifyOptions } from './verify/verify-directory.js';
-export type { ThreadOptions } from './threads/parallel-rollouts.js';
-export { FINDING_SEVERITY, compareFindings, type Finding, type FindingCode, type Severity } from './verify/findings.js';
+export { FINDING_SEVERITY, type Finding, type FindingCode, type Severity } from './verify/findings.js';
+
+// Operations that change a store
+export { freezeRollout, snapshotSummary, type Snapshot } from './ops/freeze.js';
+export { retireRollouts, type RemovalResult } from './ops/retire.js';
+export { dropRollout, dropRolloutOutcome, type DropOutcome, type DropRefusal } from './ops/drop.js';
+export { deleteRollouts } from './ops/delete.js';
+export { sweepRetired, type SweepOptions, type SweepResult, type SweepCandidate } from './ops/sweep.js';
+
+// Export
+export { exportStore, type ExportOptions, type ExportHooks, type ExportSummary, type ExportStream } from './export/export-store.js';
+export type { ExportedRollout } from './export/export-item.js';
+export { EXPORT_FORMATS, type ExportFormatName } from './export/formats.js';
+export { parseFieldSelection, type FieldSelection } from './export/fields.js';
+
+export { tokcapVersion } from './version.js';

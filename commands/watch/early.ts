@@ -13,11 +13,11 @@ import { createWorkerReaders, type WorkerReaders } from '../../src/watch/worker-
 import { loadLiveView } from './view-loader.js';
 import { plainDir, type Plan } from '../plan.js';
 import type { Settings } from '../settings.js';
-import type { GlobalOptions, WatchOptions } from '../options.js';
+import type { GlobalOptions, WatchCommandOptions } from '../options.js';
 import { readWorkerUrl } from './read-worker-url.js';
 
 /** Options that change nothing of the above. */
-const KEEPS: readonly (keyof (GlobalOptions & WatchOptions))[] = ['allowEmpty', 'quiet', 'color', 'lockWait'];
+const KEEPS: readonly (keyof (GlobalOptions & WatchCommandOptions))[] = ['allowEmpty', 'quiet', 'color', 'lockWait'];
 
 let early: { dir: string; workers: WorkerReaders; at: number } | undefined;
 let earlyView: ReturnType<typeof loadLiveView> | undefined;

@@ -26,6 +26,7 @@ export interface BuildRolloutOptions {
    * Where the locked copies come from (default: this thread, `freezeAndCopy` and
    * `copyReadOnlySnapshot`). A worker thread asks the main thread instead, which takes the
    * locks in turn with its own (src/build/build-worker.ts).
+   * @internal
    */
   source?: SnapshotSource;
   /**
@@ -33,7 +34,10 @@ export interface BuildRolloutOptions {
    * them already (the facts); otherwise they are read after the snapshot.
    */
   incompleteContext?: Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'>;
-  /** Reads the records' JSON: the calling thread's reader for its job (default: one per rollout). */
+  /**
+   * Reads the records' JSON: the calling thread's reader for its job (default: one per rollout).
+   * @internal
+   */
   json?: JsonBytesReader;
 }
 

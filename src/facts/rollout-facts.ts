@@ -66,6 +66,7 @@ export interface FactsOptions {
   /**
    * Copies J under the shared lock (default `readJsonlBytes`). A worker thread passes a function
    * that asks the main thread to do it, so that the process still holds one rollout lock at a time.
+   * @internal
    */
   readJsonl?: (paths: ReturnType<typeof rolloutPaths>, rolloutId: string, options: { waitMs: number; from?: number }) => Promise<JsonlBytes | undefined>;
   /**
@@ -73,9 +74,14 @@ export interface FactsOptions {
    * instead of reading them: the same facts, with no file opened. If the copy failed as a whole
    * (the lock was not granted), the files that need no lock are read as usual and J's lines,
    * which do, fail with the copy's error.
+   * @internal
    */
   copy?: { arena: Uint8Array; record: RolloutCopyRecord };
-  /** Reads the state's and the records' JSON: the calling thread's reader for its job (default: one for this rollout). */
+  /**
+   * Reads the state's and the records' JSON: the calling thread's reader for its job (default:
+   * one for this rollout).
+   * @internal
+   */
   json?: JsonBytesReader;
 }
 
