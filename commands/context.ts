@@ -7,7 +7,7 @@ import type { CommandName, CommandOptionsMap, GlobalOptions } from './options.js
 import { EXIT_OK, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
 import { createStyles, colorLevel, safeOutput, type Styles } from './styles.js';
 import { ProgressLine, noProgress, type ProgressFactory } from './progress.js';
-import { JsonWriter, RawJsonText } from '../src/json/canonical-json.js';
+import { byteStream, JsonDocument, type ByteStream, type JsonArrayWriter, type JsonMapWriter } from './json-output.js';
 import { renderTable, type Column } from './table.js';
 import type { Shard } from '../src/layout/shard.js';
 import type { ThreadOptions } from '../src/threads/parallel-rollouts.js';
@@ -50,6 +50,8 @@ export class ExitCodeAccumulator {
     if (code > this.code) this.code = code;
   }
 }
+
+export type { ByteStream, JsonArrayWriter, JsonMapWriter };
 
 export interface CommandContext<N extends CommandName = CommandName> {
   readonly command: N;
@@ -135,47 +137,6 @@ export interface CommandContext<N extends CommandName = CommandName> {
   table(columns: readonly Column[], rows: readonly (readonly string[])[]): string;
 }
 
-export interface ByteStream {
-  write(bytes: Uint8Array): Promise<void>;
-}
-
-export interface JsonArrayWriter {
-  /**
-   * `written`: called once the bytes of `value` have left for stdout (their memory may be reused).
-   * Returns a promise when stdout is a pipe holding more than it takes at once: it resolves once
-   * written out, and a caller that waits for it holds no more than that in memory.
-   */
-  push(value: unknown, written?: () => void): Promise<void> | undefined;
-  end(): void;
-}
-
-export interface JsonMapWriter {
-  /** Returns a promise when stdout has not caught up, as `JsonArrayWriter.push` does. */
-  entry(key: string, value: unknown): Promise<void> | undefined;
-  end(tail: Record<string, unknown>): void;
-}
-
-/**
- * The one wait on stdout's backpressure, after writing a part of the output (`full`: a `write` of
- * it returned false). Undefined when the stream kept nothing (a file: the bytes went out in the
- * call) or holds less than it takes at once. Otherwise a pipe that a slower reader has not
- * emptied: a promise resolved once it has, and a producer that waits for it keeps the output
- * from piling up in memory (a job in one thread never lets the event loop turn to drain it).
- */
-function caughtUp(stdout: OutStream, full: boolean): Promise<void> | undefined {
-  if (!full || stdout.writableLength === 0 || !stdout.once) return undefined;
-  return new Promise<void>((resolve) => stdout.once!('drain', resolve));
-}
-
-const COMMA = Buffer.from(',');
-/** Bytes of map entries gathered into one write (jsonMap). */
-const MAP_CHUNK = 64 * 1024;
-
-/** The members of a serialised object, without its braces (empty for `{}`). */
-function membersOf(object: Uint8Array): Uint8Array {
-  return object.subarray(1, object.length - 1);
-}
-
 export interface ContextInit<N extends CommandName> {
   command: N;
   dir: string;
@@ -199,9 +160,7 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
   const exitCode = init.exitCode ?? new ExitCodeAccumulator();
   const line = new ProgressLine(io.stderr);
   const progressOn = stderrIsTTY && !options.quiet && !options.json;
-  let jsonWritten = false;
-  // The writer of the run's --json document (its parts are written one after the other).
-  const writer = new JsonWriter();
+  const document = new JsonDocument(io.stdout);
 
   // Error and warning lines carry store text (ids, messages) and are never coloured.
   const writeErr = (raw: string) => {
@@ -237,106 +196,16 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
     },
     json(value) {
       // Commands call json() unconditionally with their document; it only prints under --json.
-      if (!options.json) return;
-      if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
-      // Serialise first: a value that cannot be written (an integer past 2^64 in a record) throws
-      // before anything is printed, and the command may still print a repaired document.
-      const bytes = writer.outputLine(value);
-      jsonWritten = true;
-      io.stdout.write(bytes);
+      if (options.json) document.value(value);
     },
     jsonArray() {
-      if (!options.json) return { push: () => undefined, end() {} };
-      if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
-      jsonWritten = true;
-      let count = 0;
-      let ended = false;
-      return {
-        push(value, written) {
-          if (ended) throw new Error('internal: jsonArray().push() after end()');
-          // Bytes, not text: a build result is hundreds of KB of JSON, already UTF-8.
-          const bytes = value instanceof RawJsonText && typeof value.text !== 'string' ? value.text : writer.outputBytes(value);
-          const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
-          let full = io.stdout.write(count++ === 0 ? '[' : ',') === false;
-          let told = false;
-          const tell = written && (() => void (told || ((told = true), written())));
-          // A stream writes in order: once the last part is written, so are the others.
-          parts.forEach((part, k) => {
-            if (io.stdout.write(part, k === parts.length - 1 ? tell : undefined) === false) full = true;
-          });
-          // Nothing left in the stream's buffer: the bytes went out in the call (a file), and the
-          // callback would only come once the job lets the event loop turn.
-          if (io.stdout.writableLength === 0) tell?.();
-          return caughtUp(io.stdout, full);
-        },
-        end() {
-          if (ended) return;
-          ended = true;
-          io.stdout.write(count === 0 ? '[]\n' : ']\n');
-        },
-      };
+      return options.json ? document.array() : { push: () => undefined, end() {} };
     },
     jsonMap(head, key) {
-      if (!options.json) return { entry: () => undefined, end() {} };
-      if (jsonWritten) throw new Error('internal: ctx.json() called twice (--json prints one document)');
-      jsonWritten = true;
-      const members = membersOf(writer.outputBytes(head));
-      io.stdout.write('{');
-      if (members.length > 0) {
-        io.stdout.write(members);
-        io.stdout.write(',');
-      }
-      io.stdout.write(writer.outputBytes(key));
-      io.stdout.write(':{');
-      let count = 0;
-      let ended = false;
-      // Entries go out in chunks of up to MAP_CHUNK bytes: a write per entry was two system
-      // calls per rollout (`inspect --json`, `watch --once --json` of 100,000 rollouts: 200,000).
-      let chunk: Uint8Array[] = [];
-      let chunkBytes = 0;
-      // No more than the stream would queue before asking us to wait.
-      const chunkLimit = Math.min(MAP_CHUNK, io.stdout.writableHighWaterMark ?? MAP_CHUNK);
-      const flush = (): boolean => {
-        if (chunk.length === 0) return false;
-        const bytes = chunk.length === 1 ? chunk[0] : Buffer.concat(chunk, chunkBytes);
-        chunk = [];
-        chunkBytes = 0;
-        return io.stdout.write(bytes) === false;
-      };
-      return {
-        entry(k, value) {
-          if (ended) throw new Error('internal: jsonMap().entry() after end()');
-          // Serialised first: nothing is written if the value cannot be.
-          const bytes = writer.orderedMember(k, value);
-          if (count++ > 0) {
-            chunk.push(COMMA);
-            chunkBytes++;
-          }
-          chunk.push(bytes);
-          chunkBytes += bytes.length;
-          // Gathered only while the stream keeps up (a file: always; a pipe: while its reader
-          // does): one that queues gets each entry as it comes, and the caller waits for it.
-          if (chunkBytes < chunkLimit && io.stdout.writableLength === 0) return undefined;
-          return caughtUp(io.stdout, flush());
-        },
-        end(tail) {
-          if (ended) return;
-          ended = true;
-          flush();
-          const rest = membersOf(writer.outputBytes(tail));
-          io.stdout.write('}');
-          if (rest.length > 0) {
-            io.stdout.write(',');
-            io.stdout.write(rest);
-          }
-          io.stdout.write('}\n');
-        },
-      };
+      return options.json ? document.map(head, key) : { entry: () => undefined, end() {} };
     },
     stdoutStream() {
-      return {
-        write: (bytes) => caughtUp(io.stdout, io.stdout.write(bytes) === false) ?? Promise.resolve(),
-      };
+      return byteStream(io.stdout);
     },
     err(text) {
       writeErr(text);
