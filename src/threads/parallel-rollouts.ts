@@ -17,14 +17,15 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort, type TransferListItem } from 'node:worker_threads';
-import { closeSync } from 'node:fs';
+import { receiveMessageOnPort, type MessagePort, type TransferListItem } from 'node:worker_threads';
 import { refuseRolloutLocksInThisThread } from '../lock/rollout-lock.js';
-import { joinLockTurns, lockTurnsMemory, reclaimLockTurn } from '../lock/lock-turns.js';
+import { joinLockTurns, lockTurnsMemory } from '../lock/lock-turns.js';
 import { mapInOrder } from './map-in-order.js';
 import { earlyWorkerPays, MAX_THREADS, WORKER_MIN_BYTES } from './job-workers.js';
-import { earlyWorkerWaiting, giveEarlyJob, startedEarly, takeEarlyWorker, WORKER_RESOURCE_LIMITS } from './early-workers.js';
-import { mainThreadRequests, replyToWorker, type SerialisedError, type ThreadGive, type ThreadRequest } from './thread-requests.js';
+import { earlyWorkerWaiting, startedEarly, takeEarlyWorker } from './early-workers.js';
+import { OrderedEmitter } from './ordered-emitter.js';
+import { mainThreadRequests, type SerialisedError } from './thread-requests.js';
+import { runWorkerSlot, type SlotJob } from './worker-slot.js';
 
 export { serialiseError, type SerialisedError } from './thread-requests.js';
 export { WORKER_MIN_BYTES } from './job-workers.js';
@@ -94,14 +95,6 @@ export interface ParallelOptions<R, Q> {
 /** Memory a worker keeps of what the main thread moved back, at most. */
 const MAX_RETURNED = 16;
 
-type FromWorker =
-  | { type: 'chunk'; chunk: number; results: unknown[]; redo: number[] }
-  | { type: 'chunk_failed'; chunk: number }
-  | ThreadRequest
-  | ThreadGive
-  | { type: 'done' };
-
-
 /** Worker threads to start beside this thread, which computes too: one per other core, up to MAX_THREADS in all. */
 export function workerCount(threads: ThreadOptions = {}): number {
   const cores = threads.threads ?? availableParallelism();
@@ -109,10 +102,8 @@ export function workerCount(threads: ThreadOptions = {}): number {
   return Math.min(cores, MAX_THREADS) - 1;
 }
 
-export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[], options: ParallelOptions<R, Q>): Promise<R[]> {
-  const results = new Array<R>(ids.length);
-  const chunkSize = options.chunkSize ?? 256;
-  const nChunks = Math.ceil(ids.length / chunkSize);
+/** Workers for a job of `ids` in `nChunks` chunks: none unless it is big enough for one. */
+function workersFor(ids: readonly string[], nChunks: number, options: ParallelOptions<unknown, unknown>): number {
   const threads = options.threads ?? {};
   // Two threads or more asked for explicitly: workers whatever the job's size. A worker started
   // early (./early-workers.ts) pays from a smaller size than one started now.
@@ -121,59 +112,47 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     (threads.threads !== undefined && threads.threads >= 2) ||
     ((bytes === undefined || bytes >= WORKER_MIN_BYTES || (earlyWorkerWaiting(options.workerUrl) && earlyWorkerPays(bytes, ids.length))) &&
       ids.length >= (options.minItems ?? 2000));
-  const nWorkers = bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(threads), nChunks - 1) : 0;
+  return bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(threads), nChunks - 1) : 0;
+}
+
+export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[], options: ParallelOptions<R, Q>): Promise<R[]> {
+  const chunkSize = options.chunkSize ?? 256;
+  const nChunks = Math.ceil(ids.length / chunkSize);
+  const nWorkers = workersFor(ids, nChunks, options as ParallelOptions<unknown, unknown>);
   // A worker started before the job (./early-workers.ts) is its first, or stopped if it has none.
   let earlyWorker = takeEarlyWorker(options.workerUrl);
   if (earlyWorker && nWorkers === 0) {
     void earlyWorker.terminate();
     earlyWorker = undefined;
   }
-  threads.onWorkers?.(nWorkers, ids.length);
+  options.threads?.onWorkers?.(nWorkers, ids.length);
   const counter = new Int32Array(new SharedArrayBuffer(4));
-  // The chunk each worker is computing (-1: none), so that a worker that dies leaves no chunk
-  // behind unnoticed.
-  const claims = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, nWorkers))).fill(-1);
-  // 1 once a chunk's results are in or being computed here: a chunk is never delivered twice.
-  const returned = new Uint8Array(nChunks);
-  // Chunks a worker claimed and will not return (it died, or could not post them): computed in
-  // this thread before it claims another, so that emitting in order does not wait for the end
-  // of the job with every later result held in memory.
-  const orphans: number[] = [];
-  const filled = new Uint8Array(ids.length);
-  let nextEmit = 0;
-  let failure: { error: unknown } | undefined;
-  const stopped = () => failure !== undefined || options.signal?.aborted === true;
   // No chunk is claimed after this.
   const stopClaims = () => Atomics.store(counter, 0, nChunks);
   const onAbort = () => stopClaims();
   options.signal?.addEventListener('abort', onAbort, { once: true });
   if (options.signal?.aborted) stopClaims();
-  // Emits run one after the other, in order; `pending` counts those not finished.
-  let emitting: Promise<void> = Promise.resolve();
-  let pending = 0;
-  const MAX_PENDING = 4;
-  const drained = () => (pending > MAX_PENDING ? emitting : undefined);
-  const put = (i: number, r: R) => {
-    results[i] = r;
-    filled[i] = 1;
-    const emit = options.emit;
-    if (!emit) return;
-    while (!stopped() && nextEmit < ids.length && filled[nextEmit]) {
-      const k = nextEmit++;
-      const value = results[k];
-      delete results[k];
-      pending++;
-      emitting = emitting
-        .then(() => (stopped() ? undefined : emit(value, k)))
-        .catch((e: unknown) => {
-          failure ??= { error: e };
-          stopClaims();
-        })
-        .finally(() => {
-          pending--;
-        });
-    }
+  const job: SlotJob<R, Q> = {
+    options,
+    ids,
+    chunkSize,
+    counter,
+    // The chunk each worker is computing (-1: none), so that a worker that dies leaves no chunk
+    // behind unnoticed.
+    claims: new Int32Array(new SharedArrayBuffer(4 * Math.max(1, nWorkers))).fill(-1),
+    // 1 once a chunk's results are in or being computed here: a chunk is never delivered twice.
+    returned: new Uint8Array(nChunks),
+    // Chunks a worker claimed and will not return (it died, or could not post them): computed in
+    // this thread before it claims another, so that emitting in order does not wait for the end
+    // of the job with every later result held in memory.
+    orphans: [],
+    // Items a worker could not compute (it threw): computed here, where the error is thrown again
+    // with its full detail.
+    redo: [],
+    lockTurns: options.workersLock && nWorkers > 0 ? lockTurnsMemory() : undefined,
+    out: new OrderedEmitter<R>(ids.length, options.emit, options.signal, stopClaims),
   };
+  const { returned, orphans, out } = job;
 
   // With workers, at most two of this thread's own items in flight: their copies take turns for
   // the lock with the workers' requests (one rollout lock at a time), and a worker's request
@@ -186,7 +165,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     const start = c * chunkSize;
     const end = Math.min(ids.length, start + chunkSize);
     // A few in flight, so that a rollout waiting for its lock does not hold up the others.
-    const out = await mapInOrder(ids.slice(start, end), concurrency, async (id, k) => {
+    const results = await mapInOrder(ids.slice(start, end), concurrency, async (id, k) => {
       const r = await options.local(id, start + k);
       // Between items (every 2 ms at most), let workers' requests in: they wait for their
       // copies of J otherwise.
@@ -196,7 +175,7 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
       }
       return r;
     });
-    out.forEach((r, k) => put(start + k, r));
+    results.forEach((r, k) => out.put(start + k, r));
     options.onDone?.(end - start);
   };
   const runOrphans = async () => {
@@ -205,122 +184,28 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
     }
   };
 
-  // Items a worker could not compute (it threw): computed here, where the error is thrown again
-  // with its full detail.
-  const redo: number[] = [];
-  const workers: Promise<void>[] = [];
-  const lockTurns = options.workersLock && nWorkers > 0 ? lockTurnsMemory() : undefined;
-  for (let w = 0; w < nWorkers; w++) {
-    workers.push(
-      new Promise<void>((resolve) => {
-        let worker: Worker;
-        // Memory moved back to the worker: it takes it without turning its event loop.
-        const memory = options.fromWorker ? new MessageChannel() : undefined;
-        const giveBack = (m: ArrayBuffer) => {
-          try {
-            memory?.port1.postMessage(m, [m]);
-          } catch {
-            // detached, or the worker has stopped: nothing to give
-          }
-        };
-        const workerData = { shared: options.shared, ids, chunkSize, counter, claims, slot: w, lockTurns, memoryPort: memory?.port2 };
-        const transferList = memory ? [memory.port2] : [];
-        try {
-          if (w === 0 && earlyWorker) {
-            worker = earlyWorker;
-            giveEarlyJob(worker, workerData, transferList);
-          } else worker = new Worker(options.workerUrl, { workerData, transferList, resourceLimits: WORKER_RESOURCE_LIMITS });
-        } catch {
-          memory?.port1.close();
-          resolve();
-          return;
-        }
-        let finished = false;
-        const finish = () => {
-          if (finished) return;
-          finished = true;
-          memory?.port1.close();
-          // Died between taking a lock and releasing it: closing its descriptor unlocks it.
-          if (lockTurns) {
-            reclaimLockTurn(lockTurns, w, (fd) => {
-              try {
-                closeSync(fd);
-              } catch {
-                // already closed
-              }
-            });
-          }
-          // Stopped without saying it was done (it died): its chunk is an orphan.
-          const c = Atomics.load(claims, w);
-          if (c >= 0 && !returned[c]) orphans.push(c);
-          resolve();
-        };
-        worker.on('message', (m: FromWorker) => {
-          if (m.type === 'chunk_failed') {
-            if (!returned[m.chunk]) orphans.push(m.chunk);
-          } else if (m.type === 'chunk') {
-            // Already computed here (taken for an orphan before this message came): ignore.
-            if (returned[m.chunk]) return;
-            const base = m.chunk * chunkSize;
-            returned[m.chunk] = 1;
-            const again = new Set(m.redo);
-            for (const k of m.redo) redo.push(base + k);
-            m.results.forEach((r, k) => {
-              if (again.has(k)) return;
-              options.fromWorker?.(r as R, giveBack);
-              put(base + k, r as R);
-            });
-            options.onDone?.(m.results.length - m.redo.length);
-          } else if (m.type === 'request') {
-            const serve = options.serve;
-            const answer = Promise.resolve(drained()).then(() =>
-              stopped()
-                ? Promise.reject(new Error('stopped'))
-                : serve
-                  ? serve(m.request as Q)
-                  : Promise.reject(new Error('internal: no request handler')),
-            );
-            replyToWorker(worker, m.seq, answer);
-          } else if (m.type === 'give') {
-            options.recycle?.(m.memory);
-          } else if (m.type === 'done') {
-            void worker.terminate().finally(finish);
-          }
-        });
-        worker.on('error', finish);
-        worker.on('exit', finish);
-      }),
-    );
-  }
-
+  const workers = Array.from({ length: nWorkers }, (_, w) => runWorkerSlot(job, w, w === 0 ? earlyWorker : undefined));
   for (let c = Atomics.add(counter, 0, 1); c < nChunks; c = Atomics.add(counter, 0, 1)) {
     await runOrphans();
     await runChunk(c);
-    await drained();
     // Let worker messages (results, lock requests) in between chunks.
+    await out.drained();
   }
   await runOrphans();
   await Promise.all(workers);
   options.signal?.removeEventListener('abort', onAbort);
-  await emitting;
-  const stop = () => {
-    if (failure) throw failure.error;
-    options.signal?.throwIfAborted();
-  };
-  stop();
+  await out.settled();
   // Chunks a worker claimed but did not return (it failed or died): redo them here.
   for (let c = 0; c < nChunks; c++) {
     if (!returned[c]) await runChunk(c);
-    await emitting;
-    stop();
+    await out.settled();
   }
-  for (const i of redo.sort((a, b) => a - b)) {
-    put(i, await options.local(ids[i], i));
+  for (const i of job.redo.sort((a, b) => a - b)) {
+    out.put(i, await options.local(ids[i], i));
     options.onDone?.(1);
-    await emitting;
-    stop();
+    await out.settled();
   }
-  return results;
+  return out.results;
 }
 
 /**
