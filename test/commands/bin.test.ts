@@ -82,6 +82,17 @@ describe('tokcap binary', () => {
     expect(r.stdout).toBe(version);
   });
 
+  it('--version alone prints the version as -V does, without loading the program', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = await importedPackages([flag]);
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout).toBe(version);
+      expect(r.imported).toEqual([]);
+      expect(r.loaded.filter((f) => f.startsWith(join(ROOT, 'dist', 'cli') + sep))).toEqual([]);
+    }
+  });
+
   it('a stdout that cannot be written (a full disk) is an I/O error: one line, exit 3, no stack trace', () => {
     const demo = join(ROOT, 'fixtures', 'demo-store');
     for (const args of [['inspect', demo], ['inspect', demo, '--json'], ['verify-digests', demo, '--json'], ['build', demo, '--json'], ['export', demo, '--out', '-']]) {

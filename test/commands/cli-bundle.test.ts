@@ -97,7 +97,8 @@ describe('the command line from its bundle', () => {
 
   it('finds the package version from the bundle', async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-    const r = await tokcapLoading(['-V']);
+    // A command's -V is the program's (commander's), from the bundle.
+    const r = await tokcapLoading(['inspect', '-V']);
     expect(r.stdout).toBe(version);
     expect(r.loaded).toContain(join(CLI, 'main.js'));
   });
