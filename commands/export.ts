@@ -82,6 +82,8 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
     removeHandlers();
   }
 
+  // Writing the output failed: named after the target (exit 3); the summary and document still print.
+  const outputError = summary.output_error ? ctx.fail(summary.output_error) : undefined;
   const document = {
     out: summary.out,
     format: summary.format,
@@ -90,6 +92,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
     masked: summary.masked,
     failed: summary.failed,
     exported: summary.exported,
+    ...(outputError ? { error: outputError.error } : {}),
   };
   // With --out -, stdout is the data: the summary (text or JSON) goes to stderr.
   if (toStdout) {
@@ -110,6 +113,9 @@ export function summaryLine(s: ExportSummary, trainableOnly: boolean): string {
   // The verdict words and the "could not be built" / "could not be read" of every summary.
   const failed = s.failed > 0 ? ` (${s.failed} could not be built)` : '';
   const unread = s.trainable + s.masked < s.rollouts ? `, ${s.rollouts - s.trainable - s.masked} could not be read (left out)` : '';
+  if (s.output_error) {
+    return `nothing exported to ${to} (${s.format}): the output could not be written; ${plural(s.rollouts, 'rollout')} read: ${s.trainable} trainable, ${s.masked} masked${failed}${unread}`;
+  }
   if (trainableOnly) {
     return `exported ${s.exported} of ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable; ${s.masked} masked left out${failed}${unread}`;
   }

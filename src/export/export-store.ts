@@ -1,7 +1,7 @@
 import { tokcapVersion } from '../version.js';
 import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { errorFromFacts, TokcapError, ioError, toTokcapError } from '../errors.js';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { errorFromFacts, TokcapError, ioError, systemErrorOf, toTokcapError } from '../errors.js';
 import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.js';
 import { compareCodePoints, JsonWriter, orderedJson } from '../json/canonical-json.js';
 import { JsonBytesReader } from '../json/parse-json.js';
@@ -114,6 +114,11 @@ export interface ExportSummary {
   errors: number;
   generated_tokens_captured: number;
   generated_tokens_delivered: number;
+  /**
+   * Writing the output failed (a full disk, a read-only target): nothing was left at `out`, and
+   * the counts are those of the rollouts read until then. Its `file` is the target.
+   */
+  output_error?: TokcapError;
 }
 
 export { tokcapVersion } from '../version.js';
@@ -238,9 +243,69 @@ export async function forEachExportItem(
  * time: build, write, drop, so memory is bounded by the largest rollout, not the directory.
  * Output is atomic (see atomic-output.ts). Rollouts that fail to build are exported as failed
  * builds (masked). Throws usage errors (target exists without force, bad --out) before reading
- * the store, and `io` errors when the store cannot be listed.
+ * the store, and `io` errors when the store cannot be listed. When writing the output fails, the
+ * temporary output is removed and the summary says so (`output_error`), with the counts so far.
  */
 export async function exportStore(options: ExportOptions, hooks: ExportHooks = {}): Promise<ExportSummary> {
+  const tally = new RolloutTally();
+  try {
+    return await exportTo(options, tally.watch(hooks));
+  } catch (e) {
+    if (options.stream || !isOutputError(e, options.out)) throw e;
+    return { ...summaryOf(options, tally.totals()), exported: 0, output_error: outputError(e, options.out) };
+  }
+}
+
+/** What the hooks were told of each rollout: the counts of an export that could not be written. */
+class RolloutTally {
+  private readonly seen = new Map<string, ExportedRollout | undefined>();
+
+  watch(hooks: ExportHooks): ExportHooks {
+    return {
+      ...hooks,
+      onRollout: (done, total, id, r) => {
+        this.seen.set(id, r);
+        hooks.onRollout?.(done, total, id, r);
+      },
+      onRolloutError: (e, id) => {
+        if (!this.seen.has(id)) this.seen.set(id, undefined);
+        hooks.onRolloutError?.(e, id);
+      },
+    };
+  }
+
+  totals(): ExportTotals {
+    const t = new ExportTotals();
+    for (const r of this.seen.values()) {
+      if (r === undefined || r.verdict.verdict === 'unavailable') t.addUnavailable();
+      else t.add(r, false);
+    }
+    return t;
+  }
+}
+
+/** A path the export writes: the target, inside it, or a temporary sibling of it. */
+function isOutputError(e: unknown, out: string): boolean {
+  const path = e instanceof TokcapError ? (e.kind === 'io' ? (e.file ?? e.system?.path) : undefined) : (e as NodeJS.ErrnoException)?.path;
+  if (path === undefined) return false;
+  const target = resolve(out);
+  const p = resolve(path);
+  const sibling = join(dirname(target), `.${basename(target)}`);
+  return p === target || p.startsWith(target + sep) || p.startsWith(sibling);
+}
+
+/** The failure named after the target (never a rollout the export read), kind `io`. */
+function outputError(e: unknown, out: string): TokcapError {
+  const system = systemErrorOf(e) ?? (e instanceof TokcapError ? e.system : undefined);
+  const message = e instanceof Error ? e.message : String(e);
+  return new TokcapError('io', `could not write the output: ${message}; nothing partial was kept at ${out}`, {
+    file: out,
+    cause: e,
+    ...(system ? { system: { code: system.code, ...(system.syscall ? { syscall: system.syscall } : {}) } } : {}),
+  });
+}
+
+async function exportTo(options: ExportOptions, hooks: ExportHooks): Promise<ExportSummary> {
   if (options.stream && options.format === 'parquet') throw streamRefused(options.format);
   // Before any format's own checks: no format writes into the store it reads.
   if (!options.stream) await refuseTargetInStore(options.out, [options.dir]);

@@ -9,16 +9,20 @@
  *   of the copy finds exactly what it finds on the source for those rollouts.
  * - No lock files and no temporary state files are copied; the copy's lock files appear when
  *   something locks a rollout there.
- * - Every file is written atomically: a temporary name beside it (`.<name>.tokcap-tmp-<hex>`,
- *   a name no reader takes for a capture file), fsynced, renamed into place. Within a rollout the
- *   state file comes last. Modes are the writer's (S 0600, the others 0666 less the umask); the
- *   source's mtimes are kept, so ages (`sweep --older-than`) read the same in the copy.
+ * - The copy is built in a temporary sibling of the target (`.<name>.tokcap-tmp-<hex>`, a name
+ *   no reader takes for a capture directory), every file fsynced, and renamed into place at the
+ *   end: an interrupted copy leaves nothing at the target (a SIGKILL can leave the sibling, safe to
+ *   delete). With --force into a directory that is not empty, the finished files are moved in
+ *   at the end, rollout by rollout, each state file last. Modes are the writer's (S 0600, the
+ *   others 0666 less the umask); the source's mtimes are kept, so ages (`sweep --older-than`)
+ *   read the same in the copy.
  * - A rollout whose lock cannot be had in time, or one of whose files cannot be read, is left
  *   out (never half copied) and reported.
  */
 import { closeSync, fsync, openSync, renameSync, rmSync, utimesSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { TokcapError, ioError } from '../errors.js';
 import { rolloutPaths } from '../layout/file-names.js';
 import { spanBytes, type CopiedKind, type RolloutCopyRecord } from '../ops/rollout-copy.js';
@@ -57,18 +61,43 @@ export async function checkStoreTarget(target: string, source: string, force: bo
   }
 }
 
-/** Writes rollout copies into a capture directory, one file at a time, atomically. */
-export class StoreCopyWriter {
-  private constructor(readonly dir: string) {}
+/** A file the copy has (moved into the target at the end) or has not (removed there with --force). */
+interface Placement {
+  name: string;
+  present: boolean;
+}
 
-  /** Creates the directory if it does not exist (see `checkStoreTarget`). */
-  static async open(dir: string): Promise<StoreCopyWriter> {
+/**
+ * Writes rollout copies into a temporary sibling of the target directory and puts them in place
+ * with `finish` (see the module comment).
+ */
+export class StoreCopyWriter {
+  private readonly placements: Placement[] = [];
+  private done = false;
+
+  private constructor(
+    readonly target: string,
+    /** The temporary sibling the files are written into. */
+    readonly dir: string,
+    /** The target exists and is not empty (--force): files are moved in one by one. */
+    private readonly merge: boolean,
+  ) {}
+
+  /** Creates the temporary sibling (see `checkStoreTarget` for the target). */
+  static async open(target: string): Promise<StoreCopyWriter> {
+    let merge = false;
     try {
-      await mkdir(dir, { mode: 0o777 });
+      merge = (await readdir(target)).length > 0;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw ioError(e, dir);
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(e, target);
     }
-    return new StoreCopyWriter(dir);
+    const staging = tempPathFor(resolve(target));
+    try {
+      await mkdir(staging, { mode: 0o777 });
+    } catch (e) {
+      throw ioError(e, staging);
+    }
+    return new StoreCopyWriter(target, staging, merge);
   }
 
   /** The temporary file being written, for `discardSync`. */
@@ -76,22 +105,15 @@ export class StoreCopyWriter {
 
   /**
    * Writes one rollout's copied files. A kind the source did not have is removed from the target
-   * (only there when `--force` copies into a store that had the rollout), so the copy of the
-   * rollout is the source's, not a mix.
+   * at the end (only there when `--force` copies into a store that had the rollout), so the copy
+   * of the rollout is the source's, not a mix.
    */
   async writeRollout(arena: Uint8Array, record: RolloutCopyRecord): Promise<void> {
     const paths = rolloutPaths(this.dir, record.rolloutId);
     for (const kind of WRITE_ORDER) {
       const bytes = spanBytes(arena, record.spans[kind]);
-      if (bytes === undefined) {
-        try {
-          rmSync(paths[kind], { force: true });
-        } catch (e) {
-          throw ioError(e, paths[kind], record.rolloutId);
-        }
-      } else {
-        await this.writeFile(paths[kind], bytes, MODES[kind], record.stamps[kind]?.mtimeMs, record.rolloutId);
-      }
+      this.placements.push({ name: basename(paths[kind]), present: bytes !== undefined });
+      if (bytes !== undefined) await this.writeFile(paths[kind], bytes, MODES[kind], record.stamps[kind]?.mtimeMs);
     }
   }
 
@@ -100,7 +122,7 @@ export class StoreCopyWriter {
    * temporary file is created and renamed synchronously, so whenever a signal handler can run
    * (only during the fsync) `this.temp` names exactly the file that exists.
    */
-  private async writeFile(path: string, bytes: Uint8Array, mode: number, mtimeMs: number | undefined, rolloutId: string): Promise<void> {
+  private async writeFile(path: string, bytes: Uint8Array, mode: number, mtimeMs: number | undefined): Promise<void> {
     const temp = tempPathFor(path);
     let fd: number | undefined;
     try {
@@ -120,20 +142,50 @@ export class StoreCopyWriter {
       if (fd !== undefined) closeSync(fd);
       rmSync(temp, { force: true });
       this.temp = undefined;
-      throw ioError(e, path, rolloutId);
+      // The output's failure, not the rollout's: the rollout was read.
+      throw ioError(e, path);
     }
   }
 
-  /** Makes the renames durable. */
+  /** Puts the copy in place: one rename of the directory, or (merge) each file moved in. */
   async finish(): Promise<void> {
     await fsyncDirectory(this.dir);
+    if (!this.merge) {
+      try {
+        // Onto an absent or empty target: rename(2) replaces an empty directory.
+        await rename(this.dir, this.target);
+      } catch (e) {
+        throw ioError(e, this.target);
+      }
+      this.done = true;
+      await fsyncDirectory(dirname(resolve(this.target)));
+      return;
+    }
+    for (const { name, present } of this.placements) {
+      const to = join(this.target, name);
+      try {
+        if (present) renameSync(join(this.dir, name), to);
+        else rmSync(to, { force: true });
+      } catch (e) {
+        throw ioError(e, to);
+      }
+    }
+    this.done = true;
+    await fsyncDirectory(this.target);
+    await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
   }
 
-  /** Removes the temporary file in flight, if any (signal handlers: synchronous). */
+  /** Removes the temporary sibling (nothing once `finish` put the copy in place). */
+  async discard(): Promise<void> {
+    if (this.done) return;
+    await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  /** `discard` for signal handlers: synchronous. */
   discardSync(): void {
-    if (this.temp === undefined) return;
+    if (this.done) return;
     try {
-      rmSync(this.temp, { force: true });
+      rmSync(this.dir, { recursive: true, force: true });
     } catch {
       // best effort: the process is going away
     }

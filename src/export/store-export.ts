@@ -58,7 +58,17 @@ function copySource(arena: Uint8Array, record: RolloutCopyRecord, retired: boole
 
 export async function exportAsStore(options: StoreExportOptions, totals: ExportTotals, hooks: ExportHooks, abortError: () => TokcapError): Promise<void> {
   const writer = await StoreCopyWriter.open(options.out);
-  hooks.onTemporary?.(options.out, () => writer.discardSync());
+  hooks.onTemporary?.(writer.dir, () => writer.discardSync());
+  try {
+    await copyRollouts(options, writer, totals, hooks, abortError);
+    await writer.finish();
+  } catch (e) {
+    await writer.discard();
+    throw e;
+  }
+}
+
+async function copyRollouts(options: StoreExportOptions, writer: StoreCopyWriter, totals: ExportTotals, hooks: ExportHooks, abortError: () => TokcapError): Promise<void> {
   const arena = new CopyArena();
   const total = options.ids.length;
   let done = 0;
@@ -83,5 +93,4 @@ export async function exportAsStore(options: StoreExportOptions, totals: ExportT
     hooks.onRollout?.(done, total, id, rollout);
   }
   if (options.signal?.aborted) throw abortError();
-  await writer.finish();
 }

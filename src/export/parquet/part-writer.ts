@@ -125,7 +125,13 @@ export class PartWriter {
       const output = await started;
       for await (const chunk of output as AsyncIterable<Uint8Array>) {
         try {
-          await fh.write(chunk);
+          // One write(2) may take only part of a chunk (a full disk, a file-size limit): the rest
+          // is written again, so the failure surfaces instead of a silently cut part.
+          for (let off = 0; off < chunk.length; ) {
+            const { bytesWritten } = await fh.write(chunk, off, chunk.length - off);
+            if (bytesWritten === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+            off += bytesWritten;
+          }
         } catch (e) {
           throw ioError(e, path);
         }
