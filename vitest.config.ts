@@ -9,10 +9,6 @@ const TIMED = [
   'test/src/lock/**/*.test.ts',
   'test/reliability/lock-discipline.test.ts',
   'test/reliability/concurrent-writers.test.ts',
-  'test/commands/watch/tmux.e2e.test.ts',
-  'test/commands/watch/views.test.tsx',
-  // A key is given 30 ms to reach the frame (the full suite under load missed it once).
-  'test/commands/watch/app.test.tsx',
   'test/commands/export/interrupt.test.ts',
   // How many results a dead worker's chunk holds back depends on how soon its exit is seen.
   'test/src/threads/parallel-rollouts-workers.test.ts',

@@ -51,13 +51,20 @@ function fakeWatch() {
   return { watch, close };
 }
 
-async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
+/**
+ * Waits for what the app shows (the bound only fails a broken run: no test here asserts how soon
+ * a key or a read reaches the frame; bench/watch-live.mjs measures that).
+ */
+async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** `expect` on a value the app shows once it has handled what came before (see `until`). */
+const soon = <T,>(value: () => T) => expect.poll(value, { timeout: 20_000, interval: 10 });
 
 function lines(frame: string | undefined): string[] {
   return (frame ?? '').split('\n').map((l) => l.trimEnd());
@@ -72,9 +79,10 @@ function start(dir = DIR, size = new FakeTerminal(80, 24)) {
     model.dispose();
   });
   const frame = () => app.lastFrame() ?? '';
-  const press = async (keys: string, settle = 30) => {
+  // Keys are handled in the order written; what they did is awaited with `soon`.
+  const press = async (keys: string) => {
     app.stdin.write(keys);
-    await new Promise((r) => setTimeout(r, settle));
+    await new Promise((r) => setImmediate(r));
   };
   return { app, model, frame, press, size, close };
 }
@@ -89,17 +97,17 @@ describe('WatchApp', () => {
     expect(out).toHaveLength(23);
     expect(out[4]).toMatch(/^ {2}ROLLOUT +STATUS +CALLS DANG INC +VER +AGE WOULD MASK$/);
     expect(out.at(-1)).toBe('Enter open  / search  m masked  i incomplete  d dangling  s sort  ? help  q quit');
-    expect(selectedLine(frame())).toMatch(/^› r7 /);
+    await soon(() => selectedLine(frame())).toMatch(/^› r7 /);
     await press('j');
-    expect(selectedLine(frame())).toMatch(/^› r6 /);
+    await soon(() => selectedLine(frame())).toMatch(/^› r6 /);
     await press('jj'); // typed faster than a frame: both count
-    expect(selectedLine(frame())).toMatch(/^› r4 /);
+    await soon(() => selectedLine(frame())).toMatch(/^› r4 /);
     await press('\u001b[A'); // up
-    expect(selectedLine(frame())).toMatch(/^› r5 /);
+    await soon(() => selectedLine(frame())).toMatch(/^› r5 /);
     await press('G');
-    expect(selectedLine(frame())).toMatch(/^› r0 /);
+    await soon(() => selectedLine(frame())).toMatch(/^› r0 /);
     await press('g');
-    expect(selectedLine(frame())).toMatch(/^› r7 /);
+    await soon(() => selectedLine(frame())).toMatch(/^› r7 /);
   });
 
   it('opens a rollout with Enter and goes back with Esc', async () => {
@@ -115,7 +123,7 @@ describe('WatchApp', () => {
     expect(out.at(-1)).toBe('↑↓ scroll  Esc back  PgUp/PgDn page  ? help  q quit');
     await press('\u001b');
     await until(() => frame().includes('ROLLOUT'), 'the directory view');
-    expect(selectedLine(frame())).toMatch(/^› r2 /);
+    await soon(() => selectedLine(frame())).toMatch(/^› r2 /);
   });
 
   it('filters (m, d, /search) and sorts (s)', async () => {
@@ -123,49 +131,49 @@ describe('WatchApp', () => {
     await until(() => frame().includes('up to date'), 'the first load');
     const ids = () => lines(frame()).slice(5, -1).filter(Boolean).map((l) => l.slice(2).split(' ')[0]);
     await press('m');
-    expect(ids()).toEqual(['r7', 'r6', 'r4', 'r3', 'r2', 'r1']);
-    expect(lines(frame())[3]).toMatch(/filter: masked/);
+    await soon(() => ids()).toEqual(['r7', 'r6', 'r4', 'r3', 'r2', 'r1']);
+    await soon(() => lines(frame())[3]).toMatch(/filter: masked/);
     await press('d');
-    expect(ids()).toEqual(['r7', 'r2', 'r1']);
+    await soon(() => ids()).toEqual(['r7', 'r2', 'r1']);
     await press('\u001b');
-    expect(ids()).toHaveLength(8);
+    await soon(() => ids()).toHaveLength(8);
     await press('/');
     await press('r3');
-    expect(lines(frame()).at(-1)).toBe('/r3█  Enter keep  Esc clear');
+    await soon(() => lines(frame()).at(-1)).toBe('/r3█  Enter keep  Esc clear');
     await press('\u001b');
     // A search typed (or pasted) in one go, then Enter to keep it and Enter to open.
-    await press('/r4\r\r', 100);
+    await press('/r4\r\r');
     await until(() => frame().includes('build verdict'), 'the rollout view of r4');
-    expect(lines(frame())[0]).toMatch(/^rollout r4 /);
+    await soon(() => lines(frame())[0]).toMatch(/^rollout r4 /);
     await press('\u001b'); // back to the list, still searching r4
-    expect(ids()).toEqual(['r4']);
+    await soon(() => ids()).toEqual(['r4']);
     await press('\u001b'); // clears the search
     await press('/');
     await press('r3');
-    expect(ids()).toEqual(['r3']);
+    await soon(() => ids()).toEqual(['r3']);
     await press('\r');
-    expect(lines(frame()).at(-1)).toMatch(/^Enter open/);
-    expect(ids()).toEqual(['r3']);
+    await soon(() => lines(frame()).at(-1)).toMatch(/^Enter open/);
+    await soon(() => ids()).toEqual(['r3']);
     await press('/');
     await press('\u007f'); // backspace
     await press('\u007f');
-    expect(ids()).toHaveLength(8);
+    await soon(() => ids()).toHaveLength(8);
     await press('\u001b');
     await press('s');
-    expect(lines(frame())[3]).toMatch(/^sort: id /);
-    expect(ids()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
+    await soon(() => lines(frame())[3]).toMatch(/^sort: id /);
+    await soon(() => ids()).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
   });
 
   it('shows help with ? and quits with q (the watcher is closed)', async () => {
     const { frame, press, close } = start();
     await until(() => frame().includes('up to date'), 'the first load');
     await press('?');
-    expect(lines(frame())[0]).toBe('tokcap watch: a live, read-only view of a capture directory');
+    await soon(() => lines(frame())[0]).toBe('tokcap watch: a live, read-only view of a capture directory');
     await press('?');
-    expect(lines(frame())[0]).toMatch(/^tokcap watch \//);
+    await soon(() => lines(frame())[0]).toMatch(/^tokcap watch \//);
     expect(close).not.toHaveBeenCalled();
     await press('q');
-    expect(close).toHaveBeenCalledTimes(1);
+    await soon(() => close.mock.calls.length).toBe(1);
   });
 
   it('draws one frame at mount when nothing changed (none of its hooks sets an equal state again)', async () => {
@@ -230,16 +238,18 @@ describe('WatchApp during the first load', () => {
       model.dispose();
     });
     const frame = () => app.lastFrame() ?? '';
+    // One batch read, and on screen: the header counts it.
     const release = async () => {
       await until(() => gates.length > 0, 'a batch read');
       const before = model.snapshot().totals.loaded;
       gates.shift()!();
       await until(() => model.snapshot().totals.loaded > before, 'the batch placed');
-      await new Promise((r) => setTimeout(r, 40));
+      const loaded = model.snapshot().totals.loaded;
+      await until(() => frame().includes(`reading ${loaded}/`) || frame().includes('up to date'), 'the batch on screen');
     };
     const press = async (keys: string) => {
       app.stdin.write(keys);
-      await new Promise((r) => setTimeout(r, 40));
+      await new Promise((r) => setImmediate(r));
     };
     await until(() => /^› a /.test(selectedLine(frame())), 'the listing');
     return { frame, model, release, press };
@@ -248,15 +258,15 @@ describe('WatchApp during the first load', () => {
   it('keeps the selection on the rollout the user moved it to while rows are read and re-sorted', async () => {
     const { frame, model, release, press } = await pacedLoad();
     await press('jj');
-    expect(selectedLine(frame())).toMatch(/^› c /);
+    await soon(() => selectedLine(frame())).toMatch(/^› c /);
     while (!model.snapshot().ready) {
       await release();
-      expect(selectedLine(frame())).toMatch(/^› c /);
+      await soon(() => selectedLine(frame())).toMatch(/^› c /);
     }
     await until(() => frame().includes('up to date'), 'the end of the load');
     const order = lines(frame()).filter((l) => /^[ ›][ •][a-f] /.test(l)).map((l) => l[2]);
     expect(order).toEqual(['f', 'e', 'd', 'c', 'b', 'a']);
-    expect(selectedLine(frame())).toMatch(/^› c /);
+    await soon(() => selectedLine(frame())).toMatch(/^› c /);
   });
 
   it('keeps it on the top row, whichever rollout that becomes, until a key moves it', async () => {
@@ -266,6 +276,6 @@ describe('WatchApp during the first load', () => {
       expect(lines(frame()).find((l) => /^[ ›][ •][a-f] /.test(l))).toBe(selectedLine(frame()));
     }
     await until(() => frame().includes('up to date'), 'the end of the load');
-    expect(selectedLine(frame())).toMatch(/^› f /);
+    await soon(() => selectedLine(frame())).toMatch(/^› f /);
   });
 });

@@ -56,7 +56,8 @@ describe('tokcap watch without a terminal', () => {
     expect(limited.exitCode).toBe(0);
     expect(limited.stdout).toBe(free.stdout);
     expect(Object.keys(JSON.parse(limited.stdout).rollouts)).toHaveLength(400);
-  });
+    // Two loads of 400 rollouts: a loaded machine takes far longer than the default allows.
+  }, 180_000);
 
   it('--once --json prints one snapshot of what the view shows and changes nothing', async () => {
     const dir = tempDir();

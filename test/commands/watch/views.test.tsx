@@ -146,15 +146,12 @@ describe('DirectoryView', () => {
 
   it('renders only the visible window of a huge list', () => {
     const many = Array.from({ length: 10_000 }, (_, i) => row(`r${String(i).padStart(5, '0')}`, { mtimeMs: NOW - i * 1000 }));
-    const t0 = performance.now();
     const { lastFrame } = directory(many, { selected: 5000, offset: 4995, sort: 'recent' });
-    const elapsed = performance.now() - t0;
     const out = lines(lastFrame());
     expect(out).toHaveLength(14);
     expect(out[3]).toMatch(/4996-5004 of 10000$/);
     expect(out[5]).toMatch(/^ {2}r04995 /);
     expect(out[10]).toMatch(/^› r05000 /);
-    expect(elapsed).toBeLessThan(1000);
   });
 
   it('adapts to the width (resize): fewer totals per line, narrower mask column', () => {

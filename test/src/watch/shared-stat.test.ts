@@ -65,7 +65,7 @@ describe('shared stat pass', () => {
 
   it('stats every rollout once, whichever side claims it, with its first file\'s mtime', async () => {
     const dir = tempDir();
-    const generated = await makeStore(dir, { rollouts: 700, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false });
+    const generated = await makeStore(dir, { rollouts: 700, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false, fast: true });
     // Rollouts without J: their state file, else their intents, gives the mtime.
     fs.writeFileSync(path.join(dir, 'no-j.tokens.state.json'), '{}');
     fs.writeFileSync(path.join(dir, 'intents-only.tokens.intents'), '');
@@ -88,17 +88,17 @@ describe('shared stat pass', () => {
     expect(Array.from(mtimes)).toEqual(ids.map((id) => firstFileMtime(dir, id)));
     expect(mtimes[ids.indexOf('intents-only')]).toBe(1_000_000);
     expect(mtimes[ids.indexOf(generated[3])]).toBe(2_000_000);
-  });
+  }, 120_000);
 
   it('stats what the other side left when it stopped', async () => {
     const dir = tempDir();
-    await makeStore(dir, { rollouts: 600, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false });
+    await makeStore(dir, { rollouts: 600, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false, fast: true });
     const { shared, ids } = sharedListing(listDirectory(dir));
     // The other side claimed the first chunk and died before stat'ing it.
     new Int32Array(shared.next)[0] = 256;
     const mtimes = await statHere(dir, ids, shared, Promise.resolve(false));
     expect(Array.from(mtimes)).toEqual(ids.map((id) => firstFileMtime(dir, id)));
-  });
+  }, 120_000);
 });
 
 describe('firstInOrder', () => {
