@@ -58,6 +58,7 @@ export const COMMAND_LOADERS: CommandLoaders = {
   delete: () => import('./delete.js'),
   export: () => import('./export.js'),
   watch: () => import('./watch.js'),
+  report: () => import('./report.js'),
   fixture: () => import('./fixture.js'),
   completion: () => import('./completion.js'),
 };

@@ -82,13 +82,13 @@ function record(rollout: string, id: string, prompt: number[], generation: numbe
 }
 
 /** Writes rollout `rollout` of `scenario` (call-001, then call-002) through the Python writer. */
-export function writeQwen3Rollout(dir: string, rollout: string, scenario: Scenario): void {
+export function writeQwen3Rollout(dir: string, rollout: string, scenario: Scenario, callPrefix = ''): void {
   const first = firstCall();
   const second = { prompt: secondPrompt(scenario), generation: encode('<think>\nThree and three.\n</think>\n\n6.<|im_end|>') };
   const linked = scenario === 'clean';
   const entries = [
-    record(rollout, 'call-001', first.prompt, first.generation, null, 'root'),
-    record(rollout, 'call-002', second.prompt, second.generation, linked ? 'call-001' : null, linked ? 'resolved' : 'unresolved'),
+    record(rollout, `${callPrefix}call-001`, first.prompt, first.generation, null, 'root'),
+    record(rollout, `${callPrefix}call-002`, second.prompt, second.generation, linked ? `${callPrefix}call-001` : null, linked ? 'resolved' : 'unresolved'),
   ];
   for (const e of entries) {
     const out = execFileSync('python3', [PY_STORE, dir, 'append', '-'], { input: JSON.stringify(e) }).toString();
