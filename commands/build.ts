@@ -60,7 +60,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
       const id = ids[i];
       // Without --json the results were not serialised: the summary is all the output needs.
       // Waiting for a slow reader of stdout holds the next builds back.
-      const written = ctx.options.json ? out.push(o.json !== undefined ? new RawJsonText(o.json) : unwritableResult(ctx, id, o), o.release) : undefined;
+      const written = ctx.options.json ? out.push(o.output !== undefined ? new RawJsonText(o.output) : unwritableResult(ctx, id, o), o.release) : undefined;
       countRollout(summary, o.status!, o.verdict);
       const kind = o.verdict.error?.kind;
       // A tombstone in a directory-wide preview is expected, not a store failure.

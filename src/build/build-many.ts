@@ -35,7 +35,7 @@ export interface BuildManyOptions {
    */
   extraMembers?: (outcome: BuildOutcome) => object | undefined | Promise<object | undefined>;
   /**
-   * Receives each outcome in input order. Its `release`, once its `json` is written or dropped,
+   * Receives each outcome in input order. Its `release`, once its `output` is written or dropped,
    * lets the next results reuse that memory. A returned promise holds the next builds back
    * until it resolves (output slower than the builds).
    */
@@ -72,7 +72,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
   let done = 0;
   // This thread's JSON writer and reader for the job (each worker has its own).
   const writer = new JsonWriter();
-  const json = new JsonBytesReader();
+  const jsonReader = new JsonBytesReader();
   const status = options.status === true;
   const divergences = options.divergences === true;
   const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model, serialise: options.serialise, status, divergences };
@@ -85,7 +85,7 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
     threads: options.threads,
-    local: (id) => outcomeOf(store, id, { freeze: options.freeze, status, model: options.model, serialise: options.serialise, writer, json, divergences }),
+    local: (id) => outcomeOf(store, id, { freeze: options.freeze, status, model: options.model, serialise: options.serialise, writer, jsonReader, divergences }),
     // Each worker takes its rollouts' locks itself, in turn with this thread.
     workersLock: true,
     onDone: (n) => {
@@ -94,15 +94,15 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     },
     // A worker's serialised result goes back to it once written, for its next results.
     fromWorker: (o, giveBack) => {
-      if (o.json instanceof Uint8Array) o.release = releaseOnce(o.json.buffer as ArrayBuffer, giveBack);
+      if (o.output instanceof Uint8Array) o.release = releaseOnce(o.output.buffer as ArrayBuffer, giveBack);
     },
     emit: async (o, i) => {
       // Built here: memory of its own from this thread's copy buffers, reused once written.
-      if (o.json instanceof Uint8Array) o.release ??= releaseOnce(o.json.buffer as ArrayBuffer);
+      if (o.output instanceof Uint8Array) o.release ??= releaseOnce(o.output.buffer as ArrayBuffer);
       if (status) {
         o.status ??= await statusAfterBuild(store, ids[i], o.verdict);
         const extra = options.extraMembers ? await options.extraMembers(o) : undefined;
-        if (o.json instanceof Uint8Array) o.json = appendMembers(o.json, extra ? { ...statusMembers(o.status, o.verdict), ...extra } : statusMembers(o.status, o.verdict));
+        if (o.output instanceof Uint8Array) o.output = appendMembers(o.output, extra ? { ...statusMembers(o.status, o.verdict), ...extra } : statusMembers(o.status, o.verdict));
       }
       await options.emit(o, i);
     },

@@ -42,8 +42,8 @@ export interface BuildOutcome {
    * memory comes from copy-buffers.ts and a whole ArrayBuffer of its own, which `release` (set by
    * `buildMany` in the main thread) hands back once written.
    */
-  json?: Uint8Array | Uint8Array[];
-  /** Gives the memory of `json` back for reuse; call it once the bytes are written (or dropped). */
+  output?: Uint8Array | Uint8Array[];
+  /** Gives the memory of `output` back for reuse; call it once the bytes are written (or dropped). */
   release?: () => void;
   unwritable?: string;
   causes: MaskCause[];
@@ -87,13 +87,13 @@ export async function buildOutcome(
 ): Promise<BuildOutcome> {
   // With the job's writer and reader, the result's id arrays are written as J's copy has them
   // (id-texts.ts): the copy is then kept until the result is written, not given back once parsed.
-  const texts = options.serialise !== false && options.writer && options.json ? new IdArrayTexts() : undefined;
+  const texts = options.serialise !== false && options.writer && options.jsonReader ? new IdArrayTexts() : undefined;
   const held = new HeldCopies();
-  if (texts && options.json) options.json.idTexts = texts;
+  if (texts && options.jsonReader) options.jsonReader.idTexts = texts;
   try {
     const source = texts ? held.of(options.source ?? localSnapshotSource(store)) : options.source;
     const d = await buildRolloutDetailed(store, rolloutId, { ...options, source });
-    if (options.json) options.json.idTexts = undefined;
+    if (options.jsonReader) options.jsonReader.idTexts = undefined;
     const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
     if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
     // Only a masked rollout has a boundary to explain: a trainable one costs nothing more.
@@ -105,14 +105,14 @@ export async function buildOutcome(
     try {
       // A job's results come from reused memory: new memory for each (hundreds of KB) cost page
       // faults and collections.
-      out.json = options.writer ? options.writer.outputBytesInto(d.result, options.outputMemory ?? takeCopyBuffer, undefined, texts) : outputJsonBytes(d.result);
+      out.output = options.writer ? options.writer.outputBytesInto(d.result, options.outputMemory ?? takeCopyBuffer, undefined, texts) : outputJsonBytes(d.result);
     } catch (e) {
       // A token id past 2^64 in a root record, which no digest check rejects.
       out.unwritable = e instanceof Error ? e.message : String(e);
     }
     return out;
   } finally {
-    if (texts && options.json) options.json.idTexts = undefined;
+    if (texts && options.jsonReader) options.jsonReader.idTexts = undefined;
     texts?.clear();
     held.release();
   }

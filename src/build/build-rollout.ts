@@ -38,7 +38,7 @@ export interface BuildRolloutOptions {
    * Reads the records' JSON: the calling thread's reader for its job (default: one per rollout).
    * @internal
    */
-  json?: JsonBytesReader;
+  jsonReader?: JsonBytesReader;
 }
 
 /** The locked part of a build: a freeze's copy, or a read-only copy. */
@@ -98,11 +98,11 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
     // entries hold no view of the copy's bytes: their memory serves the next copy.
     if (options.freeze) {
       const copy = await source.frozen(rolloutId);
-      snapshot = parseFrozenCopy(store, copy, options.json);
+      snapshot = parseFrozenCopy(store, copy, options.jsonReader);
       copy.release?.();
     } else {
       const copy = await source.readOnly(rolloutId);
-      snapshot = parseReadOnlyCopy(store, copy, options.json);
+      snapshot = parseReadOnlyCopy(store, copy, options.jsonReader);
       copy.release?.();
     }
   } catch (e) {

@@ -26,16 +26,16 @@ const outputMemory = (reuse: (size: number) => ArrayBuffer | undefined) => (size
 if (parentPort) {
   // This thread's JSON writer and reader for the rollouts it builds.
   const writer = new JsonWriter();
-  const json = new JsonBytesReader();
+  const jsonReader = new JsonBytesReader();
   serveRolloutWorker(
     parentPort,
     workerData,
     async (id, _index, sharedData, _request, _giveBack, reuse) => {
       const { store, freeze, model, serialise, status, divergences } = sharedData as BuildWorkerShared;
-      return outcomeOf(store, id, { freeze, status, model, serialise, writer, json, outputMemory: outputMemory(reuse), divergences });
+      return outcomeOf(store, id, { freeze, status, model, serialise, writer, jsonReader, outputMemory: outputMemory(reuse), divergences });
     },
     reviveError,
     // The serialised result is moved, not copied, to the main thread.
-    (outcome) => (outcome.json instanceof Uint8Array ? [outcome.json.buffer as ArrayBuffer] : []),
+    (outcome) => (outcome.output instanceof Uint8Array ? [outcome.output.buffer as ArrayBuffer] : []),
   );
 }

@@ -75,7 +75,7 @@ async function previewFromCopy(store: StoreOptions, rolloutId: string, arena: Co
   let incompleteContext: { incompleteFlag: boolean; incompleteMarkers: string[] } | undefined;
   if (files !== undefined) {
     try {
-      const facts = await rolloutFacts(store, rolloutId, { copy, files, json: options.json });
+      const facts = await rolloutFacts(store, rolloutId, { copy, files, jsonReader: options.jsonReader });
       status = rolloutStatus(facts);
       retired = facts.retired;
       incompleteContext = { incompleteFlag: facts.incomplete_flag, incompleteMarkers: facts.incomplete_marker_calls };

@@ -39,7 +39,7 @@ export interface BuildForExportOptions {
   /** Where the locked copies come from (see `BuildRolloutOptions.source`). */
   source?: SnapshotSource;
   /** See `BuildRolloutOptions.json`. */
-  json?: JsonBytesReader;
+  jsonReader?: JsonBytesReader;
   /** Keep the chain view in the result (the Parquet export's calls table needs it). */
   keepChains?: boolean;
 }

@@ -111,9 +111,9 @@ export async function exportItem(
   rolloutId: string,
   options: ExportItemOptions,
   source?: SnapshotSource,
-  { writer, json }: { writer?: JsonWriter; json?: JsonBytesReader } = {},
+  { writer, jsonReader }: { writer?: JsonWriter; jsonReader?: JsonBytesReader } = {},
 ): Promise<ExportItem> {
-  let build = await buildForExport(store, rolloutId, { freeze: options.freeze, model: options.model, source, json, keepChains: options.format === 'parquet' });
+  let build = await buildForExport(store, rolloutId, { freeze: options.freeze, model: options.model, source, jsonReader, keepChains: options.format === 'parquet' });
   if (options.format === 'parquet') {
     const rows = parquetRows(build);
     // The result's token arrays are the rows' now: drop the chain view before the item travels.

@@ -216,7 +216,7 @@ export async function forEachExportItem(
   if (options.signal?.aborted) onAbort();
   const shared: ExportWorkerShared = { store, item: itemOptions };
   // This thread's JSON reader and writer for the export (each worker has its own).
-  const own = { writer: new JsonWriter(), json: new JsonBytesReader() };
+  const own = { writer: new JsonWriter(), jsonReader: new JsonBytesReader() };
   try {
     await mapRolloutsParallel<ExportItem, SnapshotRequest>([...ids], {
       workerUrl: new URL('./export-worker.js', import.meta.url),

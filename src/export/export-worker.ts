@@ -19,7 +19,7 @@ export interface ExportWorkerShared {
 
 if (parentPort) {
   // This thread's JSON reader and writer for the rollouts it exports.
-  const own = { writer: new JsonWriter(), json: new JsonBytesReader() };
+  const own = { writer: new JsonWriter(), jsonReader: new JsonBytesReader() };
   serveRolloutWorker(
     parentPort,
     workerData,

@@ -75,7 +75,7 @@ export async function forEachRolloutFacts(
   const ids = options.ids ? options.ids.filter((id) => listing.rollouts.has(id)) : [...listing.rollouts.keys()].sort();
   let done = 0;
   // This thread's JSON reader for the job (each worker has its own).
-  const json = new JsonBytesReader();
+  const jsonReader = new JsonBytesReader();
   const files = Uint8Array.from(ids, (id) => maskOf(listing.rollouts.get(id)));
   const shared: FactsShared = { store: { ...store }, deep: options.deep, files };
   await mapRolloutsParallel<RolloutFacts, JsonlRequest>(ids, {
@@ -89,7 +89,7 @@ export async function forEachRolloutFacts(
     minItems: options.deep ? 8 : SUMMARY_WORKER_MIN_ROLLOUTS,
     estimatedBytes: options.deep ? estimateJsonlBytes(store.dir, ids) : undefined,
     threads: options.threads,
-    local: (id) => rolloutFacts(store, id, { deep: options.deep, files: listing.rollouts.get(id), json }),
+    local: (id) => rolloutFacts(store, id, { deep: options.deep, files: listing.rollouts.get(id), jsonReader }),
     serve: serveJsonlRequest,
     recycle: giveBackCopyBuffer,
     onDone: (n) => {

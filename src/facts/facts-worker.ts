@@ -11,13 +11,13 @@ import { JsonBytesReader } from '../json/parse-json.js';
 
 if (parentPort) {
   // This thread's JSON reader for the rollouts it reads.
-  const json = new JsonBytesReader();
+  const jsonReader = new JsonBytesReader();
   serveRolloutWorker(
     parentPort,
     workerData,
     (id, index, shared, request, giveBack) => {
       const s = shared as FactsShared;
-      return rolloutFacts(s.store, id, { deep: s.deep, files: kindsOf(s.files[index]), readJsonl: jsonlViaMain(request, giveBack), json });
+      return rolloutFacts(s.store, id, { deep: s.deep, files: kindsOf(s.files[index]), readJsonl: jsonlViaMain(request, giveBack), jsonReader });
     },
     reviveError,
   );

@@ -82,7 +82,7 @@ export interface FactsOptions {
    * one for this rollout).
    * @internal
    */
-  json?: JsonBytesReader;
+  jsonReader?: JsonBytesReader;
 }
 
 /** Where the facts' bytes come from: the files, or a copy of them. */
@@ -162,7 +162,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
   if (present.has('state')) {
     try {
       const bytes = readSmall('state');
-      if (bytes !== undefined) state = parseStateBytes(bytes, paths.state, rolloutId, options.json);
+      if (bytes !== undefined) state = parseStateBytes(bytes, paths.state, rolloutId, options.jsonReader);
     } catch (e) {
       stateReadable = false;
       note(paths.state, e);
@@ -239,7 +239,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
             j.entries = j.callIds.size;
           }
           let pendingBad = false;
-          const json = options.json ?? new JsonBytesReader();
+          const jsonReader = options.jsonReader ?? new JsonBytesReader();
           scanBufferLines(
             read.bytes,
             (line) => {
@@ -248,7 +248,7 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
                 j.badLines++;
                 pendingBad = false;
               }
-              const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, json);
+              const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, jsonReader);
               if (v.kind === 'entry') {
                 j.entries++;
                 j.callIds.add(v.entry.model_call_id);

@@ -11,16 +11,16 @@ export type LineVerdict =
   | { kind: 'entry'; entry: TokenEntry };
 
 /**
- * `json` reads the lines of one file, one after the other (a reader kept for the file is faster:
+ * `jsonReader` reads the lines of one file, one after the other (a reader kept for the file is faster:
  * a line repeats much of the one before).
  */
-export function parseLineJson(stripped: Uint8Array, context: { rolloutId?: string; file?: string }, json = new JsonBytesReader()): JsonValue {
+export function parseLineJson(stripped: Uint8Array, context: { rolloutId?: string; file?: string }, jsonReader = new JsonBytesReader()): JsonValue {
   // A large line that already failed in this command is not parsed again (damaged-lines.ts).
   const known = rememberedFailure(stripped);
   if (known !== undefined) throw new TokcapError('corrupt', known, { ...context, pyClass: 'JSONDecodeError' });
   noteLargeParse(stripped);
   try {
-    return json.read(stripped);
+    return jsonReader.read(stripped);
   } catch (e) {
     if (e instanceof TokcapError) {
       rememberFailure(stripped, e.message);
@@ -30,17 +30,17 @@ export function parseLineJson(stripped: Uint8Array, context: { rolloutId?: strin
   }
 }
 
-export function classifyLine(stripped: Uint8Array, context: { rolloutId?: string; file?: string } = {}, json = new JsonBytesReader()): LineVerdict {
+export function classifyLine(stripped: Uint8Array, context: { rolloutId?: string; file?: string } = {}, jsonReader = new JsonBytesReader()): LineVerdict {
   let value: JsonValue;
   try {
-    value = parseLineJson(stripped, context, json);
+    value = parseLineJson(stripped, context, jsonReader);
   } catch (e) {
     if (e instanceof TokcapError) return { kind: 'bad_json', error: e };
     throw e;
   }
   try {
     // Validated as parsed: the id arrays the reader made need no second look.
-    return { kind: 'entry', entry: validateTokenEntry(value, context, json.idArrays) };
+    return { kind: 'entry', entry: validateTokenEntry(value, context, jsonReader.idArrays) };
   } catch (e) {
     if (e instanceof TokcapError) return { kind: 'invalid', error: e, value };
     throw e;

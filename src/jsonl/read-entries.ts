@@ -17,7 +17,7 @@ export interface ReadEntriesOptions {
   /** Read only up to this byte offset (a size observed under the lock). */
   limit?: number;
   /** Reads the lines' JSON: the calling thread's reader for its job (default: one for this file). */
-  json?: JsonBytesReader;
+  jsonReader?: JsonBytesReader;
 }
 
 export interface EntriesRead {
@@ -46,7 +46,7 @@ export function entriesFromBytes(bytes: Uint8Array, options: ReadEntriesOptions)
 function entryCollector(options: ReadEntriesOptions) {
   const entries: TokenEntry[] = [];
   const context = { rolloutId: options.rolloutId, file: options.file };
-  const json = options.json ?? new JsonBytesReader();
+  const jsonReader = options.jsonReader ?? new JsonBytesReader();
   let pending: { error: TokcapError; start: number } | undefined;
   let failure: TokcapError | undefined;
   const onLine = (line: ScannedLine): false | void => {
@@ -56,7 +56,7 @@ function entryCollector(options: ReadEntriesOptions) {
       failure = pending.error;
       return false;
     }
-    const verdict = classifyLine(line.stripped, context, json);
+    const verdict = classifyLine(line.stripped, context, jsonReader);
     if (verdict.kind === 'entry') {
       entries.push(verdict.entry);
       return;

@@ -100,11 +100,11 @@ function freezeOnceAndCopy(dir: string, paths: RolloutPaths, rolloutId: string, 
 }
 
 /** The snapshot of a freeze's copy (the reference's read of docs/format.md#read-entries: any bad line fails). */
-export function parseFrozenCopy(store: StoreOptions, copy: FrozenCopy, json?: JsonBytesReader): Snapshot {
+export function parseFrozenCopy(store: StoreOptions, copy: FrozenCopy, jsonReader?: JsonBytesReader): Snapshot {
   const { rolloutId } = copy;
   const { paths } = rolloutTarget(store, rolloutId);
   const state = parseStateBytes(Buffer.from(copy.stateText, 'utf8'), paths.state, rolloutId);
-  const entries = copy.bytes ? entriesFromBytes(copy.bytes, { rolloutId, file: paths.jsonl, tornTail: 'fail', json }).entries : [];
+  const entries = copy.bytes ? entriesFromBytes(copy.bytes, { rolloutId, file: paths.jsonl, tornTail: 'fail', jsonReader }).entries : [];
   const intents = copy.intentBytes ? parseIntents(copy.intentBytes, rolloutId, paths.intents) : [];
   const dangling = danglingIntents(
     intents,

@@ -78,10 +78,10 @@ export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: strin
 }
 
 /** The read-only snapshot of a copy: parsing and validation, with no lock held. */
-export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy, json = new JsonBytesReader()): ReadOnlySnapshot {
+export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy, jsonReader = new JsonBytesReader()): ReadOnlySnapshot {
   const { rolloutId } = copy;
   const { paths } = rolloutTarget(store, rolloutId);
-  const state: RolloutState = copy.stateBytes === undefined ? { exists: false, data: defaultStateData() } : parseStateBytes(copy.stateBytes, paths.state, rolloutId, json);
+  const state: RolloutState = copy.stateBytes === undefined ? { exists: false, data: defaultStateData() } : parseStateBytes(copy.stateBytes, paths.state, rolloutId, jsonReader);
   // Bytes that crossed a thread boundary arrive as a plain Uint8Array.
   const bytes = copy.bytes && (Buffer.isBuffer(copy.bytes) ? copy.bytes : Buffer.from(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
   const seen = { intentBytes: copy.intentBytes };
@@ -108,7 +108,7 @@ export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy, json 
         failure = pending.error;
         return false;
       }
-      const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, json);
+      const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, jsonReader);
       if (v.kind === 'bad_json') {
         // Only a line a freeze would reconcile can be a torn tail; inside the indexed
         // prefix it is corruption (freeze would freeze, then fail reading it).

@@ -66,7 +66,7 @@ export async function reconcileIndex(target: ReconcileTarget, state: RolloutStat
     let pendingBad: { error: TokcapError; start: number } | undefined;
     let conflict: string | undefined;
     if (fh) {
-      const json = new JsonBytesReader();
+      const jsonReader = new JsonBytesReader();
       await scanLines(
         fh,
         (line) => {
@@ -75,7 +75,7 @@ export async function reconcileIndex(target: ReconcileTarget, state: RolloutStat
             failure = pendingBad.error;
             return false;
           }
-          const verdict = classifyLine(line.stripped, { rolloutId, file: jsonlPath }, json);
+          const verdict = classifyLine(line.stripped, { rolloutId, file: jsonlPath }, jsonReader);
           if (verdict.kind === 'bad_json') {
             pendingBad = { error: verdict.error, start: line.start };
             return;

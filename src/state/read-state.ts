@@ -19,11 +19,11 @@ export function readStateSync(statePath: string, rolloutId: string): RolloutStat
   return parseStateBytes(bytes, statePath, rolloutId);
 }
 
-/** `json`: the calling thread's reader, when it reads many rollouts (default: one for this file). */
-export function parseStateBytes(bytes: Uint8Array, statePath: string, rolloutId: string, json?: JsonBytesReader): RolloutState {
+/** `jsonReader`: the calling thread's reader, when it reads many rollouts (default: one for this file). */
+export function parseStateBytes(bytes: Uint8Array, statePath: string, rolloutId: string, jsonReader?: JsonBytesReader): RolloutState {
   let value;
   try {
-    value = json ? json.read(bytes) : parseJsonBytes(bytes);
+    value = jsonReader ? jsonReader.read(bytes) : parseJsonBytes(bytes);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     throw new TokcapError('corrupt', msg, { rolloutId, file: statePath, pyClass: 'JSONDecodeError', cause: e });

@@ -32,16 +32,16 @@ export function statusMembers(status: RolloutStatusAnswer, verdict: VerdictAnswe
  * last keys, as parts to write one after the other: the result's own bytes are not copied (a
  * build result is hundreds of KB).
  */
-export function appendMembers(json: Uint8Array, members: object): Uint8Array[] {
+export function appendMembers(output: Uint8Array, members: object): Uint8Array[] {
   const extra = outputJsonBytes(members);
-  if (extra.length <= 2) return [json];
-  let end = json.length;
-  const lf = json[end - 1] === 0x0a;
+  if (extra.length <= 2) return [output];
+  let end = output.length;
+  const lf = output[end - 1] === 0x0a;
   if (lf) end--;
-  if (json[end - 1] !== 0x7d) throw new Error('internal: not a serialised JSON object');
+  if (output[end - 1] !== 0x7d) throw new Error('internal: not a serialised JSON object');
   // `,"k":v...}` (or `"k":v...}` into an empty object) from the members' `{"k":v...}`.
   if (end > 2) extra[0] = 0x2c;
-  const parts = [json.subarray(0, end - 1), end > 2 ? extra : extra.subarray(1)];
+  const parts = [output.subarray(0, end - 1), end > 2 ? extra : extra.subarray(1)];
   if (lf) parts.push(LF);
   return parts;
 }

@@ -20,9 +20,9 @@ export function loadTokenizer(file: string): Promise<TokenText> {
 }
 
 async function load(file: string): Promise<TokenText> {
-  let json: unknown;
+  let document: unknown;
   try {
-    json = JSON.parse(await readFile(file, 'utf8'));
+    document = JSON.parse(await readFile(file, 'utf8'));
   } catch (e) {
     throw new TokcapError('io', `tokenizer ${file} cannot be read: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -34,7 +34,7 @@ async function load(file: string): Promise<TokenText> {
   }
   const { Tokenizer } = await import('@huggingface/tokenizers');
   try {
-    return new TokenText(new Tokenizer(json as object, config as object) as unknown as TokenizerModel);
+    return new TokenText(new Tokenizer(document as object, config as object) as unknown as TokenizerModel);
   } catch (e) {
     throw new TokcapError('usage', `tokenizer ${file} is not a tokenizer.json this library reads: ${e instanceof Error ? e.message : String(e)}`);
   }

@@ -61,7 +61,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
   const failures: (VerifyResult['failed'][number] | undefined)[] = [];
   let done = 0;
   // This thread's JSON reader for the job (each worker has its own).
-  const json = new JsonBytesReader();
+  const jsonReader = new JsonBytesReader();
   let givenError = false;
   const failedInWorker = (r: WorkerFailure, i: number) => {
     failures[i] = { rolloutId: ids[i], error: toTokcapError(reviveError(r.failed), { rolloutId: ids[i] }) };
@@ -84,7 +84,7 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
     threads: options.threads,
     local: async (id, i) => {
       try {
-        return await verifyRollout(store, id, { json });
+        return await verifyRollout(store, id, { jsonReader });
       } catch (e) {
         failures[i] = { rolloutId: id, error: toTokcapError(e, { rolloutId: id }) };
         return [];

@@ -29,7 +29,7 @@ export async function verifyRollout(
   options: {
     readJsonl?: (paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }) => Promise<JsonlBytes | undefined>;
     /** Reads the records' JSON: the calling thread's reader for its job (default: one for this rollout). */
-    json?: JsonBytesReader;
+    jsonReader?: JsonBytesReader;
   } = {},
 ): Promise<Finding[]> {
   const paths = rolloutPaths(store.dir, rolloutId);
@@ -58,7 +58,7 @@ export async function verifyRollout(
   if (read) {
     size = read.size;
     let pendingBad: number | undefined;
-    const json = options.json ?? new JsonBytesReader();
+    const jsonReader = options.jsonReader ?? new JsonBytesReader();
     scanBufferLines(
       read.bytes,
       (line) => {
@@ -67,7 +67,7 @@ export async function verifyRollout(
           add(finding(rolloutId, 'malformed_line', 'line is not valid JSON and more content follows it', { line: pendingBad }));
           pendingBad = undefined;
         }
-        const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, json);
+        const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, jsonReader);
         if (v.kind === 'bad_json') {
           pendingBad = line.lineNo;
           return;

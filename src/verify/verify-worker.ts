@@ -13,13 +13,13 @@ import { verifyRollout } from './verify-rollout.js';
 
 if (parentPort) {
   // This thread's JSON reader for the rollouts it verifies.
-  const json = new JsonBytesReader();
+  const jsonReader = new JsonBytesReader();
   serveRolloutWorker(
     parentPort,
     workerData,
     async (id, _index, shared) => {
       try {
-        return await verifyRollout(shared as StoreOptions, id, { json });
+        return await verifyRollout(shared as StoreOptions, id, { jsonReader });
       } catch (e) {
         return { failed: serialiseError(e) } satisfies WorkerFailure;
       }

@@ -63,7 +63,7 @@ export async function previewRollout(
   rolloutId: string,
   context: PreviewContext,
   copySource: ReadOnlyCopySource = copyReadOnlySnapshot,
-  json?: JsonBytesReader,
+  jsonReader?: JsonBytesReader,
 ): Promise<PreviewOutcome> {
   let d;
   try {
@@ -71,7 +71,7 @@ export async function previewRollout(
       freeze: false,
       source: readOnlySource(store, copySource),
       incompleteContext: { incompleteFlag: context.incompleteFlag, incompleteMarkers: context.incompleteMarkers },
-      json,
+      jsonReader,
     });
   } catch (e) {
     // The reference would crash here (an error its consumer does not catch); show it, keep going.
@@ -151,7 +151,7 @@ export interface RowCopySources {
    */
   copy?: { arena: Uint8Array; record: RolloutCopyRecord };
   /** Reads the JSON: the calling thread's reader when it reads many rollouts (default: new ones per rollout). */
-  json?: JsonBytesReader;
+  jsonReader?: JsonBytesReader;
 }
 
 /**
@@ -159,8 +159,8 @@ export interface RowCopySources {
  * built (its read would wait for the same lock again): status and verdict are `unavailable`.
  */
 export async function readRow(store: StoreOptions, rolloutId: string, files: ReadonlySet<FileKind> | undefined, sources: RowCopySources = {}): Promise<RowRead> {
-  const { copy, json } = sources;
-  const facts = await rolloutFacts(store, rolloutId, { files: files && new Set(files), readJsonl: sources.readJsonl, copy, json });
+  const { copy, jsonReader } = sources;
+  const facts = await rolloutFacts(store, rolloutId, { files: files && new Set(files), readJsonl: sources.readJsonl, copy, jsonReader });
   if (copy) sources = { readOnlyCopy: async () => snapshotCopyOf(copy.arena, copy.record, facts.retired) };
   const status = rolloutStatus(facts);
   if (status.status === 'unavailable') {
@@ -171,6 +171,6 @@ export async function readRow(store: StoreOptions, rolloutId: string, files: Rea
     incompleteFlag: facts.incomplete_flag,
     danglingIntents: facts.dangling_intents,
   };
-  const preview = await previewRollout(store, rolloutId, context, sources.readOnlyCopy, json);
+  const preview = await previewRollout(store, rolloutId, context, sources.readOnlyCopy, jsonReader);
   return { facts, status, preview: rowPreview(preview) };
 }

@@ -87,7 +87,7 @@ if (port) {
         rowFromCopy: typeof import('./row-batch.js').rowFromCopy;
         closeDescriptors: typeof import('../ops/rollout-copy.js').closeDescriptors;
         codec: typeof import('./batch-codec.js');
-        json: JsonBytesReader;
+        jsonReader: JsonBytesReader;
       }>
     | undefined;
   const readers = () =>
@@ -98,7 +98,7 @@ if (port) {
         closeDescriptors: copy.closeDescriptors,
         codec,
         // One reader for every rollout this thread reads: its parser's buffers are made once.
-        json: new parse.JsonBytesReader(),
+        jsonReader: new parse.JsonBytesReader(),
       };
     }));
   port.on('message', async (m: BatchRequest | ScanRequest | RescanRequest) => {
@@ -140,12 +140,12 @@ if (port) {
       return;
     }
     if (m.type !== 'batch') return;
-    const { rowFromCopy, closeDescriptors, codec, json } = await readers();
+    const { rowFromCopy, closeDescriptors, codec, jsonReader } = await readers();
     // Off the main thread, which copies the next batch meanwhile.
     closeDescriptors(m.fds);
     const records = codec.decodeRecords(m.records);
     const outcomes: RowReadOutcome[] = [];
-    for (let i = 0; i < records.length; i++) outcomes.push(await rowFromCopy(m.store, m.arena, records[i], json));
+    for (let i = 0; i < records.length; i++) outcomes.push(await rowFromCopy(m.store, m.arena, records[i], jsonReader));
     const reply: BatchReply = { type: 'batch', seq: m.seq, outcomes: codec.encodeOutcomes(outcomes), arena: m.arena };
     port.postMessage(reply, [m.arena.buffer as ArrayBuffer, reply.outcomes.numbers.buffer as ArrayBuffer]);
   });

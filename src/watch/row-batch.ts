@@ -66,12 +66,12 @@ function copiedFiles(record: RolloutCopyRecord): Set<FileKind> | undefined {
  * The outcome for one copied rollout (no lock taken: any thread). Only when the copy failed as a
  * whole (the lock was not granted) do the facts read the files that need no lock, as `inspect`.
  */
-export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record: RolloutCopyRecord, json?: JsonBytesReader): Promise<RowReadOutcome> {
+export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record: RolloutCopyRecord, jsonReader?: JsonBytesReader): Promise<RowReadOutcome> {
   const id = record.rolloutId;
   const files = copiedFiles(record);
   if (files?.size === 0) return { ok: true, gone: true };
   try {
-    const read = await readRow(store, id, files, { copy: { arena, record }, json });
+    const read = await readRow(store, id, files, { copy: { arena, record }, jsonReader });
     return record.failure ? { ok: true, row: rowOf(id, read) } : { ok: true, row: rowOf(id, read), signature: copySignature(record.stamps) };
   } catch (e) {
     return { ok: false, error: toTokcapError(e, { rolloutId: id }).facts() };
@@ -110,12 +110,12 @@ const YIELD_EVERY_MS = 8;
 /** A batch read entirely in this thread (`arena` is this batch's alone until it resolves). */
 export async function readBatchHere(store: StoreOptions, ids: readonly string[], arena: CopyArena, options?: BatchOptions): Promise<RowReadOutcome[]> {
   const out: RowReadOutcome[] = [];
-  const json = new JsonBytesReader();
+  const jsonReader = new JsonBytesReader();
   // One rollout at a time through the arena: its memory stays one rollout's.
   for (const id of ids) {
     const [record] = await copyBatch(store, [id], arena, options);
     closeCopied(arena);
-    out.push(heldElsewhere(record, options) ? lockHeldOutcome(record) : await rowFromCopy(store, arena.bytes, record, json));
+    out.push(heldElsewhere(record, options) ? lockHeldOutcome(record) : await rowFromCopy(store, arena.bytes, record, jsonReader));
   }
   return out;
 }
