@@ -16,7 +16,7 @@ import { statusMembers } from '../src/status/result-status.js';
 import { countRollout, emptySummary } from '../src/status/summary.js';
 import type { CommandContext } from './context.js';
 import { couldNotBeRead, EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
-import { assertListableDir, requireCaptureFiles, requireSelection } from './shared.js';
+import { assertListableDir, requireCaptureFiles, requireSelection, shardMember } from './shared.js';
 import { summaryLines } from './summary-text.js';
 import { divergenceJson } from '../src/divergence/divergence-json.js';
 import { divergenceLine } from './divergence-lines.js';
@@ -33,7 +33,8 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   requireSelection(ctx, ids.length);
   const bar = ids.length > 20 ? ctx.progress({ title: ctx.options.freeze ? 'freezing and building' : 'building', total: ids.length }) : undefined;
   // Results are written as they come, in id order: the document is never held whole.
-  const out = ctx.jsonArray();
+  // A sharded run's report says which shard it covers (docs/cli.md#sharded-runs): the results are then its `results`.
+  const out = ctx.jsonArray(ctx.shard ? { head: shardMember(ctx, ids.length), key: 'results' } : undefined);
   const summary = emptySummary();
   const human: string[] = [];
   // Read nothing until a masked rollout has a divergence to show.

@@ -104,8 +104,10 @@ export interface CommandContext<N extends CommandName = CommandName> {
    * so a large result set is never held whole. `push` serialises first and throws before
    * writing anything if the element cannot be written. Under --json only; no-op otherwise.
    * `end()` must be called (an empty array prints `[]`). Instead of `json`, once per run.
+   * With `within`, the array is the member `key` of an object whose other members are `head`'s
+   * (a sharded run's report: `{"shard": ..., "results": [...]}`).
    */
-  jsonArray(): JsonArrayWriter;
+  jsonArray(within?: { head: Record<string, unknown>; key: string }): JsonArrayWriter;
   /**
    * THE json document as an object one member of which, `key`, is a map written entry by entry:
    * `head`'s members, then `key`, then the members given to `end` (the same bytes as
@@ -198,8 +200,8 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
       // Commands call json() unconditionally with their document; it only prints under --json.
       if (options.json) document.value(value);
     },
-    jsonArray() {
-      return options.json ? document.array() : { push: () => undefined, end() {} };
+    jsonArray(within) {
+      return options.json ? document.array(within) : { push: () => undefined, end() {} };
     },
     jsonMap(head, key) {
       return options.json ? document.map(head, key) : { entry: () => undefined, end() {} };

@@ -14,7 +14,7 @@
 import type { CommandContext } from './context.js';
 import { exportStore, parseFieldSelection, type ExportSummary } from '../src/export/index.js';
 import type { Progress } from './progress.js';
-import { plural, requireCaptureFiles, requireSelection } from './shared.js';
+import { plural, requireCaptureFiles, requireSelection, shardMember } from './shared.js';
 import { settleParquetMemory } from './parquet-memory.js';
 import { orderedJson } from '../src/json/canonical-json.js';
 
@@ -92,6 +92,7 @@ export async function run(ctx: CommandContext<'export'>): Promise<void> {
     masked: summary.masked,
     failed: summary.failed,
     exported: summary.exported,
+    ...shardMember(ctx, summary.rollouts),
     ...(outputError ? { error: outputError.error } : {}),
   };
   // With --out -, stdout is the data: the summary (text or JSON) goes to stderr.

@@ -10,7 +10,7 @@ import { TokcapError } from '../src/errors.js';
 import { scanDirectory } from '../src/layout/scan-directory.js';
 import type { CommandContext } from './context.js';
 import { errorJson, EXIT_USAGE } from './errors.js';
-import { plural, showId } from './shared.js';
+import { plural, shardMember, showId } from './shared.js';
 
 export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
   let skippedTombstones = 0;
@@ -53,7 +53,8 @@ export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
       out.push(ctx.fail(e, id));
     }
   }
-  ctx.json(out);
+  // A sharded run's report says which shard it covers (docs/cli.md#sharded-runs): the array is then its `results`.
+  ctx.json(ctx.shard ? { ...shardMember(ctx, ids.length), results: out } : out);
   if (rows.length > 0) {
     ctx.out(
       ctx.table(

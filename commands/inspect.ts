@@ -24,7 +24,7 @@ import { ROLLOUT_STATUSES, rolloutStatus, unavailableStatus, type RolloutStatusA
 import { countRollout, emptySummary } from '../src/status/summary.js';
 import type { CommandContext } from './context.js';
 import type { SortKey, StatusFilter } from './options.js';
-import { formatAgeSince, formatBytes, requireCaptureFiles, requireSelection } from './shared.js';
+import { formatAgeSince, formatBytes, requireCaptureFiles, requireSelection, shardMember } from './shared.js';
 import { summaryLines } from './summary-text.js';
 import { detailLines } from './watch/rollout-lines.js';
 import { callTokens } from '../src/call-text/call-tokens.js';
@@ -110,7 +110,7 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   if (ctx.options.json && ctx.options.sort === 'id') {
     // In id order the rows are written as they come, never held: memory stays that of the
     // rollouts in flight however many the directory has.
-    const out = ctx.jsonMap({ dir: ctx.dir }, 'rollouts');
+    const out = ctx.jsonMap({ dir: ctx.dir, ...shardMember(ctx, listing.rollouts.size) }, 'rollouts');
     let shown = 0;
     const write = (row: Row) => {
       const [id, f, a, recordsError] = row;
@@ -144,7 +144,7 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
     // Written as bytes member by member: no document-sized object, no string per rollout (the
     // same bytes as serialising `Object.fromEntries(rows)`, with the rows' order kept).
     const rollouts = new RawJsonText(orderedJsonMembers(rows.map(([id, f, a, recordsError]) => [id, factsJson(f, a, recordsError)])));
-    ctx.json({ dir: ctx.dir, rollouts, invalid_names: facts.invalidNames, temp_state_files: facts.tempStateFiles });
+    ctx.json({ dir: ctx.dir, ...shardMember(ctx, listing.rollouts.size), rollouts, invalid_names: facts.invalidNames, temp_state_files: facts.tempStateFiles });
   }
   for (const row of all) warnFacts(ctx, row);
   // The rest is human output only (ctx.out prints nothing under --json): skip building it.
@@ -247,6 +247,6 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
     const texts = detail.divergences.length > 0 ? await textsByModel(decoders(), detail.divergences.map((d) => d.model)) : undefined;
     blocks.push(detailLines(detail, width, Date.now(), ctx.styles, texts));
   }
-  ctx.json({ dir: ctx.dir, rollouts: doc, invalid_names: listing.invalidNames });
+  ctx.json({ dir: ctx.dir, ...shardMember(ctx, ctx.ids.length), rollouts: doc, invalid_names: listing.invalidNames });
   for (const b of blocks) for (const l of b) ctx.out(l);
 }

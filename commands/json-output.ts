@@ -48,13 +48,32 @@ const COMMA = Buffer.from(',');
 /** Bytes of map entries gathered into one write (`map`). */
 const MAP_CHUNK = 64 * 1024;
 
+/** An array that is one member of an object (`JsonDocument.array`). */
+export interface ArrayWithin {
+  head: Record<string, unknown>;
+  key: string;
+}
+
 /** The members of a serialised object, without its braces (empty for `{}`). */
 function membersOf(object: Uint8Array): Uint8Array {
   return object.subarray(1, object.length - 1);
 }
 
-/** An array written element by element: the same bytes as the array written whole. */
-function arrayWriter(stdout: OutStream, writer: JsonWriter): JsonArrayWriter {
+/**
+ * An array written element by element: the same bytes as the array written whole. With `within`,
+ * the array is the member `key` of an object whose other members are `head`'s (a sharded run's
+ * report: `{"shard": ..., "results": [...]}`).
+ */
+function arrayWriter(stdout: OutStream, writer: JsonWriter, within?: ArrayWithin): JsonArrayWriter {
+  let open: Uint8Array | string = '[';
+  let close = ']\n';
+  if (within) {
+    // Copied at once: the writer's buffer may be reused by the next document.
+    const members = Buffer.from(membersOf(writer.outputBytes(within.head)));
+    const key = Buffer.from(writer.outputBytes(within.key));
+    open = Buffer.concat([Buffer.from('{'), members, Buffer.from(members.length > 0 ? ',' : ''), key, Buffer.from(':[')]);
+    close = ']}\n';
+  }
   let count = 0;
   let ended = false;
   return {
@@ -63,7 +82,7 @@ function arrayWriter(stdout: OutStream, writer: JsonWriter): JsonArrayWriter {
       // Bytes, not text: a build result is hundreds of KB of JSON, already UTF-8.
       const bytes = value instanceof RawJsonText && typeof value.text !== 'string' ? value.text : writer.outputBytes(value);
       const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
-      let full = stdout.write(count++ === 0 ? '[' : ',') === false;
+      let full = stdout.write(count++ === 0 ? open : ',') === false;
       let told = false;
       const tell = written && (() => void (told || ((told = true), written())));
       // A stream writes in order: once the last part is written, so are the others.
@@ -78,7 +97,8 @@ function arrayWriter(stdout: OutStream, writer: JsonWriter): JsonArrayWriter {
     end() {
       if (ended) return;
       ended = true;
-      stdout.write(count === 0 ? '[]\n' : ']\n');
+      if (count === 0) stdout.write(open);
+      stdout.write(close);
     },
   };
 }
@@ -165,9 +185,9 @@ export class JsonDocument {
     this.stdout.write(bytes);
   }
 
-  array(): JsonArrayWriter {
+  array(within?: ArrayWithin): JsonArrayWriter {
     this.once();
-    return arrayWriter(this.stdout, this.writer);
+    return arrayWriter(this.stdout, this.writer, within);
   }
 
   map(head: Record<string, unknown>, key: string): JsonMapWriter {

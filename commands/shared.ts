@@ -7,6 +7,16 @@ import { ioError, noCaptureFilesError, noRolloutsSelectedError } from '../src/er
 import { hasCaptureFiles } from '../src/layout/scan-directory.js';
 import { terminalSafe } from '../src/text/terminal-safe.js';
 import type { CommandContext } from './context.js';
+import type { CommandName } from './options.js';
+
+/**
+ * The `shard` member of a sharded run's --json report (docs/cli.md#sharded-runs): which shard it
+ * covers and how many rollouts its selection held, so that `tokcap merge` can tell a missing,
+ * repeated or foreign report. Empty without --shard.
+ */
+export function shardMember(ctx: CommandContext<CommandName>, selected: number): { shard?: { index: number; count: number; selected: number } } {
+  return ctx.shard === undefined ? {} : { shard: { index: ctx.shard.index, count: ctx.shard.count, selected } };
+}
 
 /**
  * Fails (exit 3, naming DIR) unless DIR can be listed: for read-only commands given ids, which

@@ -10,7 +10,7 @@ import type { Finding } from '../src/verify/findings.js';
 import { FindingSpool } from './finding-spool.js';
 import type { CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
-import { plural, requireCaptureFiles, requireSelection, showId } from './shared.js';
+import { plural, requireCaptureFiles, requireSelection, shardMember, showId } from './shared.js';
 import { noCaptureFilesError } from '../src/errors.js';
 import { compareCodePoints } from '../src/json/canonical-json.js';
 
@@ -53,7 +53,7 @@ async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool
   const nWarnings = spool ? spool.count - spool.errors : result.findings.length - nErrors;
   if (nErrors > 0 || (ctx.options.strict && nWarnings > 0)) ctx.raise(EXIT_NEGATIVE);
 
-  const doc: Record<string, unknown> = { ok: result.ok && unchecked.length === 0, findings: result.findings, unchecked };
+  const doc: Record<string, unknown> = { ok: result.ok && unchecked.length === 0, findings: result.findings, unchecked, ...shardMember(ctx, result.rollouts + missing.length) };
   if (errors.length) doc.errors = errors;
   if (spool) return spool.writeDocument(ctx.stdoutStream(), doc);
   ctx.json(doc);

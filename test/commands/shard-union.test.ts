@@ -46,6 +46,9 @@ describe.each(SHARD_COUNTS)('N = %i: the union of the shards is the whole', (n) 
       expect(parts.flatMap((p) => p.doc.invalid_names).sort()).toEqual(whole.doc.invalid_names);
       for (const [k, p] of parts.entries()) for (const id of Object.keys(p.doc.rollouts)) expect(shardOf(id, n)).toBe(k);
       expect(Math.max(...parts.map((p) => p.code))).toBe(whole.code);
+      // Each report says which shard it covers and how many rollouts that is (docs/cli.md#sharded-runs).
+      expect(parts.map((p) => p.doc.shard)).toEqual(parts.map((p, k) => ({ index: k, count: n, selected: Object.keys(p.doc.rollouts).length })));
+      expect(whole.doc.shard).toBeUndefined();
     }
   });
 
@@ -57,14 +60,18 @@ describe.each(SHARD_COUNTS)('N = %i: the union of the shards is the whole', (n) 
     expect(whole.doc.findings.length).toBeGreaterThan(0);
     expect(parts.every((p) => p.doc.ok)).toBe(whole.doc.ok);
     expect(Math.max(...parts.map((p) => p.code))).toBe(whole.code);
+    expect(parts.map((p) => p.doc.shard.index)).toEqual(shards.map((_, k) => k));
+    expect(parts.reduce((sum, p) => sum + p.doc.shard.selected, 0)).toBe(48);
   });
 
   it('build --json (every result, in id order after a sort)', async () => {
     const whole = await json(['build', dir]);
     const parts = await Promise.all(shards.map((s) => json(['build', dir, '--shard', s])));
-    const results = parts.flatMap((p) => p.doc).sort((a: any, b: any) => (a.rollout_id < b.rollout_id ? -1 : 1));
+    // Sharded, the array is the report's `results`, beside its `shard`.
+    const results = parts.flatMap((p) => p.doc.results).sort((a: any, b: any) => (a.rollout_id < b.rollout_id ? -1 : 1));
     expect(results).toEqual(whole.doc);
     expect(whole.doc.length).toBe(48);
+    expect(parts.map((p) => p.doc.shard)).toEqual(parts.map((p, k) => ({ index: k, count: n, selected: p.doc.results.length })));
   });
 
   it('export --format jsonl (the lines of the shards are the lines of the whole)', async () => {
@@ -85,8 +92,9 @@ describe.each(SHARD_COUNTS)('N = %i: the union of the shards is the whole', (n) 
     const strip = (r: any) => ({ ...r, snapshot_id: typeof r.snapshot_id });
     const parts = await Promise.all(shards.map((s) => json(['freeze', sharded, '--all', '--shard', s])));
     const all = await json(['freeze', whole, '--all']);
-    const union = parts.flatMap((p) => p.doc).sort((a: any, b: any) => (a.rollout_id < b.rollout_id ? -1 : 1));
+    const union = parts.flatMap((p) => p.doc.results).sort((a: any, b: any) => (a.rollout_id < b.rollout_id ? -1 : 1));
     expect(union.map(strip)).toEqual(all.doc.map(strip));
+    expect(parts.map((p) => p.doc.shard.index)).toEqual(shards.map((_, k) => k));
     expect(all.doc.length).toBeGreaterThan(30);
     expect(Math.max(...parts.map((p) => p.code))).toBe(all.code);
   });
@@ -100,7 +108,8 @@ describe('--shard with ids and with auto', () => {
     const seen: string[] = [];
     for (let k = 0; k < 3; k++) {
       const { doc } = await json(['build', dir, '--ids-from', list, '--shard', `${k}/3`]);
-      for (const r of doc) {
+      expect(doc.shard).toEqual({ index: k, count: 3, selected: doc.results.length });
+      for (const r of doc.results) {
         expect(shardOf(r.rollout_id, 3)).toBe(k);
         seen.push(r.rollout_id);
       }
