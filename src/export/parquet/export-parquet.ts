@@ -11,7 +11,7 @@
  * restarts the part with int64 columns (rare: real vocabularies are far below 2^32).
  */
 import { lstat, mkdir, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { errorFromFacts, TokcapError, ioError, toTokcapError } from '../../errors.js';
 import { reviveError } from '../../jsonl/remote-jsonl.js';
 import { partName } from '../../layout/shard.js';
@@ -22,6 +22,7 @@ import { abortError, exportIds, forEachExportItem, summaryOf, type ExportHooks, 
 import { ExportTotals } from '../tinker.js';
 import { tokcapVersion } from '../../version.js';
 import { PartWriter } from './part-writer.js';
+import { claimDatasetCount, markIfComplete, writeManifests, type PartManifest } from './dataset-manifest.js';
 import { CALL_COLUMNS, ROLLOUT_COLUMNS, type ParquetTableName, type ParquetRolloutRow, type TokenIdType } from './schema.js';
 
 /** Thrown inside a uint32 pass when a token id needs int64: the part is written again. */
@@ -59,6 +60,8 @@ async function checkDataset(options: ExportOptions): Promise<Record<ParquetTable
     }
     await checkOutputTarget(path, { kind: 'file', force: options.force, protect: [options.dir] });
   }
+  // One count per dataset (docs/cli.md#sharded-runs): refused, or with --force replaced, before anything is read.
+  await claimDatasetCount(dataset, (options.shard ?? { count: 1 }).count, options.force);
   return paths;
 }
 
@@ -75,14 +78,38 @@ export async function exportParquet(options: ExportOptions, hooks: ExportHooks =
       throw ioError(e, resolve(path, '..'));
     }
   }
-  let totals: ExportTotals;
+  let written: WrittenParts;
   try {
-    totals = await writeParts(options, hooks, ids, paths, 'uint32');
+    written = await writeParts(options, hooks, ids, paths, 'uint32');
   } catch (e) {
     if (!(e instanceof NeedsInt64)) throw e;
-    totals = await writeParts(options, hooks, ids, paths, 'int64');
+    written = await writeParts(options, hooks, ids, paths, 'int64');
   }
-  return summaryOf(options, totals);
+  // The parts are in place: their manifests, then the markers if this was the last part.
+  const shard = options.shard ?? { index: 0, count: 1 };
+  const version = options.version ?? tokcapVersion();
+  const manifests: PartManifest[] = written.parts.map((p) => ({
+    table: p.table,
+    part: basename(paths[p.table]),
+    shard: { index: shard.index, count: shard.count },
+    rows: p.rows,
+    bytes: p.bytes,
+    sha256: p.sha256,
+    token_type: written.tokenType,
+    tokcap: version,
+    store: resolve(options.dir),
+    selection: { ids: options.ids === undefined ? 'all' : 'given', rollouts: ids.length, freeze: options.freeze, trainable_only: options.trainableOnly },
+    written_at: (options.now?.() ?? new Date()).toISOString(),
+  }));
+  await writeManifests(options.out, manifests);
+  await markIfComplete(options.out, shard.count, version);
+  return summaryOf(options, written.totals);
+}
+
+interface WrittenParts {
+  totals: ExportTotals;
+  tokenType: TokenIdType;
+  parts: { table: ParquetTableName; rows: number; bytes: number; sha256: string }[];
 }
 
 async function writeParts(
@@ -91,7 +118,7 @@ async function writeParts(
   ids: readonly string[],
   paths: Record<ParquetTableName, string>,
   tokenType: TokenIdType,
-): Promise<ExportTotals> {
+): Promise<WrittenParts> {
   const store = { dir: options.dir, lockWaitMs: options.lockWaitMs };
   const createdBy = `tokcap ${options.version ?? tokcapVersion()}`;
   const outputs: AtomicOutput[] = [];
@@ -150,12 +177,14 @@ async function writeParts(
       hooks.onRollout?.(done, ids.length, r.rolloutId, r);
     });
     if (options.signal?.aborted || outputs.some((o) => o.finished)) throw abortError(false);
-    for (const w of writers.splice(0)) await w.close();
+    const closed = writers.splice(0);
+    for (const w of closed) await w.close();
     for (const o of outputs) await o.commit();
+    const tables = ['calls', 'rollouts'] as const;
+    return { totals, tokenType, parts: closed.map((w, k) => ({ table: tables[k], rows: w.rowCount, ...w.digest() })) };
   } catch (e) {
     for (const w of writers) await w.abandon();
     for (const o of outputs) await o.discard();
     throw e;
   }
-  return totals;
 }

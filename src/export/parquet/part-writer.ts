@@ -11,6 +11,7 @@
  * thousand tokens are ~22 MB before compression; the byte limit keeps that bounded whatever the
  * prompt lengths.
  */
+import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { tableToIPC, Table as ArrowTable, type Schema } from 'apache-arrow';
 import * as parquet from 'parquet-wasm/node';
@@ -80,6 +81,8 @@ export class PartWriter {
   private readonly smallColumns: string[];
   private failure: unknown;
   rowCount = 0;
+  /** The bytes written and their SHA-256, taken as they go out (the part's manifest). */
+  private readonly written: { bytes: number; hash: Hash };
 
   private constructor(
     private readonly fh: FileHandle,
@@ -88,7 +91,9 @@ export class PartWriter {
     readonly tokenType: TokenIdType,
     private readonly feed: BatchFeed,
     private readonly pump: Promise<void>,
+    written: { bytes: number; hash: Hash },
   ) {
+    this.written = written;
     this.schema = arrowSchema(columns, tokenType);
     this.lists = listValues(columns, tokenType, ROW_GROUP_ROWS, BATCH_LIST_VALUES);
     this.smallColumns = columns.filter((c) => !this.lists.has(c.name)).map((c) => c.name);
@@ -121,9 +126,12 @@ export class PartWriter {
     }
     // Not awaited here: the writer reads the first batch (for the schema) before it returns.
     const started = parquet.transformParquetStream(feed.stream, props.build());
+    const written = { bytes: 0, hash: createHash('sha256') };
     const pump = (async () => {
       const output = await started;
       for await (const chunk of output as AsyncIterable<Uint8Array>) {
+        written.hash.update(chunk);
+        written.bytes += chunk.length;
         try {
           // One write(2) may take only part of a chunk (a full disk, a file-size limit): the rest
           // is written again, so the failure surfaces instead of a silently cut part.
@@ -137,7 +145,7 @@ export class PartWriter {
         }
       }
     })();
-    return new PartWriter(fh, path, columns, tokenType, feed, pump);
+    return new PartWriter(fh, path, columns, tokenType, feed, pump, written);
   }
 
   private check(): void {
@@ -198,6 +206,11 @@ export class PartWriter {
     } finally {
       await this.fh.close().catch(() => undefined);
     }
+  }
+
+  /** After `close`: the file's size and SHA-256 (hex). */
+  digest(): { bytes: number; sha256: string } {
+    return { bytes: this.written.bytes, sha256: this.written.hash.copy().digest('hex') };
   }
 
   /** Stops writing (the caller removes the file). */

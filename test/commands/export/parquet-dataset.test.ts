@@ -3,7 +3,7 @@
  * processes at once into one directory equals, row for row, the dataset of one unsharded process
  * (N = 1, 3, 4), and its figures agree with `build --json` and `inspect --json`.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -26,6 +26,11 @@ async function tokcap(args: string[], env: Record<string, string> = {}) {
 async function rows(sql: string): Promise<Record<string, unknown>[]> {
   return (await db.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
 }
+
+/** The Parquet files of a table directory (beside them: `_SUCCESS` and the parts' manifests). */
+const parquetFiles = (path: string) => readdirSync(path).filter((n) => n.endsWith('.parquet')).sort();
+const partName = (k: number, n: number) => `part-${String(k).padStart(5, '0')}-of-${String(n).padStart(5, '0')}`;
+const markers = (dataset: string) => [join(dataset, '_SUCCESS'), join(dataset, 'calls', '_SUCCESS'), join(dataset, 'rollouts', '_SUCCESS')].map(existsSync);
 
 const calls = (dataset: string) => `read_parquet('${dataset}/calls/*.parquet')`;
 const rollouts = (dataset: string) => `read_parquet('${dataset}/rollouts/*.parquet')`;
@@ -61,8 +66,8 @@ describe('the Parquet dataset', () => {
   }, 120_000);
 
   it('has the declared columns, in order, and one part file per table named part-00000-of-00001', async () => {
-    expect(readdirSync(join(whole, 'calls'))).toEqual(['part-00000-of-00001.parquet']);
-    expect(readdirSync(join(whole, 'rollouts'))).toEqual(['part-00000-of-00001.parquet']);
+    expect(parquetFiles(join(whole, 'calls'))).toEqual(['part-00000-of-00001.parquet']);
+    expect(parquetFiles(join(whole, 'rollouts'))).toEqual(['part-00000-of-00001.parquet']);
     const callCols = await rows(`describe select * from ${calls(whole)}`);
     expect(callCols.map((c) => c.column_name)).toEqual(CALL_COLUMNS.map((c) => c.name));
     const types = Object.fromEntries(callCols.map((c) => [c.column_name, c.column_type]));
@@ -90,8 +95,14 @@ describe('the Parquet dataset', () => {
       for (const r of runs) expect([r.exitCode, r.stderr]).toEqual([0, '']);
       expect(runs.reduce((sum, r) => sum + JSON.parse(r.stdout).rollouts, 0)).toBe(48);
       const names = Array.from({ length: n }, (_, k) => `part-${String(k).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.parquet`);
-      expect(readdirSync(join(sharded, 'calls')).sort()).toEqual(names);
-      expect(readdirSync(join(sharded, 'rollouts')).sort()).toEqual(names);
+      // Each part beside its manifest, and the markers of a whole dataset, written by whichever task found it whole.
+      for (const table of ['calls', 'rollouts']) {
+        expect(readdirSync(join(sharded, table)).sort()).toEqual(['_SUCCESS', ...names.map((p) => `_${p.replace('.parquet', '.manifest.json')}`), ...names]);
+      }
+      expect(markers(sharded)).toEqual([true, true, true]);
+      const merged = await tokcap(['merge', sharded, '--json']);
+      expect([merged.exitCode, merged.stderr]).toEqual([0, '']);
+      expect(JSON.parse(merged.stdout)).toMatchObject({ complete: true, count: n, success: true, tables: { rollouts: { parts: n, missing: [], rows: 48 } } });
       expect(await difference(calls(sharded), calls(whole))).toBe(0);
       expect(await difference(rollouts(sharded), rollouts(whole))).toBe(0);
       const [count] = await rows(`select count(*) as n from ${calls(sharded)}`);
@@ -167,10 +178,52 @@ describe('the Parquet dataset', () => {
     expect(again.stderr).toMatch(/part-00000-of-00001\.parquet already exists; use --force/);
     const forced = await tokcap(['export', dir, '--format', 'parquet', '--out', whole, '--force', '-q']);
     expect([forced.exitCode, forced.stderr]).toEqual([0, '']);
-    expect(readdirSync(join(whole, 'calls'))).toEqual(['part-00000-of-00001.parquet']);
-    // Another shard count beside it is another part: not refused.
-    const other = await tokcap(['export', dir, '--format', 'parquet', '--out', whole, '--shard', '1/2', '-q']);
-    expect(other.exitCode).toBe(0);
-    expect(readdirSync(join(whole, 'rollouts')).sort()).toEqual(['part-00000-of-00001.parquet', 'part-00001-of-00002.parquet']);
+    expect(parquetFiles(join(whole, 'calls'))).toEqual(['part-00000-of-00001.parquet']);
   }, 120_000);
+
+  it('refuses a part of another shard count (exit 3, nothing written); --force replaces the dataset', async () => {
+    const dataset = join(root, 'recount');
+    for (const k of [0, 1, 2, 3]) expect((await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', `${k}/4`, '-q'])).exitCode).toBe(0);
+    const before = ['calls', 'rollouts'].map((t) => readdirSync(join(dataset, t)).sort());
+    // A task rerun without its shard (the whole store, 0 of 1) would double every row.
+    const rerun = await tokcap(['export', dir, '--format', 'parquet', '--out', dataset]);
+    expect(rerun.exitCode).toBe(3);
+    expect(rerun.stderr).toMatch(/^tokcap: .*recount: holds parts of 4 shards \(calls\/part-00000-of-00004\.parquet, \.\.\.\): a part of 1 would mix two runs; .*--force/);
+    expect(['calls', 'rollouts'].map((t) => readdirSync(join(dataset, t)).sort())).toEqual(before);
+    const other = await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', '1/2']);
+    expect(other.exitCode).toBe(3);
+    expect(['calls', 'rollouts'].map((t) => readdirSync(join(dataset, t)).sort())).toEqual(before);
+    // --force: the parts of 4 and their markers go, the new count's part comes.
+    const forced = await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', '1/2', '--force', '-q']);
+    expect([forced.exitCode, forced.stderr]).toEqual([0, '']);
+    expect(readdirSync(join(dataset, 'rollouts')).sort()).toEqual([`_${partName(1, 2)}.manifest.json`, `${partName(1, 2)}.parquet`]);
+    expect(markers(dataset)).toEqual([false, false, false]);
+  }, 180_000);
+
+  it('_SUCCESS appears exactly when the last part is in place; merge names what is missing until then', async () => {
+    const dataset = join(root, 'one-by-one');
+    for (const k of [2, 0]) {
+      expect((await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', `${k}/3`, '-q'])).exitCode).toBe(0);
+      expect(markers(dataset)).toEqual([false, false, false]);
+    }
+    const partial = await tokcap(['merge', dataset, '--json']);
+    expect(partial.exitCode).toBe(3);
+    expect(JSON.parse(partial.stdout)).toMatchObject({ complete: false, count: 3, success: false, tables: { calls: { parts: 2, missing: [1] }, rollouts: { parts: 2, missing: [1] } } });
+    expect(partial.stderr).toContain('calls: part 1 of 3 missing');
+    expect((await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', '1/3', '-q'])).exitCode).toBe(0);
+    expect(markers(dataset)).toEqual([true, true, true]);
+    // Each manifest describes its part: rows as DuckDB counts them, bytes, SHA-256, the store and selection.
+    const manifest = JSON.parse(readFileSync(join(dataset, 'rollouts', `_${partName(1, 3)}.manifest.json`), 'utf8'));
+    const [n] = await rows(`select count(*) as n from read_parquet('${dataset}/rollouts/${partName(1, 3)}.parquet')`);
+    expect(manifest).toMatchObject({ table: 'rollouts', part: `${partName(1, 3)}.parquet`, shard: { index: 1, count: 3 }, rows: Number(n.n), store: dir, selection: { ids: 'all', freeze: false } });
+    expect(manifest.sha256).toMatch(/^[0-9a-f]{64}$/);
+    const complete = await tokcap(['merge', dataset]);
+    expect([complete.exitCode, complete.stderr]).toEqual([0, '']);
+    expect(complete.stdout).toMatch(/^complete: 3 of 3 parts in calls and rollouts .*_SUCCESS present/);
+    // A part that no longer matches its manifest makes the dataset incomplete.
+    writeFileSync(join(dataset, 'calls', `${partName(0, 3)}.parquet`), 'not parquet');
+    const damaged = await tokcap(['merge', dataset]);
+    expect(damaged.exitCode).toBe(3);
+    expect(damaged.stderr).toContain(`calls/${partName(0, 3)}.parquet: does not match its manifest`);
+  }, 180_000);
 });
