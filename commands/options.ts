@@ -36,6 +36,8 @@ export const COMMAND_NAMES = [
   'export',
   'watch',
   'report',
+  'merge',
+  'doctor',
   'fixture',
   'completion',
 ] as const;
@@ -322,6 +324,18 @@ export interface FixtureCommandOptions {
   prefix: string;
   fast: boolean;
 }
+export interface MergeCommandOptions {
+  strict: boolean;
+  failOnMask: boolean;
+  allowEmpty: boolean;
+}
+export interface DoctorCommandOptions {
+  /** Seconds. */
+  hold: number | undefined;
+  probe: boolean;
+  /** Seconds. */
+  wait: number;
+}
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface CompletionCommandOptions {}
 
@@ -336,6 +350,8 @@ export interface CommandOptionsMap {
   export: ExportCommandOptions;
   watch: WatchCommandOptions;
   report: ReportCommandOptions;
+  merge: MergeCommandOptions;
+  doctor: DoctorCommandOptions;
   fixture: FixtureCommandOptions;
   completion: CompletionCommandOptions;
 }
@@ -678,6 +694,63 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     ],
     idValidation: 'batch',
     mutates: () => false,
+  },
+
+  merge: {
+    name: 'merge',
+    summary: 'Combine the reports of a sharded run, or check that a sharded dataset is whole',
+    description: [
+      'Reads the `--json` reports of one sharded run (the files, or every `*.json` file of a directory), as printed by `inspect`, `verify-digests`, `build`, `export` or `freeze --all` with `--shard K/N`. Each report names its shard. When they are exactly shards 0 to N-1 of one N, it prints the combined report with the exit code one unsharded run would have had: for verify-digests `ok` and every finding in rollout-id order (exit 1 on an error finding), for inspect and build a summary of statuses and verdicts, for export the counts, for freeze how many were frozen; exit 3 when a rollout could not be read. Otherwise it refuses, exit 3, naming the shards that are missing, given twice or of another count.',
+      'Given a Parquet dataset directory (written by `export --format parquet`), it says whether the dataset is whole: every part of its count in both tables, each matching its manifest (size and SHA-256), no part of another count; exit 0 when complete, 3 otherwise, naming what is missing. `_SUCCESS` is reported too. Read-only.',
+      'This is the last step of a job array: a dependent job in Slurm (`sbatch --dependency=afterany:JOBID`), the step after the Indexed Job in Kubernetes (docs/cluster.md).',
+    ].join('\n\n'),
+    args: [{ name: 'REPORT', description: 'report files, a directory of them, or a Parquet dataset directory', required: true, variadic: true, complete: 'file' }],
+    options: {
+      strict: { flags: '--strict', description: 'verify-digests reports: warnings fail too (exit 1), as verify-digests --strict' },
+      failOnMask: { flags: '--fail-on-mask', description: 'build reports: exit 1 when a rollout would be masked, as build --fail-on-mask' },
+      allowEmpty: { flags: '--allow-empty', description: 'a run whose shards selected no rollout at all is an answer (exit 0), not an error (exit 3)' },
+    },
+    examples: [
+      { command: 'tokcap merge /lustre/reports/run-0001', description: 'The verify-digests reports of a job array, combined: exit 0, 1 or 3 as one unsharded run.' },
+      { command: 'tokcap merge verify-0.json verify-1.json verify-2.json --json', description: 'Named files; the combined report as JSON.' },
+      { command: 'tokcap merge /lustre/datasets/run-0001', description: 'Is the Parquet dataset whole? Names the missing parts.' },
+    ],
+    idValidation: 'none',
+    mutates: () => false,
+  },
+
+  doctor: {
+    name: 'doctor',
+    summary: 'Check that a filesystem is safe for tokcap (locks, renames, clocks, space)',
+    description: [
+      'Runs the checks a person runs before trusting a filesystem with a capture directory, each with a one-line verdict: the filesystem type and mount options, and what they mean for locks (NFS `local_lock=flock|all` or `nolock` and Lustre `localflock` make locks local to one node; Lustre `noflock` has none); that an exclusive `flock` taken by one process excludes another process on this node, both ways, and that Python\'s `fcntl.flock` and tokcap exclude each other (when python3 is installed); that an atomic rename and a directory fsync work in DIR; the clock skew between this node and the file server (a new file\'s mtime against the local clock) and what it does to `sweep --older-than`; free space and inodes.',
+      'Exit 1 when something found makes tokcap unsafe there (locks that do not exclude, a failed rename or fsync, a clock more than a minute off, no space or inodes left); 0 otherwise. Its files in DIR are dot-files that no capture scanner reads, removed before it exits (also on Ctrl-C).',
+      'Across nodes: `tokcap doctor DIR --hold 60s` on one node takes an exclusive lock for that long; `tokcap doctor DIR --probe` on another node, started meanwhile, says whether that lock excludes it there (exit 1 when it does not). docs/cluster.md runs the pair as a two-task Slurm job.',
+    ].join('\n\n'),
+    args: [{ ...DIR_ARG, description: 'the directory to check: the capture directory, or where one will be (default: $TOKCAP_DIR)' }],
+    options: {
+      hold: { flags: '--hold <duration>', description: 'two-node check: hold an exclusive lock in DIR for this long (run --probe on another node meanwhile)', parse: (raw) => parseDuration(raw, 'a hold needs a unit, e.g. 60s or 5m') },
+      probe: { flags: '--probe', description: 'two-node check: try the lock that `--hold` holds on another node; exit 1 when it is granted (locks are local to each node)' },
+      wait: {
+        flags: '--wait <duration>',
+        description: 'with --probe: how long to wait for the holder to start',
+        default: 60,
+        defaultLabel: '60s',
+        parse: (raw) => parseDuration(raw, 'a wait needs a unit, e.g. 60s'),
+      },
+    },
+    examples: [
+      { command: 'tokcap doctor /lustre/captures', description: 'Check the filesystem of a capture directory on this node.' },
+      { command: 'tokcap doctor /lustre/captures --json', description: 'The checks as one JSON document.' },
+      { command: 'tokcap doctor /lustre/captures --hold 60s   # on node A', description: 'Hold a lock for a minute, for a probe from another node.' },
+      { command: 'tokcap doctor /lustre/captures --probe      # on node B, meanwhile', description: 'Does the lock held on node A exclude this node?' },
+    ],
+    idValidation: 'none',
+    mutates: () => false,
+    check: ({ options }) => {
+      if (options.hold !== undefined && options.probe) return 'doctor: --hold and --probe are the two ends of one check: run them on two nodes';
+      return undefined;
+    },
   },
 
   fixture: {

@@ -59,6 +59,8 @@ export const COMMAND_LOADERS: CommandLoaders = {
   export: () => import('./export.js'),
   watch: () => import('./watch.js'),
   report: () => import('./report.js'),
+  merge: () => import('./merge.js'),
+  doctor: () => import('./doctor.js'),
   fixture: () => import('./fixture.js'),
   completion: () => import('./completion.js'),
 };
