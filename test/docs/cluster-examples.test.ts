@@ -34,33 +34,36 @@ function slurmTask(id: number, min: number, count: number): Record<string, strin
   });
 }
 
-/** The gate line of docs/cluster.md, taken from the doc itself. */
-function gateLine(): string {
-  const doc = readFileSync(join(ROOT, 'docs', 'cluster.md'), 'utf8');
-  const line = doc.split('\n').find((l) => l.startsWith('jq -s -e '));
-  if (!line) throw new Error('docs/cluster.md: no jq -s gate line');
-  return line;
+/** The gate job of docs/cluster.md, examples/slurm/merge.sbatch, run as Slurm would run it. */
+function gate(...args: string[]) {
+  return execa('bash', [join(ROOT, 'examples/slurm/merge.sbatch'), ...args], { env: cleanEnv({ TOKCAP }), extendEnv: false, reject: false });
 }
 
+const parquetFiles = (path: string) => readdirSync(path).filter((n) => n.endsWith('.parquet')).sort();
+
 describe('examples/slurm', () => {
-  it('verify.sbatch: one report per task; the jq -s gate of docs/cluster.md passes on them, fails on a finding', async () => {
+  it('verify.sbatch: one report per task; the merge.sbatch gate passes on them, fails on a finding or a missing shard', async () => {
     const reports = join(root, 'reports');
     const tasks = await Promise.all([3, 4, 5].map((id) => execa('bash', [join(ROOT, 'examples/slurm/verify.sbatch'), store, reports], { env: slurmTask(id, 3, 3), extendEnv: false, reject: false })));
     for (const t of tasks) expect(t.exitCode, t.stderr).toBe(0);
     expect(readdirSync(reports).sort()).toEqual(['verify-0.json', 'verify-1.json', 'verify-2.json']);
     const whole = JSON.parse((await execa(process.execPath, [BIN, 'verify-digests', store, '--json'], { reject: false, env: cleanEnv() })).stdout);
-    const gate = gateLine().replace('/lustre/reports/run-0001', reports);
-    const passed = await execa('bash', ['-c', gate], { reject: false });
-    // The mixed store has warnings only (torn tails): ok, and every finding of the whole run is printed.
+    const passed = await gate(reports, '--json');
+    // The mixed store has warnings only (torn tails): ok, and every finding of the whole run, in its order.
     expect(whole.ok).toBe(true);
-    expect(passed.exitCode).toBe(0);
-    expect(passed.stdout.trim().split('\n')).toEqual([...whole.findings.map((f: any) => `${f.rollout_id} ${f.code} ${f.severity}`), 'true']);
-    // One shard with an error finding fails the gate.
+    expect(passed.exitCode, passed.stderr).toBe(0);
+    expect(JSON.parse(passed.stdout)).toMatchObject({ ok: true, findings: whole.findings, shards: 3, rollouts: 24 });
+    // One shard with an error finding fails the gate (exit 1, as verify-digests would).
     const report = JSON.parse(readFileSync(join(reports, 'verify-1.json'), 'utf8'));
     writeFileSync(join(reports, 'verify-1.json'), JSON.stringify({ ...report, ok: false, findings: [{ rollout_id: 'r99', code: 'digest_mismatch', severity: 'error', message: 'x' }] }));
-    const failed = await execa('bash', ['-c', gate], { reject: false });
+    const failed = await gate(reports);
     expect(failed.exitCode).toBe(1);
-    expect(failed.stdout).toContain('r99 digest_mismatch error');
+    expect(failed.stdout).toContain('r99  error digest_mismatch: x');
+    // A task that left no report fails it (exit 3), naming the shard.
+    rmSync(join(reports, 'verify-2.json'));
+    const missing = await gate(reports);
+    expect(missing.exitCode).toBe(3);
+    expect(missing.stderr).toBe('tokcap: merge: shard 2 of 3 missing');
   }, 120_000);
 
   it('export.sbatch: the tasks of an array write one dataset, one part per task', async () => {
@@ -69,8 +72,11 @@ describe('examples/slurm', () => {
     for (const t of tasks) expect(t.exitCode, t.stderr).toBe(0);
     expect(tasks.reduce((n, t) => n + JSON.parse(t.stdout).rollouts, 0)).toBe(24);
     const parts = ['part-00000-of-00004.parquet', 'part-00001-of-00004.parquet', 'part-00002-of-00004.parquet', 'part-00003-of-00004.parquet'];
-    expect(readdirSync(join(dataset, 'calls')).sort()).toEqual(parts);
-    expect(readdirSync(join(dataset, 'rollouts')).sort()).toEqual(parts);
+    expect(parquetFiles(join(dataset, 'calls'))).toEqual(parts);
+    expect(parquetFiles(join(dataset, 'rollouts'))).toEqual(parts);
+    const whole = await gate(dataset);
+    expect([whole.exitCode, whole.stderr]).toEqual([0, '']);
+    expect(whole.stdout).toMatch(/^complete: 4 of 4 parts/);
   }, 180_000);
 
   it('verify.sbatch rerun as a one-task array with TOKCAP_SHARD=K/N writes verify-K.json of shard K', async () => {
@@ -116,7 +122,13 @@ describe('examples/k8s/export-job.yaml', () => {
       );
       for (const p of pods) expect(p.exitCode, p.stderr).toBe(0);
     }
-    expect(readdirSync(join(dataset, 'rollouts'))).toHaveLength(completions);
-    expect(readdirSync(join(dataset, 'calls'))).toHaveLength(completions);
+    expect(parquetFiles(join(dataset, 'rollouts'))).toHaveLength(completions);
+    expect(parquetFiles(join(dataset, 'calls'))).toHaveLength(completions);
+    // The gate Job's command says the dataset is whole.
+    const gateYaml = readFileSync(join(ROOT, 'examples/k8s/merge-job.yaml'), 'utf8');
+    const gateCommand = JSON.parse(/command: (\[.*\])/.exec(gateYaml)![1]) as string[];
+    expect(gateCommand.slice(0, 2)).toEqual(['tokcap', 'merge']);
+    const merged = await execa(process.execPath, [BIN, ...gateCommand.slice(1).map((a) => (a === '/datasets/run-0001' ? dataset : a))], { env: cleanEnv(), extendEnv: false, reject: false });
+    expect([merged.exitCode, merged.stderr]).toEqual([0, '']);
   }, 300_000);
 });
