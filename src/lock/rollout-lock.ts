@@ -18,8 +18,8 @@
  *   files appear mid-write (in practice: there was nothing to read when it started). Callers
  *   that cannot accept that must use `readOnly: false`.
  * - Acquisition never blocks the event loop: `LOCK_NB` attempts with a backoff (1 ms doubling to
- *   25 ms) between them, up to `waitMs` (0 means a single attempt), then `lock_timeout` (docs/format.md#lock-implementation).
- * - Each attempt (`tryLockOnce`, the one attempt both entry points make) opens the lock file,
+ *   25 ms, ./lock-waits.ts) between them, up to `waitMs` (0 means a single attempt), then `lock_timeout` (docs/format.md#lock-implementation).
+ * - Each attempt (`tryLockOnce` in ./lock-file.ts, the one attempt every entry point makes) opens the lock file,
  *   locks it and then checks that the locked inode still has a link: if the lock file was swept
  *   or replaced since it was opened (a sweep race, docs/format.md#lock-file-lifetime,
  *   docs/format.md#differs-lock-inode), the stale lock is released and acquisition starts over on
@@ -58,17 +58,17 @@
  * other call holds or awaits a turn, the process's turn is free and the lock is free at once (a
  * watch load's copies).
  */
-import * as fs from 'node:fs';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { basename, resolve as resolvePath } from 'node:path';
+import { resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { ioError, TokcapError } from '../errors.js';
-import { tryFlock, unlockFd, type LockMode } from './flock.js';
-import { giveLockTurn, lockTurnFreed, noteLockedFd, takeLockTurnNow, tryTakeLockTurn } from './lock-turns.js';
-import { fdStat, fileType, type FdStat } from '../native/fd-stat.js';
+import { TokcapError } from '../errors.js';
+import type { LockMode } from './flock.js';
+import { giveLockTurn, lockTurnFreed, takeLockTurnNow, tryTakeLockTurn } from './lock-turns.js';
+import { ABSENT, closeQuietly, release, SWEPT, tryLockOnce, unlockOnly, type Attempt } from './lock-file.js';
+import { pause } from './lock-waits.js';
 
 export type { LockMode } from './flock.js';
+export { endLockWaits } from './lock-waits.js';
 
 export interface RolloutLockOptions {
   /** How long to keep retrying, in milliseconds; 0 = try once. */
@@ -256,15 +256,12 @@ function runHeld<T>(fn: (held: HeldLock) => T, held: HeldLock, fd: number, lockP
     return result;
   }
   try {
-    unlockFd(fd);
+    unlockOnly(fd, lockPath, rolloutId);
   } catch (e) {
-    noteLockedFd(-1);
-    closeQuietly(fd, false);
     giveLockTurn();
-    throw ioError(e, lockPath, rolloutId);
+    throw e;
   }
   // Unlocked: the turn goes on now; the descriptor is the caller's to close.
-  noteLockedFd(-1);
   giveLockTurn();
   unlocked(fd);
   return result;
@@ -389,122 +386,6 @@ function runLockedSync<T>(fd: number | null, lockPath: string, rolloutId: string
   return result;
 }
 
-/** A read-only caller found no lock file: nobody holds the lock (see the module comment). */
-const ABSENT = 'absent';
-/** Another open file description holds a conflicting lock. */
-const BUSY = 'busy';
-/** The lock file was swept or replaced since it was opened: what was locked is not the lock. */
-const SWEPT = 'swept';
-/** `tryLockOnce`'s answer: the locked descriptor, or why there is none. */
-type Attempt = number | typeof ABSENT | typeof BUSY | typeof SWEPT;
-
-/**
- * One non-blocking attempt at the lock, by the holder of the process's lock turn: open the lock
- * file, `flock(LOCK_NB)`, refuse a lock file that is not regular, and check that the locked inode
- * still has a link (`sweptSince`). Returns the locked descriptor (noted in lock-turns.ts for a thread that
- * dies holding it); on any other answer or error the descriptor is closed and nothing is held.
- * The caller gives the turn back unless a descriptor is returned.
- */
-function tryLockOnce(lockPath: string, rolloutId: string, mode: LockMode, readOnly: boolean): Attempt {
-  const fd = openLockFile(lockPath, rolloutId, readOnly);
-  if (fd === null) return ABSENT;
-  let locked = false;
-  try {
-    noteLockedFd(fd);
-    try {
-      locked = tryFlock(fd, mode);
-    } catch (e) {
-      throw ioError(e, lockPath, rolloutId);
-    }
-    // Locking a FIFO or a directory is harmless (nothing waits on it); it is refused right after,
-    // with the same fstat as the swept check.
-    const mine = fstat(fd, lockPath, rolloutId);
-    const type = fileType(mine.mode);
-    if (type !== 'file') {
-      throw notRegularLock(lockPath, rolloutId, type === 'directory' ? 'a directory' : type === 'fifo' ? 'a FIFO' : 'a file that is not regular');
-    }
-    if (!locked) {
-      noteLockedFd(-1);
-      closeQuietly(fd, false);
-      return BUSY;
-    }
-    if (sweptSince(mine)) {
-      closeQuietly(fd, true);
-      return SWEPT;
-    }
-    return fd;
-  } catch (e) {
-    if (!locked) noteLockedFd(-1);
-    closeQuietly(fd, locked);
-    throw e;
-  }
-}
-
-/**
- * Whether the lock file we hold (`mine`: its fstat, taken after locking) was swept or replaced
- * since we opened it (docs/format.md#differs-lock-inode). A sweep unlinks it while holding it
- * exclusively, so once we hold it, a sweep that got there first is complete and the inode has no
- * link left; a replaced one (unlink and create, or a rename over it) has none either. Lock files
- * are only ever unlinked, never linked or renamed (docs/format.md#lock-file-lifetime), so this
- * catches what comparing the inode with a `stat` of the path would. That stat catches more only
- * outside the protocol (a lock file renamed away or linked elsewhere) and costs a path lookup per
- * lock: measured +24 % on the lock step of a watch load, which locks every rollout.
- */
-function sweptSince(mine: FdStat): boolean {
-  return mine.nlink === 0;
-}
-
-/**
- * Mutating: like Python `open(path, 'a+b')`. Read-only: existing file, `O_RDONLY`, or null.
- *
- * Unlike the reference, a symlink is never followed (`O_NOFOLLOW`: with `O_CREAT`, a dangling
- * link named like a lock file would create its target outside DIR) and the open never blocks
- * (`O_NONBLOCK`: an `O_RDONLY` open of a FIFO named like a lock file would wait forever for a
- * writer). The descriptor is then checked to be a regular file (see `acquire`).
- */
-function openLockFile(lockPath: string, rolloutId: string, readOnly: boolean): number | null {
-  const { O_RDONLY, O_RDWR, O_CREAT, O_APPEND, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
-  const safe = O_NOFOLLOW | O_NONBLOCK;
-  if (readOnly) {
-    try {
-      return fs.openSync(lockPath, O_RDONLY | safe);
-    } catch (e) {
-      if (errCode(e) === 'ENOENT') return null;
-      throw lockOpenError(e, lockPath, rolloutId);
-    }
-  }
-  try {
-    return fs.openSync(lockPath, O_RDWR | O_CREAT | O_APPEND | safe, 0o666);
-  } catch (e) {
-    const code = errCode(e);
-    if (code !== 'EACCES' && code !== 'EROFS') throw lockOpenError(e, lockPath, rolloutId);
-    // The lock file exists but is not writable for us (e.g. created 0644 by another user in a
-    // shared directory, or a read-only mount). flock works on read-only descriptors and the lock
-    // file is never written, so lock an O_RDONLY descriptor of it. If it does not exist we
-    // cannot create it: report the original error.
-    try {
-      return fs.openSync(lockPath, O_RDONLY | safe);
-    } catch {
-      throw ioError(e, lockPath, rolloutId);
-    }
-  }
-}
-
-/** ELOOP from `O_NOFOLLOW` means the lock file is a symlink: say so. */
-function lockOpenError(e: unknown, lockPath: string, rolloutId: string): TokcapError {
-  if (errCode(e) === 'ELOOP') return notRegularLock(lockPath, rolloutId, 'a symbolic link');
-  return ioError(e, lockPath, rolloutId);
-}
-
-function notRegularLock(lockPath: string, rolloutId: string, what: string): TokcapError {
-  // The subject of the error line is the rollout: the message names the file itself.
-  return new TokcapError('io', `${basename(lockPath)} is ${what}: refusing to lock through it (lock files must be regular files)`, {
-    rolloutId,
-    file: lockPath,
-    pyClass: 'OSError',
-  });
-}
-
 /** Unlocks and closes `fd`, then gives the process's turn (held since the lock was taken) on. */
 function releaseAndGiveTurn(fd: number, lockPath: string, rolloutId: string): void {
   try {
@@ -512,85 +393,6 @@ function releaseAndGiveTurn(fd: number, lockPath: string, rolloutId: string): vo
   } finally {
     giveLockTurn();
   }
-}
-
-function release(fd: number, lockPath: string, rolloutId: string): void {
-  let error: unknown;
-  try {
-    unlockFd(fd);
-  } catch (e) {
-    error = e;
-  }
-  // Unlocked: a thread that dies from here on leaves no lock behind (lock-turns.ts).
-  noteLockedFd(-1);
-  try {
-    fs.closeSync(fd);
-  } catch (e) {
-    error ??= e;
-  }
-  if (error !== undefined) throw ioError(error, lockPath, rolloutId);
-}
-
-function closeQuietly(fd: number, locked: boolean): void {
-  if (locked) {
-    try {
-      unlockFd(fd);
-    } catch {
-      // closing releases it anyway
-    }
-    noteLockedFd(-1);
-  }
-  try {
-    fs.closeSync(fd);
-  } catch {
-    // nothing more to do
-  }
-}
-
-/** Without a `Stats` object (native/fd-stat.ts): a watch load locks every rollout. */
-function fstat(fd: number, lockPath: string, rolloutId: string): FdStat {
-  try {
-    return fdStat(fd);
-  } catch (e) {
-    throw ioError(e, lockPath, rolloutId);
-  }
-}
-
-/** Backoff sleeps in progress: `endLockWaits` ends them. */
-const sleepers = new Set<(reason: Error) => void>();
-/** Set by `endLockWaits`: every wait for a lock in this thread fails with it from then on. */
-let waitsEnded: Error | undefined;
-
-/**
- * Ends every wait for a lock in this thread, now and from now on, with `reason` (a lock free at
- * once is still taken): for a program that is quitting, so that no wait for a lock another
- * process holds keeps it alive (the live view's detail and rows, after q).
- */
-export function endLockWaits(reason: Error): void {
-  waitsEnded = reason;
-  for (const stop of sleepers) stop(reason);
-  sleepers.clear();
-}
-
-async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  signal?.throwIfAborted();
-  if (waitsEnded) throw waitsEnded;
-  let stop!: (reason: Error) => void;
-  const ended = new Promise<never>((_, reject) => (stop = reject));
-  sleepers.add(stop);
-  try {
-    // (the timer left behind by an ended wait is at most one backoff step)
-    await Promise.race([sleep(ms, undefined, signal ? { signal } : undefined), ended]);
-  } catch (e) {
-    signal?.throwIfAborted();
-    throw e;
-  } finally {
-    sleepers.delete(stop);
-  }
-}
-
-function errCode(e: unknown): string | undefined {
-  return (e as NodeJS.ErrnoException | null)?.code;
 }
 
 function formatWait(ms: number): string {
