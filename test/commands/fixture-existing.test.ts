@@ -1,8 +1,7 @@
 /**
- * Issue 14, obs 10: `fixture` never writes to a rollout id that already has a capture file. Into a
- * copy of the demo store with --prefix demo- it exited 3 and left demo-0 marked incomplete with its
- * intents rewritten; now it is a usage error (exit 2) before anything is written. New ids in a
- * live store are still appended.
+ * `fixture` never writes to a rollout id that already has a capture file: into a copy of the demo
+ * store with --prefix demo- it is a usage error (exit 2) before anything is written, and demo-0 is
+ * left as it was. New ids in a live store are appended.
  */
 import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * docs/cli.md#quiet (issue 14, obs 11): with -q, text mode prints nothing on stdout or stderr
+ * docs/cli.md#quiet: with -q, text mode prints nothing on stdout or stderr
  * except error lines (`tokcap: <subject>: <reason>`, never a warning); --json is unaffected. The
  * same for every command: freeze -q and inspect -q printed their tables.
  */

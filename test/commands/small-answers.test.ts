@@ -1,5 +1,5 @@
 /**
- * Issue 14, the smaller items: `tokcap verify` suggests verify-digests; the hint for a bad
+ * Small answers: `tokcap verify` suggests verify-digests; the hint for a bad
  * --lock-wait speaks of lock waits (not of ages in days); a symlinked lock file is named in the
  * error line, not only the rollout; --color=always|never|auto and FORCE_COLOR colour a pipe (for
  * `less -R`), NO_COLOR still honoured.

@@ -35,7 +35,7 @@ describe('colorLevel', () => {
     expect(colorLevel({ ...tty, color: 'never', env: { FORCE_COLOR: '1' } })).toBe(0);
     expect(colorLevel({ ...tty, stdoutIsTTY: false })).toBe(0);
   });
-  it('FORCE_COLOR colours a pipe (for less -R), unless NO_COLOR; its value picks the level (issue 14)', () => {
+  it('FORCE_COLOR colours a pipe (for less -R), unless NO_COLOR; its value picks the level', () => {
     const pipe = { ...tty, stdoutIsTTY: false };
     expect(colorLevel({ ...pipe, env: { FORCE_COLOR: '3' } })).toBe(3);
     expect(colorLevel({ ...pipe, env: { FORCE_COLOR: '1' } })).toBe(1);

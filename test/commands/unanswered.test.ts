@@ -1,5 +1,5 @@
 /**
- * docs/cli.md#unavailable (issue 14, observations 4 and 7):
+ * docs/cli.md#unavailable:
  * - verify-digests with a rollout whose lock a real Python writer holds: the rollout is listed in
  *   `unchecked`, `ok` is false, the text never says it was verified, exit 3;
  * - a read-only command over a DIR without capture files exits 3 (`tokcap: DIR: no capture

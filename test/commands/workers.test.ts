@@ -158,7 +158,7 @@ describe('a result that cannot be written as JSON costs only its own rollout', (
       const doc = JSON.parse(String(res.stdout)) as { rollout_id: string; error?: string }[];
       expect(doc.map((r) => r.rollout_id)).toEqual(Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, '0')}`));
       // The reference parses an integer past 2^64 as a float (orjson) and pydantic converts a
-      // float to an int only inside i64: the record is rejected, as it now is here (issue 14).
+      // float to an int only inside i64: the record is rejected, as it is here.
       expect(doc[5].error).toMatch(/^ValidationError: /);
       expect(doc.filter((r) => r.error !== undefined)).toHaveLength(1);
       expect(String(res.stderr).trim().split('\n')).toHaveLength(1);

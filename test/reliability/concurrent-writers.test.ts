@@ -1,5 +1,5 @@
 /**
- * Suite 1 — concurrent writers (issue 7). Four stdlib Python writers (test/support/py_store.py
+ * Suite 1 — concurrent writers. Four stdlib Python writers (test/support/py_store.py
  * `writer` mode: flock, append + fsync, state write, begin_call, mark_incomplete after a refused
  * append) share 50 rollouts for a fixed time while three loops run the BUILT BINARY
  * (bin/tokcap.js, one process per action, for realism) on random rollouts: freeze, build

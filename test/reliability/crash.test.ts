@@ -1,5 +1,5 @@
 /**
- * Suite 2 — crashes (issue 7). The BUILT BINARY runs freeze, build --freeze, conditional retire
+ * Suite 2 — crashes. The BUILT BINARY runs freeze, build --freeze, conditional retire
  * (drop), retire, delete, sweep and export --freeze over a batch of 30 rollouts (a copy of a store
  * written by the Python peer) and is SIGKILLed after a random delay drawn over the command's
  * measured run time. After each kill:

@@ -1,5 +1,5 @@
 /**
- * Suite 3 — hostile and damaged inputs (issue 7). A generated corpus (test/support/hostile-corpus.ts:
+ * Suite 3 — hostile and damaged inputs. A generated corpus (test/support/hostile-corpus.ts:
  * fuzzed J and state bytes, truncated files, one huge line (CI 8 MB, torture 100 MB), non-UTF-8,
  * NUL bytes, deep nesting, a state that is an array / null / a number, negative, huge and float
  * `indexed_size`, `version` as a string, symlinks named like capture files pointing outside DIR

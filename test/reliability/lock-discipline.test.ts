@@ -1,5 +1,5 @@
 /**
- * Suite 4 — lock discipline (issue 7), with real Python flock holders (py_store.py `hold`):
+ * Suite 4 — lock discipline, with real Python flock holders (py_store.py `hold`):
  *  - while a Python process holds rollout R's lock exclusively, every mutating command of the
  *    BUILT BINARY given R among other rollouts waits at most --lock-wait (0.3 s), fails for R with
  *    lock_timeout (exit 3, inline error and/or one stderr line naming R) and still finishes the

@@ -1,5 +1,5 @@
 /**
- * The library reads no process state and writes no stdio (developers' guide; issue 18): what a
+ * The library reads no process state and writes no stdio (the developers' guide): what a
  * job may do (threads, diagnostics) comes from its caller, the CLI's command context.
  */
 import { readdirSync, readFileSync } from 'node:fs';

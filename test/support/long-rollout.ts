@@ -2,7 +2,7 @@ import { computeTokenDigest } from '../../src/digest/token-digest.js';
 import { validateTokenEntry, type TokenEntry } from '../../src/records/token-entry.js';
 
 /**
- * A 60-call rollout whose prompts grow to 100k tokens (issue 6: the builder's parent checks must
+ * A 60-call rollout whose prompts grow to 100k tokens (the builder's parent checks must
  * not be quadratic). Shared by test/src/build/long-rollout.test.ts and bench/long-rollout.ts.
  * - full: every record stores its full prompt, parents resolved;
  * - delta: continuations stored as parent-relative suffixes;

@@ -6,7 +6,7 @@ order, with its types.
 
     python3 read_cookbook_records.py RUN_DIR
 
-Facts checked (issue 17):
+Facts checked:
 - `config.json` is a training config: `model_name` (str) and `training_type` (str).
 - `metrics.jsonl`: records `{"step": int, ...}`, every other key `/`-namespaced with a number.
 - `iteration_NNNNNN/<split>_rollout_summaries.jsonl`: one object per trajectory whose first keys

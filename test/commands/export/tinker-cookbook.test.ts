@@ -1,5 +1,5 @@
 /**
- * Issue 17: the tinker export's records are the cookbook writer's own record. A stdlib Python
+ * The tinker export's records are the cookbook writer's own record. A stdlib Python
  * reader (read_cookbook_records.py) holds every record to the writer's keys, order and types,
  * and then uses them as a dashboard does (averages the trajectory metrics, sums rewards, counts
  * statuses); what it read is compared with the library's own builds.

@@ -1,5 +1,5 @@
 /**
- * Issue 14, obs 12: concurrent or interrupted sweeps must not leave lock files that no command
+ * Concurrent or interrupted sweeps must not leave lock files that no command
  * removes, and sweep reports each removal as it happens.
  *
  * docs/format.md#lock-file-lifetime: only sweep unlinks a lock file (while holding it), and sweep

@@ -1,5 +1,5 @@
 /**
- * The reference's lenient coercions (docs/format.md#coercions), exactly, else rejection (issue 14, obs 13).
+ * The reference's lenient coercions (docs/format.md#coercions), exactly, else rejection.
  *
  * The reference validates records with pydantic (lax mode), which is not installed here; its rules
  * are derived from docs/format.md#coercions and the differential fuzzer's findings, and checked against

@@ -1,5 +1,5 @@
 /**
- * Issue 14, "done when": on a mixed store (`tokcap fixture --mix`, a few hundred rollouts) with
+ * On a mixed store (`tokcap fixture --mix`, a few hundred rollouts) with
  * one rollout whose lock a real Python process holds, `inspect --json`, `build --json`,
  * `watch --once --json` and `export` (jsonl) give every rollout the same `status` and
  * `conditions`, build, watch and export the same verdict, and the text summaries print the same
@@ -55,7 +55,7 @@ afterAll(async () => {
   rmSync(base, { recursive: true, force: true });
 });
 
-describe('one answer per rollout, in every command (issue 14)', () => {
+describe('one answer per rollout, in every command', () => {
   it('inspect, build, watch and export agree on status, conditions and verdict', async () => {
     const wait = ['--lock-wait', '1s'];
     const inspect = await cli(['inspect', dir, '--json', ...wait]);

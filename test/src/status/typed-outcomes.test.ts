@@ -1,5 +1,5 @@
 /**
- * Issue 14, observation 3: operations say what happened and why, so that commands never re-read
+ * Operations say what happened and why, so that commands never re-read
  * state or parse messages to explain a result. A refused drop names its reason (read under the
  * drop's own lock); `freeze --all`'s tombstones are left out by the library.
  */
@@ -12,7 +12,7 @@ import { entry, useTempDirs } from '../../support/store.js';
 
 const temp = useTempDirs('tokcap-typed-');
 
-describe('typed outcomes (issue 14, obs 3)', () => {
+describe('typed outcomes', () => {
   it('a refused drop says why: absent, not frozen, snapshot differs, version differs', async () => {
     const dir = temp();
     const store = { dir };

@@ -170,7 +170,7 @@ describe('DirectoryModel', () => {
     }
   });
 
-  it('tells its listeners when a read finishes, so the last snapshot counts nothing in flight (issue 14, obs 9)', async () => {
+  it('tells its listeners when a read finishes, so the last snapshot counts nothing in flight', async () => {
     const dir = tempDir();
     await makeStore(dir);
     const model = new DirectoryModel({ dir });
