@@ -293,7 +293,15 @@ async function invoke<N extends CommandName>(
 
   // Every command but completion reads or writes capture files under flock(2): where it cannot
   // work, one line before any rollout is touched.
-  if (name !== 'completion') (await import('../src/lock/flock.js')).assertLocking();
+  if (name !== 'completion') {
+    try {
+      (await import('../src/lock/flock.js')).assertLocking();
+    } catch (e) {
+      // watch's read worker, started before the command line was parsed, would keep the process.
+      if (name === 'watch') (await import('./watch/early.js')).takeEarlyWorkers('');
+      throw e;
+    }
+  }
   await preloadChalk({ color: options.color, env: io.env, stdoutIsTTY: io.stdout.isTTY === true });
   const ctx = createContext<N>({ command: name, dir, ids: finalIds, idsGiven, shard, positionals, options, io, exitCode, settings });
   const mod = await loaders[name]();

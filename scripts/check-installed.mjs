@@ -161,6 +161,10 @@ function checkWithoutNativeModule() {
     check('without the native module: one line on stderr, exit 3, nothing on stdout', r.status === 3 && lines.length === 1 && r.stdout === '', shown(r));
     const missing = tokcap('inspect', join(WORK, 'no-such-dir'));
     check('without the native module: said before the directory is touched (the same line for a missing DIR)', missing.status === 3 && missing.stderr === r.stderr, shown(missing));
+    // watch on a terminal starts its read worker before the command line is parsed: stopped.
+    const tty = run('script', ['-qec', `tokcap watch '${DEMO}'`, '/dev/null'], { cwd: WORK, timeout: 30_000 });
+    const ttyLines = tty.stdout.split(/\r?\n/).filter(Boolean);
+    check('without the native module: watch on a terminal says the same one line and exits 3', tty.status === 3 && ttyLines.length === 1 && ttyLines[0] === lines[0], shown(tty));
     const v = tokcap('--version', '--json');
     check('without the native module: --version --json says there is no lock backend', v.status === 0 && JSON.parse(v.stdout).lock_backend === null, shown(v));
   } finally {
