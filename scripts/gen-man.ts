@@ -90,6 +90,18 @@ if (newReadme !== readme) {
   else writeFileSync(readmePath, newReadme);
 }
 
+// package.json's "man": the pages npm installs where man(1) looks (`man tokcap-export` after
+// `npm install -g`), the same list as man/.
+const pkgPath = join(root, 'package.json');
+const pkgText = readFileSync(pkgPath, 'utf8');
+const pkg = JSON.parse(pkgText) as { man?: string[] };
+const pages = [...wanted.keys()].sort().map((file) => `./man/${file}`);
+if (JSON.stringify(pkg.man) !== JSON.stringify(pages)) {
+  stale += 1;
+  if (check) console.error('gen-man: the "man" field of package.json is out of date');
+  else writeFileSync(pkgPath, `${JSON.stringify({ ...pkg, man: pages }, null, 2)}\n`);
+}
+
 if (check) {
   if (stale > 0) process.exit(1);
   console.log(`gen-man: ${wanted.size} pages and README.md's tables up to date`);
