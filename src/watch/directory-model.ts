@@ -20,9 +20,11 @@ import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { CopyArena } from '../ops/rollout-copy.js';
 import { readBatchHere, type BatchOptions, type RowReadOutcome } from './row-batch.js';
 import { lstatStamp, SIGNATURE_KINDS, SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
-import { countRow, errorRow, packRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta, type RowError } from './rows.js';
-import { emptySummary, type StatusSummary } from '../status/summary.js';
+import { errorRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta, type RowError } from './rows.js';
 import type { LoadListing, RescanListing } from './shared-stat.js';
+import { IdQueue } from './id-queue.js';
+import { MAX_DELTA, RowStore } from './row-store.js';
+import { byRecency, firstInOrder, inRecentOrder, recentHead, type Queued } from './recent-order.js';
 
 export type { FileStat } from './file-signature.js';
 
@@ -117,17 +119,6 @@ const FIRST_BATCH = 48;
 /** How long the first listing of a load waits for its first screen to be read before it is shown. */
 const FIRST_SCREEN_WAIT_MS = 250;
 
-/** A delta of more ids than this (and than half the rows) is not kept: see `markDirty`. */
-const MAX_DELTA = 4096;
-
-/**
- * A snapshot's rows are made (see `RowsSource`) at the latest after this many snapshots with a
- * delta, or this many changed rows since the last made: an unmade chain keeps the rows it
- * replaced, and a load (thousands of rows per snapshot) keeps no second set of every row.
- */
-const MAX_ROWS_CHAIN = 64;
-const MAX_CHAIN_CHANGES = 1024;
-
 /** Rows placed between two yields to the event loop at the start of a load. */
 const PLACE_CHUNK = 16384;
 
@@ -156,22 +147,7 @@ export class DirectoryModel {
   private readonly now: () => number;
   private readonly trace: ((event: string) => void) | undefined;
 
-  /** Each row carries the signature of the files it was read from (`readKey`, `readKinds`). */
-  private readonly rows = new Map<string, PackedRow>();
-  /** The totals of `rows`, kept up to date row by row (`setRow`, `deleteRow`). */
-  private readonly totals: DirectoryTotals = { rollouts: 0, loaded: 0, summary: emptySummary(), invalidNames: 0, tempStateFiles: 0 };
-  /**
-   * Rollouts listed by a load whose rows are not placed yet (they follow the first screen's,
-   * see `scanListing`): counted in the totals' rollouts, as rows not read.
-   */
-  private unplaced = 0;
-  /** Rows added or removed so far (a rescan's pass tells whether rows came or went meanwhile). */
-  private memberships = 0;
-  /**
-   * Ids whose row was set or deleted since the last snapshot, with the row that snapshot had
-   * (null: none); null when that grew too long to keep.
-   */
-  private dirty: Map<string, RolloutRow | null> | null = new Map();
+  private readonly rows = new RowStore();
   /** Ids added or read since the running rescan listed the directory: that listing does not remove them. */
   private touchedDuringScan: Set<string> | null = null;
   private invalidNames: string[] = [];
@@ -205,8 +181,6 @@ export class DirectoryModel {
   private heldChange = false;
   private version = 0;
   private cached: DirectorySnapshot | null = null;
-  /** Where `cached.rows` come from. */
-  private cachedRows: RowsSource | null = null;
   private readonly listeners = new Set<() => void>();
   /** Duration of the last complete rescan (stat pass), ms. */
   lastRescanMs = 0;
@@ -247,12 +221,12 @@ export class DirectoryModel {
    * snapshot (`rows.length` too, except while a load's first screen is shown alone).
    */
   get size(): number {
-    return this.rows.size + this.unplaced;
+    return this.rows.size + this.rows.unplaced;
   }
 
   /** Rollouts read at least once; what `snapshot().totals.loaded` would say, without a snapshot. */
   get loaded(): number {
-    return this.totals.loaded;
+    return this.rows.loaded;
   }
 
   /** What `snapshot().ready` would say, without a snapshot. */
@@ -263,38 +237,14 @@ export class DirectoryModel {
   snapshot(): DirectorySnapshot {
     if (this.cached && this.cached.version === this.version) return this.cached;
     const previous = this.cached;
-    let delta: DirectorySnapshot['delta'];
-    if (previous && this.dirty) {
-      const changed: RolloutRow[] = [];
-      const removed: string[] = [];
-      const replaced: RolloutRow[] = [];
-      for (const [id, old] of this.dirty) {
-        const row = this.rows.get(id);
-        if (row === old) continue;
-        if (row) changed.push(row);
-        else removed.push(id);
-        if (old) replaced.push(old);
-      }
-      delta = { since: previous.version, changed, removed, replaced };
-    }
-    this.dirty = new Map();
-    const t = this.totals;
-    // With a delta, the rows are not copied (100,000 of them: ~5 ms and 0.8 MB per snapshot, on
-    // every writer's change): a view follows the deltas and never asks for them.
-    const base = this.cachedRows;
-    const changes = base && delta ? base.changes + delta.changed.length + delta.removed.length : Infinity;
-    const source: RowsSource =
-      delta && base && base.depth < MAX_ROWS_CHAIN && changes <= MAX_CHAIN_CHANGES
-        ? { base, delta, depth: base.depth + 1, changes }
-        : { made: [...this.rows.values()], depth: 0, changes: 0 };
-    this.cachedRows = source;
+    const taken = this.rows.take(previous === null);
     this.cached = {
       dir: this.dir,
       get rows() {
-        return rowsOf(source);
+        return taken.rows();
       },
-      delta,
-      totals: { ...t, rollouts: t.rollouts + this.unplaced, summary: copySummary(t.summary), invalidNames: this.invalidNames.length, tempStateFiles: this.tempStateFiles.length },
+      delta: previous && taken.delta ? { ...taken.delta, since: previous.version } : undefined,
+      totals: { ...taken.totals, invalidNames: this.invalidNames.length, tempStateFiles: this.tempStateFiles.length },
       invalidNames: this.invalidNames,
       tempStateFiles: this.tempStateFiles,
       pending: this.urgent.size + this.backlog.size + this.inflight.size - this.lockWaits.size,
@@ -424,34 +374,6 @@ export class DirectoryModel {
     }
   }
 
-  /** Every change of `rows` goes through here and `deleteRow`: the totals and the delta follow. */
-  private setRow(id: string, row: PackedRow): void {
-    const prev = this.rows.get(id);
-    if (prev) countRow(this.totals, prev, -1);
-    else this.memberships++;
-    countRow(this.totals, row);
-    this.rows.set(id, row);
-    this.markDirty(id, prev);
-  }
-
-  private deleteRow(id: string): void {
-    const prev = this.rows.get(id);
-    if (!prev) return;
-    countRow(this.totals, prev, -1);
-    this.memberships++;
-    this.rows.delete(id);
-    this.markDirty(id, prev);
-  }
-
-  /** `prev`: the row before this change (the first change since the last snapshot counts). */
-  private markDirty(id: string, prev: RolloutRow | undefined): void {
-    if (this.dirty === null) return;
-    if (!this.dirty.has(id)) this.dirty.set(id, prev ?? null);
-    // A delta as long as the rows themselves saves a view nothing: stop listing (a load without
-    // a screen, `--once`, then keeps no second set of every id).
-    if (this.dirty.size > MAX_DELTA && this.dirty.size > this.rows.size / 2) this.dirty = null;
-  }
-
   private async scanOnce(): Promise<void> {
     this.touchedDuringScan = new Set();
     try {
@@ -521,8 +443,8 @@ export class DirectoryModel {
       this.quiet = true;
       try {
         // A read of one that fails keeps its place (its mtime).
-        if (this.placeRowsNow(headIds, headMtimes, 0, early, bulk)) dirty = true;
-        this.unplaced = ids.length - early;
+        if (this.rows.place(headIds, headMtimes, 0, early, bulk)) dirty = true;
+        this.rows.unplaced = ids.length - early;
         this.pump();
         if (earlyRead) await Promise.race([earlyRead, delay(FIRST_SCREEN_WAIT_MS)]);
       } finally {
@@ -542,7 +464,7 @@ export class DirectoryModel {
       ({ ids, mtimes: firstMtimes } = inRecentOrder(ids, firstMtimes));
       dirty = await this.placeRows(ids, firstMtimes, early, bulk);
       if (this.disposed) return;
-    } else if (this.placeRowsNow(ids, undefined, 0, ids.length)) dirty = true;
+    } else if (this.rows.place(ids, undefined, 0, ids.length)) dirty = true;
     if (dirty || this.heldChange) this.changed();
     this.trace?.('scan: rows placed');
 
@@ -584,7 +506,7 @@ export class DirectoryModel {
           // mtime its place in the queue and on screen (100,000 of them at the start of a load:
           // nothing else done here).
           const mtimeMs = this.statUnread ? await this.firstMtime(id, listed) : 0;
-          this.placeMtime(id, mtimeMs);
+          this.rows.placeMtime(id, mtimeMs);
           changed.push({ id, mtimeMs });
           continue;
         }
@@ -617,10 +539,10 @@ export class DirectoryModel {
   /** Removes the rows of rollouts `listing` does not have (but those read since it was made); whether any was. */
   private removeUnlisted(listing: DirectoryListing): boolean {
     let removed = false;
-    for (const id of [...this.rows.keys()]) {
+    for (const id of this.rows.ids()) {
       if (listing.rollouts.has(id) || this.inflight.has(id) || this.urgent.has(id)) continue;
       if (this.touchedDuringScan?.has(id)) continue;
-      this.deleteRow(id);
+      this.rows.delete(id);
       removed = true;
     }
     return removed;
@@ -635,7 +557,7 @@ export class DirectoryModel {
    */
   private async applyRescan({ listing, ids, keys, mtimes }: RescanListing, t0: number, dirty: boolean): Promise<void> {
     const changed: Queued[] = [];
-    const memberships = this.memberships;
+    const memberships = this.rows.memberships;
     let listed = 0;
     let placed = 0;
     for (let i = 0; i < ids.length; i++) {
@@ -649,15 +571,15 @@ export class DirectoryModel {
       if (!row?.loaded) {
         // Its place in the queue and on screen: its newest file's mtime (the stat pass here takes its first file's).
         const mtimeMs = this.statUnread ? mtimes[i] : 0;
-        if (row) this.placeMtime(id, mtimeMs);
+        if (row) this.rows.placeMtime(id, mtimeMs);
         else {
-          this.setRow(id, placeholderRow(id, mtimeMs));
+          this.rows.set(id, placeholderRow(id, mtimeMs));
           placed++;
         }
         changed.push({ id, mtimeMs });
       } else if (row.error || row.readKey !== keys[i]) changed.push({ id, mtimeMs: mtimes[i] });
     }
-    const others = this.memberships - memberships - placed;
+    const others = this.rows.memberships - memberships - placed;
     if ((others !== 0 || listed + placed !== this.rows.size) && this.removeUnlisted(listing)) dirty = true;
     this.trace?.(`scan: signatures compared, ${changed.length} to read`);
     this.queueRecentFirst(changed);
@@ -677,26 +599,10 @@ export class DirectoryModel {
     for (let from = start; from < ids.length && !this.disposed; from += PLACE_CHUNK) {
       if (from > start) await yieldToEventLoop();
       const to = Math.min(ids.length, from + PLACE_CHUNK);
-      if (this.placeRowsNow(ids, mtimes, from, to, bulk)) placed = true;
-      this.unplaced = ids.length - to;
+      if (this.rows.place(ids, mtimes, from, to, bulk)) placed = true;
+      this.rows.unplaced = ids.length - to;
     }
-    this.unplaced = 0;
-    return placed;
-  }
-
-  /**
-   * `bulk`: into an empty model, a large listing is placed without a delta (`markDirty` would
-   * drop it anyway, and a view sorts that snapshot afresh).
-   */
-  private placeRowsNow(ids: readonly string[], mtimes: Float64Array | undefined, from: number, to: number, bulk = false): boolean {
-    if (bulk) this.dirty = null;
-    let placed = false;
-    for (let i = from; i < to; i++) {
-      const id = ids[i];
-      if (this.rows.has(id)) continue;
-      this.setRow(id, placeholderRow(id, mtimes ? mtimes[i] : 0));
-      placed = true;
-    }
+    this.rows.unplaced = 0;
     return placed;
   }
 
@@ -735,12 +641,6 @@ export class DirectoryModel {
     }
   }
 
-  /** Sets the mtime of a rollout not read yet on its placeholder row (its place in `recent` order). */
-  private placeMtime(id: string, mtimeMs: number): void {
-    const row = this.rows.get(id);
-    if (row && !row.loaded && row.mtimeMs !== mtimeMs) this.setRow(id, packRow(row, { mtimeMs }));
-  }
-
   private async signature(id: string, kinds: readonly FileKind[] = SIGNATURE_KINDS): Promise<Signature> {
     const paths = rolloutPaths(this.dir, id);
     const sig = new SignatureBuilder();
@@ -754,7 +654,7 @@ export class DirectoryModel {
   private pump(): void {
     // The first batch of a load (the first screen's rollouts) alone: batches copied together
     // share this thread's turns, and the first would be read last.
-    const concurrency = this.initialDone || this.totals.loaded > 0 ? this.concurrency : 1;
+    const concurrency = this.initialDone || this.rows.loaded > 0 ? this.concurrency : 1;
     while (!this.disposed && this.batches < concurrency) {
       // The first batch of a load is about a screenful: the first rows show sooner.
       const size = this.initialDone || this.runCounter > 0 ? this.batchSize : Math.min(this.batchSize, this.firstBatch);
@@ -774,7 +674,7 @@ export class DirectoryModel {
       this.trace?.(`read: batch of ${ids.length} queued`);
       void this.readMany(ids, forced, runs).finally(() => {
         this.batches--;
-        this.trace?.(`read: batch of ${ids.length} done, ${this.totals.loaded} read`);
+        this.trace?.(`read: batch of ${ids.length} done, ${this.rows.loaded} read`);
         // (a rollout waiting for its lock finishes its run when that read is done)
         ids.forEach((id, i) => this.lockWaits.has(id) || this.finishRun(id, runs[i]));
         this.pump();
@@ -868,7 +768,7 @@ export class DirectoryModel {
       return;
     }
     if ('gone' in outcome) {
-      if (this.rows.has(id)) this.deleteRow(id);
+      if (this.rows.has(id)) this.rows.delete(id);
       return;
     }
     const signature = outcome.signature && { key: outcome.signature.key, kinds: interned(outcome.signature.kinds) };
@@ -877,7 +777,7 @@ export class DirectoryModel {
 
   /** A row read (its signature on it: none when the read failed). */
   private put(id: string, row: PackedRow): void {
-    this.setRow(id, row);
+    this.rows.set(id, row);
     this.touchedDuringScan?.add(id);
   }
 }
@@ -894,250 +794,8 @@ function interned(word: string): string {
   return word;
 }
 
-/**
- * A snapshot's rows: made (a copy of the model's), or the rows of an earlier snapshot (`base`)
- * with the changes since (`delta`), made only when asked for.
- */
-interface RowsSource {
-  made?: readonly RolloutRow[];
-  base?: RowsSource;
-  delta?: RowDelta;
-  /** Snapshots and changed rows since the last made rows. */
-  depth: number;
-  changes: number;
-}
-
-function rowsOf(source: RowsSource): readonly RolloutRow[] {
-  if (source.made) return source.made;
-  const deltas: RowDelta[] = [];
-  let s = source;
-  while (!s.made) {
-    deltas.push(s.delta!);
-    s = s.base!;
-  }
-  // The last word on each id changed since the made rows (null: removed).
-  const latest = new Map<string, RolloutRow | null>();
-  for (let i = deltas.length - 1; i >= 0; i--) {
-    for (const id of deltas[i].removed) latest.set(id, null);
-    for (const r of deltas[i].changed) latest.set(r.id, r);
-  }
-  // A changed row keeps its place, a new one comes last: the model's order but for an id removed and
-  // added again (the model puts it last; a delta does not say so). Every reader sorts with a total
-  // order (src/watch/rows.ts, ties broken by id), so the rows' own order shows nowhere.
-  const rows: RolloutRow[] = [];
-  for (const r of s.made) {
-    const now = latest.get(r.id);
-    if (now === undefined) rows.push(r);
-    else {
-      if (now) rows.push(now);
-      latest.delete(r.id);
-    }
-  }
-  for (const r of latest.values()) if (r) rows.push(r);
-  source.made = rows;
-  source.base = undefined;
-  source.delta = undefined;
-  return rows;
-}
-
-/** A rollout to read, with the mtime that gives its place in the queue. */
-interface Queued {
-  id: string;
-  mtimeMs: number;
-}
-
-/** The `recent` order of rows.ts (newest first, ties by id). */
-function byRecency(a: Queued, b: Queued): number {
-  return b.mtimeMs - a.mtimeMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
-
-/** The ids and their mtimes in the `recent` order of rows.ts (newest first, ties by id). */
-function inRecentOrder(ids: readonly string[], mtimes: Float64Array): { ids: string[]; mtimes: Float64Array } {
-  const order = recentOrder(ids, mtimes);
-  const sortedIds = new Array<string>(order.length);
-  const sortedMtimes = new Float64Array(order.length);
-  for (let to = 0; to < order.length; to++) {
-    sortedIds[to] = ids[order[to]];
-    sortedMtimes[to] = mtimes[order[to]];
-  }
-  return { ids: sortedIds, mtimes: sortedMtimes };
-}
-
-/**
- * The indices of `ids` in the `recent` order of rows.ts (newest first, ties by id). A sort with
- * a comparator takes ~0.15 s of this thread for 100,000 rollouts; here the mtimes are sorted as
- * plain numbers (natively), each index is placed by the rank of its mtime (a counting sort), and
- * only rollouts that share an mtime are compared by id (a coarse file-system clock makes short
- * runs of them).
- */
-export function recentOrder(ids: readonly string[], mtimes: Float64Array): Uint32Array {
-  const n = ids.length;
-  // The distinct mtimes, oldest first.
-  const distinct = Float64Array.from(mtimes).sort();
-  let u = 0;
-  for (let i = 0; i < n; i++) if (u === 0 || distinct[i] !== distinct[u - 1]) distinct[u++] = distinct[i];
-  // rank[i]: 0 for the newest mtime; starts[r]: where rank r begins in the order.
-  const rank = new Uint32Array(n);
-  const starts = new Uint32Array(u + 1);
-  for (let i = 0; i < n; i++) {
-    const m = mtimes[i];
-    let lo = 0;
-    let hi = u - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (distinct[mid] < m) lo = mid + 1;
-      else hi = mid;
-    }
-    rank[i] = u - 1 - lo;
-    starts[rank[i] + 1]++;
-  }
-  for (let r = 0; r < u; r++) starts[r + 1] += starts[r];
-  const order = new Uint32Array(n);
-  const next = starts.slice(0, u);
-  for (let i = 0; i < n; i++) order[next[rank[i]]++] = i;
-  for (let r = 0; r < u; r++) {
-    const from = starts[r];
-    const to = starts[r + 1];
-    if (to - from < 2) continue;
-    if (to - from > 32) {
-      const run = order.subarray(from, to);
-      run.set(Array.from(run).sort((a, b) => (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0)));
-      continue;
-    }
-    // Insertion sort: runs are short.
-    for (let i = from + 1; i < to; i++) {
-      const at = order[i];
-      const id = ids[at];
-      let j = i - 1;
-      while (j >= from && ids[order[j]] > id) {
-        order[j + 1] = order[j];
-        j--;
-      }
-      order[j + 1] = at;
-    }
-  }
-  return order;
-}
-
-/**
- * The indices of the first `k` of `ids` in the order of `recentOrder` (newest first, ties by id),
- * in that order: one pass, most rollouts turned away by one comparison of their mtime.
- */
-export function recentHead(ids: readonly string[], mtimes: Float64Array, k: number): Uint32Array {
-  // Comparisons inline, no comparator called per rollout: this runs once per load, cold, over
-  // every rollout, on the first screen's path (at 100,000 in a fresh process: ~9-16 ms through
-  // firstInOrder, ~5-6 ms so).
-  const top = new Uint32Array(Math.max(0, Math.min(k, ids.length)));
-  let size = 0;
-  for (let i = 0; i < ids.length; i++) {
-    const m = mtimes[i];
-    if (size === top.length) {
-      if (size === 0) break;
-      const last = top[size - 1];
-      if (m < mtimes[last] || (m === mtimes[last] && ids[i] > ids[last])) continue;
-    }
-    // After every one that comes before it (ids are distinct: no two are equal).
-    let lo = 0;
-    let hi = size;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const t = top[mid];
-      if (mtimes[t] > m || (mtimes[t] === m && ids[t] < ids[i])) lo = mid + 1;
-      else hi = mid;
-    }
-    if (size < top.length) size++;
-    top.copyWithin(lo + 1, lo, size - 1);
-    top[lo] = i;
-  }
-  return top;
-}
-
-/** The first `k` items of `items` in `cmp` order, sorted (one pass: no sort of the whole array). */
-export function firstInOrder<T>(items: ArrayLike<T>, k: number, cmp: (a: T, b: T) => number): T[] {
-  const top: T[] = [];
-  if (k <= 0) return top;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (top.length === k && cmp(item, top[k - 1]) >= 0) continue;
-    let lo = 0;
-    let hi = top.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (cmp(top[mid], item) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    top.splice(lo, 0, item);
-    if (top.length > k) top.pop();
-  }
-  return top;
-}
-
 function rowError(e: unknown, id: string): RowError {
   return toTokcapError(e, { rolloutId: id }).facts();
-}
-
-/**
- * A queue of ids without repeats, in the order they were added (as a Set's iteration). Taking
- * the first id of a Set is not O(1): V8 leaves the deleted entries in place until the table is
- * rebuilt, and iteration walks over them, so draining a backlog of 100,000 ids through a Set
- * costs O(N²).
- */
-class IdQueue {
-  private ids: string[] = [];
-  private tickets: number[] = [];
-  private head = 0;
-  private next = 0;
-  /** Queued ids and the ticket of their place in `ids` (the place of an id deleted and added again is stale). */
-  private readonly queued = new Map<string, number>();
-
-  get size(): number {
-    return this.queued.size;
-  }
-
-  has(id: string): boolean {
-    return this.queued.has(id);
-  }
-
-  /** Queues `id` at the end, unless it is queued already (it keeps its place, as in a Set). */
-  add(id: string): void {
-    if (this.queued.has(id)) return;
-    const ticket = this.next++;
-    this.queued.set(id, ticket);
-    this.ids.push(id);
-    this.tickets.push(ticket);
-  }
-
-  delete(id: string): boolean {
-    return this.queued.delete(id);
-  }
-
-  take(): string | undefined {
-    while (this.head < this.ids.length) {
-      const at = this.head++;
-      const id = this.ids[at];
-      if (this.queued.get(id) !== this.tickets[at]) continue;
-      this.queued.delete(id);
-      if (this.head > 1024 && this.head * 2 > this.ids.length) {
-        this.ids = this.ids.slice(this.head);
-        this.tickets = this.tickets.slice(this.head);
-        this.head = 0;
-      }
-      return id;
-    }
-    if (this.head > 0) this.clear();
-    return undefined;
-  }
-
-  clear(): void {
-    this.ids = [];
-    this.tickets = [];
-    this.head = 0;
-    this.queued.clear();
-  }
-}
-
-function copySummary(s: StatusSummary): StatusSummary {
-  return { ...s, byStatus: { ...s.byStatus }, byCondition: { ...s.byCondition }, byVerdict: { ...s.byVerdict } };
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listDirectory, scanDirectory } from '../../../src/layout/scan-directory.js';
-import { firstInOrder, recentHead, recentOrder } from '../../../src/watch/directory-model.js';
+import { firstInOrder, recentHead, recentOrder } from '../../../src/watch/recent-order.js';
 import { IdText, listingOf, sharedListing, statHere, statNextChunk } from '../../../src/watch/shared-stat.js';
 import { makeStore, useTempDirs } from '../../support/watch.js';
 
