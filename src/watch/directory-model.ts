@@ -20,11 +20,11 @@ import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import { CopyArena } from '../ops/rollout-copy.js';
 import { readBatchHere, type BatchOptions, type RowReadOutcome } from './row-batch.js';
 import { lstatStamp, SIGNATURE_KINDS, SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
-import { errorRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta, type RowError } from './rows.js';
+import { errorRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta } from './rows.js';
 import type { LoadListing, RescanListing } from './shared-stat.js';
-import { IdQueue } from './id-queue.js';
+import { ReadQueue } from './read-queue.js';
 import { MAX_DELTA, RowStore } from './row-store.js';
-import { byRecency, firstInOrder, inRecentOrder, recentHead, type Queued } from './recent-order.js';
+import { inRecentOrder, recentHead, type Queued } from './recent-order.js';
 
 export type { FileStat } from './file-signature.js';
 
@@ -129,46 +129,25 @@ const STAT_BATCH = 256;
 const COMPARE_BATCH = 2048;
 
 
-interface Waiter {
-  minRun: number;
-  resolve: () => void;
-}
 
 export class DirectoryModel {
   readonly dir: string;
   private readonly store: StoreOptions;
   private readonly readers: WatchReaders;
-  private readonly concurrency: number;
-  private readonly batchSize: number;
   private readonly firstBatch: number;
-  private batches = 0;
   private readonly statUnread: boolean;
   private readonly statConcurrency: number;
   private readonly now: () => number;
   private readonly trace: ((event: string) => void) | undefined;
 
   private readonly rows = new RowStore();
+  private readonly queue: ReadQueue;
   /** Ids added or read since the running rescan listed the directory: that listing does not remove them. */
   private touchedDuringScan: Set<string> | null = null;
   private invalidNames: string[] = [];
   private tempStateFiles: string[] = [];
   private scanError: ErrorFacts | undefined;
 
-  /** Ids named by change events: read first. */
-  private readonly urgent = new IdQueue();
-  /** Ids found changed by a rescan, most recently modified first. */
-  private readonly backlog = new IdQueue();
-  private readonly forced = new Set<string>();
-  private readonly inflight = new Set<string>();
-  /** Of `inflight`: rollouts whose lock is held elsewhere, waited for outside any batch (`waitForLock`). */
-  private readonly lockWaits = new Map<string, number>();
-  /** The lock waits' snapshot (a new map only when they changed). */
-  private lockWaitsShown: ReadonlyMap<string, number> = new Map();
-  /** Ends the lock waits when the model is disposed (a quit never waits for a lock). */
-  private readonly lifetime = new AbortController();
-  private readonly again = new Set<string>();
-  private runCounter = 0;
-  private readonly waiters = new Map<string, Waiter[]>();
   private idleWaiters: (() => void)[] = [];
 
   private scanning: Promise<void> | null = null;
@@ -189,18 +168,32 @@ export class DirectoryModel {
     this.dir = options.dir;
     this.store = { dir: options.dir, lockWaitMs: options.lockWaitMs ?? DEFAULT_LOCK_WAIT_MS };
     this.readers = { ...DEFAULT_READERS, ...options.readers };
-    this.concurrency = Math.max(1, options.concurrency ?? 3);
-    this.batchSize = Math.max(1, options.batchSize ?? 128);
     this.firstBatch = Math.max(1, options.firstBatch ?? FIRST_BATCH);
     this.statUnread = options.statUnread ?? true;
     this.statConcurrency = Math.max(1, options.statConcurrency ?? 4);
     this.now = options.now ?? Date.now;
     this.trace = options.trace;
+    const readers = this.readers;
+    const store = this.store;
+    this.queue = new ReadQueue(
+      {
+        readBatch: (ids, batch) => readers.readBatch(store, ids, batch),
+        unchanged: (id) => this.unchanged(id),
+        settle: (id, outcome) => this.settleRead(id, outcome),
+        loadDone: () => this.initialDone,
+        loadedCount: () => this.rows.loaded,
+        changed: () => this.changed(),
+        checkIdle: () => this.checkIdle(),
+        now: this.now,
+        trace: this.trace,
+      },
+      { concurrency: Math.max(1, options.concurrency ?? 3), batchSize: Math.max(1, options.batchSize ?? 128), firstBatch: this.firstBatch },
+    );
   }
 
   /** A rescan runs, or reads it queued are still waiting (another rescan would add nothing). */
   get busy(): boolean {
-    return this.scanning !== null || this.backlog.size > 0;
+    return this.scanning !== null || this.queue.backlogged;
   }
 
   get storeOptions(): StoreOptions {
@@ -247,8 +240,8 @@ export class DirectoryModel {
       totals: { ...taken.totals, invalidNames: this.invalidNames.length, tempStateFiles: this.tempStateFiles.length },
       invalidNames: this.invalidNames,
       tempStateFiles: this.tempStateFiles,
-      pending: this.urgent.size + this.backlog.size + this.inflight.size - this.lockWaits.size,
-      lockWaits: this.lockWaitsShown,
+      pending: this.queue.pending,
+      lockWaits: this.queue.lockWaits,
       ready: this.initialDone,
       scanError: this.scanError,
       version: this.version,
@@ -284,20 +277,7 @@ export class DirectoryModel {
    * with `force`. Resolves when each of them has been read (or found unchanged or gone).
    */
   refresh(ids: Iterable<string>, options: { force?: boolean } = {}): Promise<void> {
-    const promises: Promise<void>[] = [];
-    for (const id of ids) {
-      if (this.disposed) break;
-      promises.push(new Promise<void>((resolve) => this.addWaiter(id, resolve)));
-      if (options.force) this.forced.add(id);
-      if (this.inflight.has(id)) {
-        this.again.add(id);
-        continue;
-      }
-      this.backlog.delete(id);
-      this.urgent.add(id);
-    }
-    this.pump();
-    return Promise.all(promises).then(() => undefined);
+    return this.queue.refresh(ids, options);
   }
 
   /**
@@ -306,13 +286,7 @@ export class DirectoryModel {
    * Adds no read: rollouts not queued are left alone.
    */
   readSoon(ids: Iterable<string>): void {
-    let moved = false;
-    for (const id of ids) {
-      if (!this.backlog.delete(id)) continue;
-      this.urgent.add(id);
-      moved = true;
-    }
-    if (moved) this.pump();
+    this.queue.readSoon(ids);
   }
 
   /** Resolves when no rescan runs and no read is queued or running. */
@@ -323,25 +297,20 @@ export class DirectoryModel {
 
   dispose(): void {
     this.disposed = true;
-    this.lifetime.abort(new Error('the view was closed'));
-    this.urgent.clear();
-    this.backlog.clear();
-    this.again.clear();
+    this.queue.dispose();
     this.listeners.clear();
-    for (const list of this.waiters.values()) for (const w of list) w.resolve();
-    this.waiters.clear();
     this.checkIdle();
   }
 
   // -------------------------------------------------------------------------------------------
 
   private isIdle(): boolean {
-    return this.scanning === null && this.urgent.size === 0 && this.backlog.size === 0 && this.inflight.size === 0;
+    return this.scanning === null && this.queue.empty;
   }
 
   /** Idle but for reads waiting for a lock held elsewhere: the load is done (`ready`). */
   private isSettled(): boolean {
-    return this.scanning === null && this.urgent.size === 0 && this.backlog.size === 0 && this.inflight.size === this.lockWaits.size;
+    return this.scanning === null && this.queue.settled;
   }
 
   private checkIdle(): void {
@@ -353,12 +322,6 @@ export class DirectoryModel {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const w of waiters) w();
-  }
-
-  private addWaiter(id: string, resolve: () => void): void {
-    const list = this.waiters.get(id) ?? [];
-    list.push({ minRun: this.runCounter, resolve });
-    this.waiters.set(id, list);
   }
 
   private changed(): void {
@@ -437,15 +400,15 @@ export class DirectoryModel {
       const headIds = Array.from(head, (i) => ids[i]);
       const headMtimes = Float64Array.from(head, (i) => mtimes[i]);
       early = head.length;
-      for (const id of headIds) if (!this.rows.get(id)?.loaded && !this.inflight.has(id)) this.backlog.add(id);
-      const earlyRead = early > 0 ? new Promise<void>((resolve) => this.addWaiter(headIds[early - 1], resolve)) : undefined;
+      for (const id of headIds) if (!this.rows.get(id)?.loaded) this.queue.queueLoad(id);
+      const earlyRead = early > 0 ? this.queue.whenRead(headIds[early - 1]) : undefined;
       const bulk = this.rows.size === 0 && ids.length > MAX_DELTA;
       this.quiet = true;
       try {
         // A read of one that fails keeps its place (its mtime).
         if (this.rows.place(headIds, headMtimes, 0, early, bulk)) dirty = true;
         this.rows.unplaced = ids.length - early;
-        this.pump();
+        this.queue.pump();
         if (earlyRead) await Promise.race([earlyRead, delay(FIRST_SCREEN_WAIT_MS)]);
       } finally {
         this.quiet = false;
@@ -479,16 +442,13 @@ export class DirectoryModel {
       for (let i = early; i < ids.length; i++) {
         // Reads go on, and keys are handled, in between.
         if ((i - early) % PLACE_CHUNK === PLACE_CHUNK - 1) {
-          this.pump();
+          this.queue.pump();
           await yieldToEventLoop();
           if (this.disposed) return;
         }
         const id = ids[i];
         if (this.rows.get(id)?.loaded) loaded.push(id);
-        else if (!this.urgent.has(id) && !this.inflight.has(id)) {
-          this.backlog.add(id);
-          queuedUnread++;
-        }
+        else if (this.queue.queueLoad(id)) queuedUnread++;
       }
       todo = loaded;
     }
@@ -529,18 +489,18 @@ export class DirectoryModel {
     await Promise.all(Array.from({ length: Math.min(this.statConcurrency, todo.length) }, worker));
     if (this.disposed) return;
     this.trace?.(`scan: stat pass done, ${changed.length + queuedUnread} to read`);
-    this.queueRecentFirst(changed);
+    this.queue.queueRecentFirst(changed);
     this.lastRescanMs = performance.now() - t0;
     this.firstScanDone = true;
     if (changed.length > 0 || queuedUnread > 0) this.changed();
-    this.pump();
+    this.queue.pump();
   }
 
   /** Removes the rows of rollouts `listing` does not have (but those read since it was made); whether any was. */
   private removeUnlisted(listing: DirectoryListing): boolean {
     let removed = false;
     for (const id of this.rows.ids()) {
-      if (listing.rollouts.has(id) || this.inflight.has(id) || this.urgent.has(id)) continue;
+      if (listing.rollouts.has(id) || this.queue.claims(id)) continue;
       if (this.touchedDuringScan?.has(id)) continue;
       this.rows.delete(id);
       removed = true;
@@ -582,11 +542,11 @@ export class DirectoryModel {
     const others = this.rows.memberships - memberships - placed;
     if ((others !== 0 || listed + placed !== this.rows.size) && this.removeUnlisted(listing)) dirty = true;
     this.trace?.(`scan: signatures compared, ${changed.length} to read`);
-    this.queueRecentFirst(changed);
+    this.queue.queueRecentFirst(changed);
     this.lastRescanMs = performance.now() - t0;
     this.firstScanDone = true;
     if (dirty || placed > 0 || changed.length > 0) this.changed();
-    this.pump();
+    this.queue.pump();
   }
 
   /**
@@ -604,25 +564,6 @@ export class DirectoryModel {
     }
     this.rows.unplaced = 0;
     return placed;
-  }
-
-  /**
-   * Queues the reads in the view's default order (`recent`, ties by id), so that the first batch
-   * is the first screen. Those are queued, and their batch started, before the rest is sorted
-   * (100,000 rollouts: ~0.1 s of this thread, while the worker reads the first batch).
-   */
-  private queueRecentFirst(changed: Queued[]): void {
-    const queue = (q: Queued) => {
-      if (this.urgent.has(q.id)) return;
-      if (this.inflight.has(q.id)) this.again.add(q.id);
-      else this.backlog.add(q.id);
-    };
-    const first = firstInOrder(changed, this.firstBatch, byRecency);
-    for (const q of first) queue(q);
-    this.pump();
-    const queuedFirst = new Set(first);
-    changed.sort(byRecency);
-    for (const q of changed) if (!queuedFirst.has(q)) queue(q);
   }
 
   /**
@@ -651,112 +592,19 @@ export class DirectoryModel {
     return sig.done();
   }
 
-  private pump(): void {
-    // The first batch of a load (the first screen's rollouts) alone: batches copied together
-    // share this thread's turns, and the first would be read last.
-    const concurrency = this.initialDone || this.rows.loaded > 0 ? this.concurrency : 1;
-    while (!this.disposed && this.batches < concurrency) {
-      // The first batch of a load is about a screenful: the first rows show sooner.
-      const size = this.initialDone || this.runCounter > 0 ? this.batchSize : Math.min(this.batchSize, this.firstBatch);
-      const ids: string[] = [];
-      while (ids.length < size) {
-        const id = this.urgent.take() ?? this.backlog.take();
-        if (id === undefined) break;
-        ids.push(id);
-      }
-      if (ids.length === 0) break;
-      const runs = ids.map((id) => {
-        this.inflight.add(id);
-        return ++this.runCounter;
-      });
-      const forced = ids.map((id) => this.forced.delete(id));
-      this.batches++;
-      this.trace?.(`read: batch of ${ids.length} queued`);
-      void this.readMany(ids, forced, runs).finally(() => {
-        this.batches--;
-        this.trace?.(`read: batch of ${ids.length} done, ${this.rows.loaded} read`);
-        // (a rollout waiting for its lock finishes its run when that read is done)
-        ids.forEach((id, i) => this.lockWaits.has(id) || this.finishRun(id, runs[i]));
-        this.pump();
-        // The reads are no longer in flight: listeners' last snapshot must not still count them.
-        if (!this.disposed) this.changed();
-      });
-    }
-    this.checkIdle();
-  }
-
-  private finishRun(id: string, run: number): void {
-    this.inflight.delete(id);
-    const list = this.waiters.get(id);
-    if (list) {
-      const keep = list.filter((w) => w.minRun >= run);
-      for (const w of list) if (w.minRun < run) w.resolve();
-      if (keep.length > 0) this.waiters.set(id, keep);
-      else this.waiters.delete(id);
-    }
-    if (this.again.delete(id) && !this.disposed) this.urgent.add(id);
-  }
-
   /**
-   * Reads a batch: one locked copy per rollout (readers.readBatch), its stamps kept as the
-   * rollout's signature. A loaded rollout named again (not forced) is first stat'ed and skipped
-   * when none of its files changed since it was read.
+   * Whether a rollout named again can be skipped: it was read, and none of its files changed
+   * since (one stat each); a rollout never read, or whose read failed, is read.
    */
-  private async readMany(ids: readonly string[], forced: readonly boolean[], runs: readonly number[]): Promise<void> {
-    const todo: string[] = [];
-    const todoRuns: number[] = [];
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i];
-      const prev = this.rows.get(id);
-      if (!forced[i] && prev?.loaded && !prev.error && prev.readKey !== null) {
-        let sig: Signature;
-        try {
-          sig = await this.signature(id);
-        } catch {
-          todo.push(id);
-          todoRuns.push(runs[i]);
-          continue;
-        }
-        if (this.rows.get(id)?.readKey === sig.key) continue;
-      }
-      todo.push(id);
-      todoRuns.push(runs[i]);
-    }
-    if (todo.length === 0 || this.disposed) return;
-    let outcomes: RowReadOutcome[];
+  private async unchanged(id: string): Promise<boolean> {
+    const prev = this.rows.get(id);
+    if (!prev?.loaded || prev.error || prev.readKey === null) return false;
     try {
-      // A rollout whose lock is held elsewhere does not hold up the batch: it is waited for alone.
-      outcomes = await this.readers.readBatch(this.store, todo, { wait: false });
-    } catch (e) {
-      outcomes = todo.map((id) => ({ ok: false, error: rowError(e, id) }));
+      const sig = await this.signature(id);
+      return this.rows.get(id)?.readKey === sig.key;
+    } catch {
+      return false;
     }
-    if (this.disposed) return;
-    todo.forEach((id, i) => {
-      const outcome = outcomes[i] ?? { ok: false, error: { kind: 'other', message: 'internal: no outcome for this rollout' } };
-      if (!outcome.ok && outcome.lockHeld) this.waitForLock(id, todoRuns[i]);
-      else this.settleRead(id, outcome);
-    });
-  }
-
-  /**
-   * Reads a rollout whose lock another process holds on its own, with the store's lock wait:
-   * its row says so meanwhile (`lockWaits`), the other reads go on, and the load is `ready`
-   * without it. The run ends (and `refresh` callers hear of it) when that read is done.
-   */
-  private waitForLock(id: string, run: number): void {
-    this.lockWaits.set(id, this.now());
-    this.lockWaitsShown = new Map(this.lockWaits);
-    this.trace?.(`read: ${id} waits for its lock`);
-    const read = this.readers.readBatch(this.store, [id], { signal: this.lifetime.signal }).catch((e: unknown): RowReadOutcome[] => [{ ok: false, error: rowError(e, id) }]);
-    void read.then(([outcome]) => {
-      if (this.disposed) return;
-      this.lockWaits.delete(id);
-      this.lockWaitsShown = new Map(this.lockWaits);
-      this.settleRead(id, outcome ?? { ok: false, error: { kind: 'other', message: 'internal: no outcome for this rollout' } });
-      this.finishRun(id, run);
-      this.changed();
-      this.pump();
-    });
   }
 
   private settleRead(id: string, outcome: RowReadOutcome): void {
@@ -794,9 +642,6 @@ function interned(word: string): string {
   return word;
 }
 
-function rowError(e: unknown, id: string): RowError {
-  return toTokcapError(e, { rolloutId: id }).facts();
-}
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
