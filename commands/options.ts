@@ -307,6 +307,7 @@ export interface ExportCommandOptions {
 export interface WatchCommandOptions {
   once: boolean;
   allowEmpty: boolean;
+  tokenizer: string | undefined;
 }
 export interface ReportCommandOptions {
   out: string;
@@ -660,6 +661,7 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     args: [DIR_ARG],
     options: {
       once: { flags: '--once', description: 'print one snapshot and exit (works without a terminal)' },
+      tokenizer,
       allowEmpty: { ...allowEmpty, description: 'a DIR without any capture file is an answer (exit 0), not an error (by default: exit 3, `tokcap: DIR: no capture files`, since it is usually a mistyped or emptied DIR)' },
     },
     examples: [

@@ -26,6 +26,23 @@ import { takeEarlyView, takeEarlyWorkers } from './watch/early.js';
 import { loadLiveView } from './watch/view-loader.js';
 import { settleLoadMemory, settleOnceMemory } from './watch/once-memory.js';
 import { traceFromEnv, type Trace } from './watch/trace.js';
+import { CommandTokenizers, textsByModel, tokenizerSource } from './tokenizers.js';
+import type { DetailLoader } from './watch/hooks/useRolloutDetail.js';
+
+/**
+ * The live view's detail loader: the library's detail, with the decoders of its models when a
+ * call's text is shown (`text`) or the rollout has a divergence to show (only a masked rollout
+ * with a broken boundary); otherwise exactly the library's detail, nothing decoded.
+ */
+function decodingDetailLoader(model: DirectoryModel, tokenizers: CommandTokenizers): DetailLoader {
+  return async (id, options) => {
+    const { loadRolloutDetail } = await import('../src/status/rollout-detail.js');
+    const detail = await loadRolloutDetail(model.storeOptions, id);
+    const models = options?.text ? (detail.build?.calls.map((c) => c.entry.model) ?? []) : detail.divergences.map((d) => d.model);
+    if (models.length === 0) return detail;
+    return { ...detail, texts: await textsByModel(tokenizers, models) };
+  };
+}
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   const { lockWaitMs } = ctx.store;
@@ -38,6 +55,8 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     ctx.env.NODE_ENV ??= 'production';
     const trace = traceFromEnv(ctx.env);
     trace?.('watch: start');
+    // Decoders are looked up when a detail shows text, never before; nothing goes to stderr under the view.
+    const tokenizers = new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), () => undefined);
     // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
     // wait behind parsing a big rollout.
     const workers = rowWorkers(ctx, trace);
@@ -53,7 +72,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
       void live.rescan();
       const { view, source } = await (takeEarlyView() ?? loadLiveView());
       trace?.(`watch: ink and react loaded (${source})`);
-      await view.runLive({ model: live, styles: ctx.styles, trace, initialScan: false });
+      await view.runLive({ model: live, styles: ctx.styles, trace, initialScan: false, loadDetail: decodingDetailLoader(live, tokenizers) });
     } finally {
       // Also when the renderer could not be loaded: the load started above stops, its waits for
       // locks end, and the reads in flight are dropped (a quit waits for no read).

@@ -66,7 +66,7 @@ export function WatchApp(props: WatchAppProps) {
 
   const width = Math.max(20, size.columns);
   const { total, view: viewHeight, page } = viewHeights(size.rows);
-  const { screen, help, searchDraft, filter, sort, nav, openId, detailOffset } = ui;
+  const { screen, help, searchDraft, filter, sort, nav, openId, detailOffset, callIndex } = ui;
 
   const snapshot = handle.snapshot;
   // Kept up to date from each snapshot's delta: a frame during a load of 100,000 rollouts does
@@ -100,13 +100,13 @@ export function WatchApp(props: WatchAppProps) {
   // Ages are on screen only with rows or a rollout's detail.
   const now = useNow(props.clock, undefined, screen === 'detail' || rows.length > 0);
   const openRow = openId === null ? undefined : model.row(openId);
-  const detailState = useRolloutDetail(loadDetail, screen === 'detail' ? openId : null, openRow?.seq ?? 0);
+  const detailState = useRolloutDetail(loadDetail, screen === 'detail' ? openId : null, openRow?.seq ?? 0, callIndex !== null);
   // What the list knows of the open rollout while its detail is not read (a lock held elsewhere).
   const openLockWait = openId === null ? undefined : snapshot.lockWaits.get(openId);
   const openRowError = openRow?.error;
   const detailLineCount =
     screen === 'detail' && openId !== null
-      ? rolloutViewLines({ id: openId, ...detailState, width, now, styles, lockWaitSince: openLockWait, rowError: openRowError }).length
+      ? rolloutViewLines({ id: openId, ...detailState, width, now, styles, lockWaitSince: openLockWait, rowError: openRowError, callIndex }).length
       : 0;
 
   // What the key reducer needs, current as of this render: the rows shown (the reducer reads
@@ -118,6 +118,7 @@ export function WatchApp(props: WatchAppProps) {
     page,
     detailPage: viewHeight,
     detailMax: maxDetailOffset(detailLineCount, viewHeight),
+    callCount: detailState.detail?.tree.length ?? 0,
   };
 
   useInput((input, key) => {
@@ -143,6 +144,7 @@ export function WatchApp(props: WatchAppProps) {
         error={detailState.error}
         lockWaitSince={openLockWait}
         rowError={openRowError}
+        callIndex={callIndex}
         offset={detailOffset}
         width={width}
         height={viewHeight}

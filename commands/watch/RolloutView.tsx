@@ -7,7 +7,9 @@ import type { Styles } from '../styles.js';
 import type { RolloutDetail } from '../../src/status/rollout-detail.js';
 import type { ErrorFacts } from '../../src/errors.js';
 import { couldNotBeRead } from '../errors.js';
-import { detailLines } from './rollout-lines.js';
+import { detailLines, type ShownDetail } from './rollout-lines.js';
+import { callTextLines } from '../call-text-lines.js';
+import { callTokens } from '../../src/call-text/call-tokens.js';
 import { lockWaitText } from './list-rows.js';
 import { truncate } from './fit-text.js';
 
@@ -20,6 +22,8 @@ export interface RolloutViewProps {
   lockWaitSince?: number;
   /** Why the directory model's last read of the rollout failed, if it did. */
   rowError?: ErrorFacts;
+  /** The call whose text is shown (index in the detail's chain tree); null or absent: the rollout. */
+  callIndex?: number | null;
   /** First visible line. */
   offset: number;
   width: number;
@@ -30,7 +34,7 @@ export interface RolloutViewProps {
 
 /** The lines of the view (also used by the App to clamp scrolling). */
 export function rolloutViewLines(
-  p: Pick<RolloutViewProps, 'id' | 'detail' | 'loading' | 'error' | 'width' | 'now' | 'styles' | 'lockWaitSince' | 'rowError'>,
+  p: Pick<RolloutViewProps, 'id' | 'detail' | 'loading' | 'error' | 'width' | 'now' | 'styles' | 'lockWaitSince' | 'rowError' | 'callIndex'>,
 ): string[] {
   if (p.detail === null) {
     if (p.error !== undefined) return [p.styles.error(truncate(`rollout ${p.id}: ${p.error}`, p.width))];
@@ -41,7 +45,15 @@ export function rolloutViewLines(
     if (lines.length === 0) lines.push(p.styles.dim(truncate(`rollout ${p.id}: reading…`, p.width)));
     return lines;
   }
-  return detailLines(p.detail, p.width, p.now, p.styles);
+  const texts = (p.detail as ShownDetail).texts;
+  const node = p.callIndex === null || p.callIndex === undefined ? undefined : p.detail.tree[p.callIndex];
+  const call = node && p.detail.build ? callTokens(p.detail.build, node.id, p.detail.divergences) : undefined;
+  if (call) {
+    const text = texts?.get(call.model) ?? null;
+    const where = p.styles.dim(truncate(`rollout ${p.id} · call ${p.callIndex! + 1} of ${p.detail.tree.length} (t next, T previous, Esc back)${text ? '' : ' · ids: no tokenizer loaded'}`, p.width));
+    return [where, ...callTextLines(call, text, p.width, p.styles)];
+  }
+  return detailLines(p.detail, p.width, p.now, p.styles, texts);
 }
 
 export function maxDetailOffset(lineCount: number, height: number): number {

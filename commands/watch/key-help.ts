@@ -22,6 +22,7 @@ const DETAIL_KEYS: readonly [string, string][] = [
   ['↑↓', 'scroll'],
   ['Esc', 'back'],
   ['PgUp/PgDn', 'page'],
+  ['t/T', 'call text'],
 ];
 const ALWAYS: readonly [string, string][] = [
   ['?', 'help'],
@@ -59,6 +60,7 @@ export const HELP_LINES: readonly string[] = [
   '  Esc               clear search and filters',
   'Rollout view',
   '  ↑ ↓  PgUp PgDn    scroll        Esc  back',
+  '  t  T              the next / previous call as text (generated tokens shaded by log-prob)',
   'Anywhere: ? help, q quit.',
   '',
   '• marks a row that changed in the last 5 s. WOULD MASK is what the reference consumer',

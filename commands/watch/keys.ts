@@ -25,11 +25,13 @@ export interface UiState {
   readonly openId: string | null;
   /** First line shown in the rollout view. */
   readonly detailOffset: number;
+  /** The call (index in the rollout's chain tree) whose text the rollout view shows; null: the rollout. */
+  readonly callIndex: number | null;
   readonly quit: boolean;
 }
 
 export function initialUi(sort: SortMode = 'recent'): UiState {
-  return { screen: 'list', help: false, searchDraft: null, filter: NO_FILTER, sort, nav: INITIAL_NAV, openId: null, detailOffset: 0, quit: false };
+  return { screen: 'list', help: false, searchDraft: null, filter: NO_FILTER, sort, nav: INITIAL_NAV, openId: null, detailOffset: 0, callIndex: null, quit: false };
 }
 
 export interface KeyContext {
@@ -41,6 +43,8 @@ export interface KeyContext {
   detailPage: number;
   /** The largest useful first line of the rollout view. */
   detailMax: number;
+  /** Calls of the open rollout's chain tree (what `t` and `T` step through). */
+  callCount?: number;
 }
 
 export const PLAIN_KEY: Key = {
@@ -105,7 +109,7 @@ export function reduceKey(ui: UiState, input: string, key: Key, ctx: KeyContext)
   if (key.end || input === 'G') return nav({ type: 'end', rows, page });
   if (key.return || key.rightArrow) {
     const i = selectedIndex(ui.nav, rows);
-    return i < 0 ? ui : { ...ui, screen: 'detail', openId: idAt(rows, i)!, detailOffset: 0 };
+    return i < 0 ? ui : { ...ui, screen: 'detail', openId: idAt(rows, i)!, detailOffset: 0, callIndex: null };
   }
   if (input === '/') return { ...ui, searchDraft: ui.filter.search };
   if (input === 'm') return { ...ui, filter: { ...ui.filter, masked: !ui.filter.masked } };
@@ -135,7 +139,16 @@ function searchKey(ui: UiState, input: string, key: Key): UiState {
 }
 
 function detailKey(ui: UiState, input: string, key: Key, ctx: KeyContext): UiState {
-  if (key.escape || key.leftArrow || key.backspace || key.delete) return { ...ui, screen: 'list' };
+  const back = key.escape || key.leftArrow || key.backspace || key.delete;
+  // A call's text closes back to its rollout, the rollout back to the list.
+  if (back && ui.callIndex !== null) return { ...ui, callIndex: null, detailOffset: 0 };
+  if (back) return { ...ui, screen: 'list' };
+  const calls = ctx.callCount ?? 0;
+  if ((input === 't' || input === 'T') && calls > 0) {
+    const step = input === 't' ? 1 : -1;
+    const at = ui.callIndex === null ? (step > 0 ? 0 : calls - 1) : (ui.callIndex + step + calls) % calls;
+    return { ...ui, callIndex: at, detailOffset: 0 };
+  }
   const max = ctx.detailMax;
   const base = Math.min(ui.detailOffset, max);
   const to = (offset: number): UiState => ({ ...ui, detailOffset: Math.max(0, Math.min(max, offset)) });

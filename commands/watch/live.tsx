@@ -9,6 +9,7 @@ import { render } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
 import { WatchApp } from './App.js';
+import type { DetailLoader } from './hooks/useRolloutDetail.js';
 import type { Trace } from './trace.js';
 
 const ALT_SCREEN_ON = '\u001b[?1049h\u001b[H';
@@ -25,9 +26,11 @@ export interface LiveOptions {
   trace?: Trace;
   /** The view starts the model's first scan (default true; false: the caller started it). */
   initialScan?: boolean;
+  /** Loads a rollout's detail (default: the App's). */
+  loadDetail?: DetailLoader;
 }
 
-export async function runLive({ model, styles, stdout = process.stdout, stdin = process.stdin, altScreen = true, trace, initialScan }: LiveOptions): Promise<void> {
+export async function runLive({ model, styles, stdout = process.stdout, stdin = process.stdin, altScreen = true, trace, initialScan, loadDetail }: LiveOptions): Promise<void> {
   if (altScreen) stdout.write(ALT_SCREEN_ON);
   const restore = () => {
     if (altScreen) stdout.write(ALT_SCREEN_OFF);
@@ -35,7 +38,7 @@ export async function runLive({ model, styles, stdout = process.stdout, stdin = 
   process.once('exit', restore);
   let frames = 0;
   try {
-    const app = render(<WatchApp model={model} styles={styles} trace={trace} initialScan={initialScan} />, {
+    const app = render(<WatchApp model={model} styles={styles} trace={trace} initialScan={initialScan} loadDetail={loadDetail} />, {
       stdout,
       stdin,
       exitOnCtrlC: true,

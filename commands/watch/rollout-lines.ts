@@ -15,6 +15,9 @@ import type { TokenText } from '../../src/tokenizer/token-text.js';
 /** A decoder for a model's ids, when one was loaded (outside the view); null shows ids. */
 export type TextsByModel = ReadonlyMap<string, TokenText | null>;
 
+/** A rollout's detail with the decoders its loader found for its models (the live view's). */
+export type ShownDetail = RolloutDetail & { readonly texts?: TextsByModel };
+
 export function digestText(d: DigestCheck): string {
   if (d.status === 'ok') return 'digest ok';
   if (d.status === 'unchecked') return 'digest ?';

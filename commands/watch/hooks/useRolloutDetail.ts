@@ -7,7 +7,8 @@ import { useEffect } from 'react';
 import { useShownState } from './useShownState.js';
 import type { RolloutDetail } from '../../../src/status/rollout-detail.js';
 
-export type DetailLoader = (id: string) => Promise<RolloutDetail>;
+/** `text`: the view shows a call's text, so its loader decodes every model of the rollout. */
+export type DetailLoader = (id: string, options?: { text?: boolean }) => Promise<RolloutDetail>;
 
 export interface DetailState {
   detail: RolloutDetail | null;
@@ -18,7 +19,7 @@ export interface DetailState {
 /** No rollout open. */
 const CLOSED: DetailState = { detail: null, loading: false };
 
-export function useRolloutDetail(load: DetailLoader, id: string | null, seq: number): DetailState {
+export function useRolloutDetail(load: DetailLoader, id: string | null, seq: number, text = false): DetailState {
   // Closed at mount stays the same CLOSED, not an equal new state: this effect runs at mount, on
   // the first screen's path, and a new state would render the app and write a whole frame.
   const [state, setState] = useShownState<DetailState>(id === null ? CLOSED : { detail: null, loading: true });
@@ -29,7 +30,7 @@ export function useRolloutDetail(load: DetailLoader, id: string | null, seq: num
     }
     let live = true;
     setState((s) => ({ detail: s.detail?.id === id ? s.detail : null, loading: true }));
-    load(id).then(
+    load(id, text ? { text } : undefined).then(
       (detail) => {
         if (live) setState({ detail, loading: false });
       },
@@ -40,6 +41,6 @@ export function useRolloutDetail(load: DetailLoader, id: string | null, seq: num
     return () => {
       live = false;
     };
-  }, [load, id, seq, setState]);
+  }, [load, id, seq, text, setState]);
   return state;
 }

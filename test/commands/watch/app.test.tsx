@@ -120,7 +120,7 @@ describe('WatchApp', () => {
     expect(out).toContain('  call-001  intent without entry (dispatched, never captured)');
     expect(out.some((l) => l.startsWith('● call-000  root'))).toBe(true);
     expect(out).toContain('── incomplete markers (1) · state flag set ─────────────────────────────────────');
-    expect(out.at(-1)).toBe('↑↓ scroll  Esc back  PgUp/PgDn page  ? help  q quit');
+    expect(out.at(-1)).toBe('↑↓ scroll  Esc back  PgUp/PgDn page  t/T call text  ? help  q quit');
     await press('\u001b');
     await until(() => frame().includes('ROLLOUT'), 'the directory view');
     await soon(() => selectedLine(frame())).toMatch(/^› r2 /);

@@ -290,7 +290,7 @@ describe('Footer and Help', () => {
     const wide = lines(render(<Footer screen="list" width={100} filter={{ ...NO_FILTER, masked: true }} searchDraft={null} styles={PLAIN} />).lastFrame())[0];
     expect(wide).toBe('Enter open  / search  m masked*  i incomplete  d dangling  s sort  ↑↓ move  ? help  q quit');
     expect(lines(render(<Footer screen="detail" width={80} filter={NO_FILTER} searchDraft={null} styles={PLAIN} />).lastFrame())[0]).toBe(
-      '↑↓ scroll  Esc back  PgUp/PgDn page  ? help  q quit',
+      '↑↓ scroll  Esc back  PgUp/PgDn page  t/T call text  ? help  q quit',
     );
     expect(lines(render(<Footer screen="list" width={80} filter={NO_FILTER} searchDraft="r00" styles={PLAIN} />).lastFrame())[0]).toBe('/r00█  Enter keep  Esc clear');
   });
