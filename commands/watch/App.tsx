@@ -7,7 +7,7 @@
  * The whole frame is `rows - 1` lines high: Ink clears the entire terminal on every frame whose
  * output is as tall as the terminal (visible flicker), and one line less avoids that path.
  */
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { Box, useApp, useInput } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
@@ -17,11 +17,11 @@ import { viewHeights } from './list-header.js';
 import { Footer } from './Footer.js';
 import { Help } from './Help.js';
 import { RolloutView, maxDetailOffset, rolloutViewLines } from './RolloutView.js';
-import { useDirectoryModel } from './hooks/useDirectoryModel.js';
-import { useDirectoryWatcher, type DirectoryWatcherOptions } from './hooks/useDirectoryWatcher.js';
-import { useNow } from './hooks/useNow.js';
-import { useRolloutDetail, type DetailLoader } from './hooks/useRolloutDetail.js';
-import { useTerminalSize, type SizedStream } from './hooks/useTerminalSize.js';
+import { useDirectoryModel } from './hooks/use-directory-model.js';
+import { useDirectoryWatcher, type DirectoryWatcherOptions } from './hooks/use-directory-watcher.js';
+import { useNow } from './hooks/use-now.js';
+import { useRolloutDetail, type DetailLoader } from './hooks/use-rollout-detail.js';
+import { useTerminalSize, type SizedStream } from './hooks/use-terminal-size.js';
 import { initialUi, reduceKey, splitKeys, type KeyContext, type UiState } from './keys.js';
 import { selectedIndex, visibleOffset } from './navigation.js';
 import type { Trace } from './trace.js';
@@ -87,15 +87,18 @@ export function WatchApp(props: WatchAppProps) {
     for (const r of rows.slice(offset, offset + page)) if (!r.loaded) unread.push(r.id);
     if (unread.length > 0) model.readSoon(unread);
   }, [model, loading, rows, offset, page]);
+  // The trace's first frames with rows listed and with the visible rows read, once drawn.
   const traced = useRef({ listed: false, read: false });
-  if (props.trace && screen === 'list' && rows.length > 0) {
-    if (!traced.current.listed) props.trace(`frame: ${rows.length} rows listed`);
+  const trace = props.trace;
+  useEffect(() => {
+    if (!trace || screen !== 'list' || rows.length === 0) return;
+    if (!traced.current.listed) trace(`frame: ${rows.length} rows listed`);
     traced.current.listed = true;
     if (!traced.current.read && rows.slice(offset, offset + page).every((r) => r.loaded)) {
       traced.current.read = true;
-      props.trace(`frame: visible rows read (${snapshot.totals.loaded} read)`);
+      trace(`frame: visible rows read (${snapshot.totals.loaded} read)`);
     }
-  }
+  }, [trace, screen, rows, offset, page, snapshot]);
 
   // Ages are on screen only with rows or a rollout's detail.
   const now = useNow(props.clock, undefined, screen === 'detail' || rows.length > 0);
@@ -113,13 +116,17 @@ export function WatchApp(props: WatchAppProps) {
   // their ids; no list of every id is made per key), or for another filter, computed on demand
   // from the same snapshot.
   const ctxRef = useRef<KeyContext | null>(null);
-  ctxRef.current = {
+  const keyContext: KeyContext = {
     rows: (f, s) => (f === filter && s === sort ? rows : visibleRows(snapshot.rows, f, s)),
     page,
     detailPage: viewHeight,
     detailMax: maxDetailOffset(detailLineCount, viewHeight),
     callCount: detailState.detail?.tree.length ?? 0,
   };
+  // Once this render is on screen: keys apply to what is shown.
+  useLayoutEffect(() => {
+    ctxRef.current = keyContext;
+  });
 
   useInput((input, key) => {
     let next = uiRef.current;

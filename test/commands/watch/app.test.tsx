@@ -15,7 +15,7 @@ import { appendEntry } from '../../../src/ops/writer.js';
 import { DEFAULT_READERS, DirectoryModel, type WatchReaders } from '../../../src/watch/directory-model.js';
 import { entry } from '../../support/store.js';
 import { WatchApp } from '../../../commands/watch/App.js';
-import type { WatchFunction } from '../../../commands/watch/hooks/useDirectoryWatcher.js';
+import type { WatchFunction } from '../../../commands/watch/hooks/use-directory-watcher.js';
 
 const PLAIN = createStyles(0);
 let DIR = '';

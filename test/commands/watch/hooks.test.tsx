@@ -12,10 +12,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { generateStore } from '../../../src/fixture/generate-store.js';
 import { beginCall } from '../../../src/ops/writer.js';
 import { DEFAULT_READERS, DirectoryModel, type DirectorySnapshot } from '../../../src/watch/directory-model.js';
-import { useDirectoryModel } from '../../../commands/watch/hooks/useDirectoryModel.js';
-import { useDirectoryWatcher, type DirectoryWatcherOptions, type WatchFunction, type WatchTarget } from '../../../commands/watch/hooks/useDirectoryWatcher.js';
-import { useTerminalSize } from '../../../commands/watch/hooks/useTerminalSize.js';
-import { useNow } from '../../../commands/watch/hooks/useNow.js';
+import { useDirectoryModel } from '../../../commands/watch/hooks/use-directory-model.js';
+import { useDirectoryWatcher, type DirectoryWatcherOptions, type WatchFunction, type WatchTarget } from '../../../commands/watch/hooks/use-directory-watcher.js';
+import { useTerminalSize } from '../../../commands/watch/hooks/use-terminal-size.js';
+import { useNow } from '../../../commands/watch/hooks/use-now.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 

@@ -6,7 +6,7 @@
  * never held up by the store.
  */
 import { useCallback, useEffect } from 'react';
-import { useShownState } from './useShownState.js';
+import { useShownState } from './use-shown-state.js';
 import type { DirectoryModel, DirectorySnapshot } from '../../../src/watch/directory-model.js';
 
 /** Minimum spacing of snapshots during the first load. */

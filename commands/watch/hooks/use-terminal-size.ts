@@ -4,7 +4,7 @@
  */
 import { useEffect } from 'react';
 import { useStdout } from 'ink';
-import { useShownState } from './useShownState.js';
+import { useShownState } from './use-shown-state.js';
 
 export interface TerminalSize {
   columns: number;

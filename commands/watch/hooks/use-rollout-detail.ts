@@ -4,7 +4,7 @@
  * while a reload runs, so a live rollout does not flicker.
  */
 import { useEffect } from 'react';
-import { useShownState } from './useShownState.js';
+import { useShownState } from './use-shown-state.js';
 import type { RolloutDetail } from '../../../src/status/rollout-detail.js';
 
 /** `text`: the view shows a call's text, so its loader decodes every model of the rollout. */
