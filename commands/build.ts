@@ -16,6 +16,7 @@ import { statusMembers } from '../src/status/result-status.js';
 import { countRollout, emptySummary } from '../src/status/summary.js';
 import type { CommandContext } from './context.js';
 import { couldNotBeRead, EXIT_FAILURE, EXIT_NEGATIVE } from './errors.js';
+import { terminalSafe } from '../src/text/terminal-safe.js';
 import { assertListableDir, requireCaptureFiles, requireSelection, shardMember } from './shared.js';
 import { summaryLines } from './summary-text.js';
 import { divergenceJson } from '../src/divergence/divergence-json.js';
@@ -68,8 +69,9 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
       const tombstone = kind === 'retired' && !ctx.options.freeze && !ctx.idsGiven;
       if (kind !== undefined && !tombstone) {
         if (kind === 'invalid_rollout_id') {
-          // The id is quoted inside the error (Python repr, control characters escaped).
-          ctx.err(`tokcap: ${o.summary.error ?? 'build failed'}`);
+          // The JSON keeps the reference's "ValueError: Invalid rollout id: ..."; the line says it
+          // in words, naming the id quoted (an invalid id may hold anything; controls escaped).
+          ctx.err(`tokcap: ${terminalSafe(`'${id}'`)}: not a valid rollout id (see docs/format.md#rollout-ids); nothing was built for it`);
           ctx.raise(EXIT_FAILURE);
         } else ctx.fail(errorFromFacts(o.verdict.error!, { rolloutId: id }), id);
       }

@@ -69,9 +69,59 @@ function errnoWords(e: SystemError): string | undefined {
       return 'permission denied';
     case 'ENOSPC':
       return 'no space left on device';
+    case 'EISDIR':
+      return 'is a directory';
+    case 'ENAMETOOLONG':
+      return 'file name too long';
+    case 'ELOOP':
+      return 'too many levels of symbolic links';
+    case 'EDQUOT':
+      return 'disk quota exceeded';
+    case 'EROFS':
+      return 'read-only file system';
+    case 'EMFILE':
+    case 'ENFILE':
+      return 'too many open files';
+    case 'EIO':
+      return 'input/output error';
+    case 'EEXIST':
+      return 'already exists';
+    case 'EXDEV':
+      return 'on another file system (cannot be renamed there)';
+    case 'EBUSY':
+      return 'busy (in use by the system or another process)';
+    case 'ENOTEMPTY':
+      return 'directory not empty';
+    case 'EFBIG':
+      return 'file too large';
+    case 'ETXTBSY':
+      return 'text file busy';
+    case 'EAGAIN':
+      return 'resource temporarily unavailable';
+    case 'ENXIO':
+      return 'no such device or address (a FIFO without a writer, or a device)';
+    case 'ENODEV':
+      return 'no such device';
+    case 'EINVAL':
+      return 'invalid argument';
+    case 'ESTALE':
+      return 'stale file handle (the file changed on the file server)';
+    case 'ENOTSUP':
+    case 'EOPNOTSUPP':
+      return 'operation not supported by the file system';
+    case 'ENOMEM':
+      return 'out of memory';
     default:
-      return undefined;
+      return errnoFallback(e.code);
   }
+}
+
+/**
+ * Any other system error code (`E...`): named by its code, is still a one-line reason,
+ * never Node's raw `ECODE: message, syscall 'path'`.
+ */
+function errnoFallback(code: string): string | undefined {
+  return /^E[A-Z0-9]+$/.test(code) ? `system error ${code}` : undefined;
 }
 
 /** `<subject>: <words>`, with the errno's own path too when it is not the subject (a file in DIR). */

@@ -17,7 +17,7 @@ import type { FileKind } from '../src/layout/file-names.js';
 import type { StoreOptions } from '../src/ops/store.js';
 import { orderedJsonMembers, RawJsonText } from '../src/json/canonical-json.js';
 import { scanDirectory, type DirectoryListing } from '../src/layout/scan-directory.js';
-import { noCaptureFilesError } from '../src/errors.js';
+import { noSuchRolloutError } from '../src/errors.js';
 import { statusOfFullRead } from '../src/status/read-status.js';
 import { loadRolloutDetail } from '../src/status/rollout-detail.js';
 import { ROLLOUT_STATUSES, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../src/status/rollout-status.js';
@@ -201,8 +201,8 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
   const store = ctx.store;
   const doc: Record<string, unknown> = {};
   const blocks: string[][] = [];
-  // Wide enough not to cut what a pipe or a log keeps; a terminal's own width otherwise.
-  const width = ctx.tty.stdout ? Math.max(60, ctx.terminal.columns ?? 100) : 120;
+  // A terminal's own width; in a pipe or a log nothing is cut (COLUMNS does not make a terminal).
+  const width = ctx.tty.stdout ? Math.max(60, ctx.terminal.columns ?? 100) : Infinity;
   // Nothing is read for decoding until a divergence or a call's text is shown.
   let tokenizers: CommandTokenizers | undefined;
   const decoders = () => (tokenizers ??= new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), (l) => ctx.warn(l)));
@@ -210,7 +210,7 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
   for (const id of ctx.ids) {
     // A named rollout without any capture file is an error (docs/cli.md#unavailable), never empty facts.
     if (!listing.rollouts.has(id)) {
-      doc[id] = ctx.fail(noCaptureFilesError({ rolloutId: id }), id);
+      doc[id] = ctx.fail(noSuchRolloutError(id, ctx.dir), id);
       continue;
     }
     if (ctx.options.json) {

@@ -220,7 +220,16 @@ export function buildProgram({ io, exitCode = new ExitCodeAccumulator(), loaders
     .version(packageVersion(), BUILTIN_OPTIONS[1].flags, 'print the tokcap version');
   addGlobalOptions(program);
   configureCommand(program, io, 'tokcap', false);
-  program.helpCommand('help [command]', 'show help for a command');
+  // `help NAME` of no command is an unknown command (exit 2), never the general help.
+  program.helpCommand(false);
+  program
+    .command('help [command]')
+    .description('show help for a command')
+    .action((name?: string) => {
+      const sub = name === undefined ? undefined : program.commands.find((c) => c.name() === name && name !== 'help');
+      if (name !== undefined && sub === undefined) program.error(`unknown command '${name}'`, { code: 'commander.unknownCommand', exitCode: 2 });
+      (sub ?? program).help();
+    });
   // Command list: `inspect [DIR] [ID...]` (every command has options; saying so costs width).
   program.configureHelp({ subcommandTerm: (cmd) => [cmd.name(), ...cmd.registeredArguments.map(argTerm)].join(' ') });
   program.addHelpText('after', programHelpFooter());

@@ -5,11 +5,13 @@
  */
 import { sweepRetired, type SweepCandidate } from '../src/ops/sweep.js';
 import type { CommandContext } from './context.js';
+import { formatDuration } from './duration.js';
 import { EXIT_NEGATIVE } from './errors.js';
 import { formatAge, plural, shellWord, showId } from './shared.js';
 
 export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
-  const threshold = formatAge(ctx.options.olderThan);
+  // The cutoff exactly as asked (2d0.5h is 2d30m), not rounded like an age.
+  const threshold = formatDuration(ctx.options.olderThan);
   // A line per rollout as it is removed, not at the end: an interrupted sweep leaves its log.
   const onRemoved = (r: SweepCandidate) => {
     const why = ctx.styles.dim(`retired tombstone, state unchanged for ${formatAge(r.ageSeconds)} (>= ${threshold})`);

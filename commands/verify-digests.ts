@@ -11,7 +11,7 @@ import { FindingSpool } from './finding-spool.js';
 import type { CommandContext } from './context.js';
 import { EXIT_NEGATIVE } from './errors.js';
 import { plural, requireCaptureFiles, requireSelection, shardMember, showId } from './shared.js';
-import { noCaptureFilesError } from '../src/errors.js';
+import { noSuchRolloutError } from '../src/errors.js';
 import { compareCodePoints } from '../src/json/canonical-json.js';
 
 export async function run(ctx: CommandContext<'verify-digests'>): Promise<void> {
@@ -44,7 +44,7 @@ async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool
   // A named rollout without any capture file was not verified: an error (docs/cli.md#unavailable), not a warning.
   const missing = result.missing;
   const errors = [
-    ...missing.map((id) => ctx.fail(noCaptureFilesError({ rolloutId: id }), id)),
+    ...missing.map((id) => ctx.fail(noSuchRolloutError(id, ctx.dir), id)),
     ...result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId)),
   ];
   // Checked by nobody: never counted as verified, and `ok` is false (a `jq -e .ok` gate fails).
@@ -80,7 +80,10 @@ async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool
   }
   if (!ctx.options.quiet) {
     const verified = result.rollouts - result.unchecked.length;
-    const notRead = unchecked.length ? `; ${plural(unchecked.length, 'rollout')} could not be read (not verified): ${unchecked.map(showId).join(', ')}` : '';
+    // A named id without files is not found, not "could not be read": each says what it is.
+    const unread = [...result.unchecked].sort(compareCodePoints);
+    const notFound = missing.length ? `; ${plural(missing.length, 'rollout')} not found (no capture files, not verified): ${missing.map(showId).join(', ')}` : '';
+    const notRead = (unread.length ? `; ${plural(unread.length, 'rollout')} could not be read (not verified): ${unread.map(showId).join(', ')}` : '') + notFound;
     const summary = `${plural(verified, 'rollout')} verified: ${plural(nErrors, 'error')}, ${plural(nWarnings, 'warning')} in ${plural(byRollout.size, 'rollout')}${notRead}`;
     ctx.out(nErrors || unchecked.length ? ctx.styles.error(summary) : nWarnings ? ctx.styles.warn(summary) : ctx.styles.ok(summary));
   }

@@ -140,6 +140,10 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
     ctx.styles,
   );
   for (const line of header) ctx.out(line);
+  // What --json counts, the text says too (as inspect does).
+  if (snapshot.tempStateFiles.length) {
+    ctx.out(ctx.styles.dim(`temporary state files: ${snapshot.tempStateFiles.join(', ')} (a write in progress, or orphans of a crash)`));
+  }
   const cols = columnsFor(width, rows.reduce((m, r) => Math.max(m, r.id.length), 0));
   ctx.out(ctx.styles.dim(columnHeading(cols)).trimEnd());
   for (const r of rows) ctx.out(rowLine(r, { now, selected: false, cols, styles: ctx.styles }).trimEnd());

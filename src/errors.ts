@@ -149,6 +149,14 @@ export function noCaptureFilesError(where: { file?: string; rolloutId?: string }
 }
 
 /**
+ * A rollout named on the command line that has no capture file in `dir`: told apart from an
+ * empty DIR (`noCaptureFilesError`) by its words, same kind `not_found`.
+ */
+export function noSuchRolloutError(rolloutId: string, dir: string): TokcapError {
+  return new TokcapError('not_found', `no such rollout in ${dir} (no capture files)`, { rolloutId });
+}
+
+/**
  * A selection with no rollout in it (no ids after `--ids-from`, a shard with nothing in it) over
  * DIR (`file`): a command that checked nothing must not pass as having checked everything
  * (docs/cli.md#unavailable, kind `not_found`).

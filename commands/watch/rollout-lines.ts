@@ -58,7 +58,9 @@ export function nodeLine(n: TreeNode, width: number, styles: Styles): string {
 
 function section(title: string, width: number, styles: Styles): string {
   const head = `── ${title} `;
-  return styles.heading(head + '─'.repeat(Math.max(0, width - stringWidth(head))));
+  // An unlimited width (a pipe: nothing is cut) still draws a rule of a terminal's width.
+  const rule = Number.isFinite(width) ? width : 100;
+  return styles.heading(head + '─'.repeat(Math.max(0, rule - stringWidth(head))));
 }
 
 /** Every line of the rollout view (scrolled by the component). */
@@ -103,7 +105,9 @@ export function detailLines(d: RolloutDetail, width: number, now: number, styles
   const v = d.verdict;
   if (!v.built) out.push(styles.dim(truncate(f?.retired ? '  not built: retired tombstone (consumed)' : '  not built', width)));
   else {
-    const stats = v.error !== undefined ? `  ${v.nCalls ?? 0} calls` : `  roots ${v.roots}  chains ${v.chains}  calls ${v.nCalls}  delivered ${v.deliveredFraction}`;
+    // Delivered as `build` says it: tokens delivered/captured and the percentage.
+    const delivered = `${v.tokensDelivered}/${v.tokensCaptured} (${((v.deliveredFraction ?? 0) * 100).toFixed(1)}%)`;
+    const stats = v.error !== undefined ? `  ${v.nCalls ?? 0} calls` : `  roots ${v.roots}  chains ${v.chains}  calls ${v.nCalls}  delivered ${delivered}`;
     out.push(v.masked ? `  ${styles.badge('masked')}${truncate(` (would be)${stats}`, width - 8)}` : styles.ok(truncate(`  trainable${stats}`, width)));
     if (v.error !== undefined) for (const l of wrapText(`error: ${v.error}`, width - 4, '  ')) out.push(styles.error(`    ${l}`));
     for (const c of v.causes) {

@@ -79,6 +79,8 @@ export interface BuildVerdict {
   readonly chains?: number;
   readonly nCalls?: number;
   readonly deliveredFraction?: number;
+  readonly tokensDelivered?: number;
+  readonly tokensCaptured?: number;
 }
 
 export interface RolloutDetail {
@@ -221,6 +223,8 @@ export function assembleDetail(
               chains: result!.metrics.chains,
               nCalls: result!.metrics.n_calls,
               deliveredFraction: result!.metrics.delivered_fraction.value,
+              tokensDelivered: result!.metrics.generated_tokens_delivered,
+              tokensCaptured: result!.metrics.generated_tokens_captured,
             }),
       }
     : { built: false, verdict: preview?.verdict.verdict ?? (status.status === 'unavailable' ? 'unavailable' : null), unbuilt: false, masked: null, causes: [] };

@@ -70,7 +70,7 @@ describe('formatErrorLine', () => {
     const enoent = Object.assign(new Error('ENOENT: no such file or directory, scandir'), { code: 'ENOENT', errno: -2, syscall: 'scandir', path: '/nope' });
     expect(formatErrorLine(enoent)).toBe('tokcap: /nope: no such directory');
     const eio = Object.assign(new Error("EIO: i/o error, read '/x'"), { code: 'EIO', errno: -5, syscall: 'read', path: '/x' });
-    expect(formatErrorLine(eio)).toBe("tokcap: EIO: i/o error, read '/x'");
+    expect(formatErrorLine(eio)).toBe('tokcap: /x: input/output error');
     expect(formatErrorLine(42)).toBe('tokcap: unexpected error: 42');
   });
 });
@@ -96,8 +96,8 @@ describe('a DIR that cannot be listed, in words', () => {
     expect(formatErrorLine(ioError(errno('ENOENT', 'open', '/d/r1.tokens.lock'), '/d/r1.tokens.lock'))).toBe('tokcap: /d/r1.tokens.lock: no such file or directory');
   });
 
-  it('keeps Node\'s text for other codes, and the code in the JSON message (kind io)', () => {
-    expect(formatErrorLine(ioError(errno('EIO', 'read'), '/d/x'))).toBe('tokcap: /d/x: EIO: something, read');
+  it('says other codes in words too, and keeps the code in the JSON message (kind io)', () => {
+    expect(formatErrorLine(ioError(errno('EIO', 'read'), '/d/x'))).toBe('tokcap: /d/x: input/output error');
     const e = ioError(errno('ENOENT', 'opendir'), '/data/caps');
     expect(errorJson(e)).toEqual({ rollout_id: null, error: { kind: 'io', message: 'ENOENT: something, opendir' } });
     expect(exitCodeFor(e)).toBe(3);

@@ -103,9 +103,9 @@ describe('a named rollout without capture files', () => {
     const { code, stdout, stderr } = await cli(['inspect', dir, 'A', 'Z', '--json']);
     expect(code).toBe(3);
     const doc = JSON.parse(stdout);
-    expect(doc.rollouts.Z).toEqual({ rollout_id: 'Z', error: { kind: 'not_found', message: 'no capture files' } });
+    expect(doc.rollouts.Z).toEqual({ rollout_id: 'Z', error: { kind: 'not_found', message: expect.stringMatching(/^no such rollout in .* \(no capture files\)$/) } });
     expect(doc.rollouts.A.entries).toBe(1);
-    expect(stderr).toBe('tokcap: Z: no capture files\n');
+    expect(stderr).toBe(`tokcap: Z: no such rollout in ${dir} (no capture files)\n`);
   });
 
   it('verify-digests: not_found, unchecked, ok false, exit 3', async () => {
@@ -114,8 +114,8 @@ describe('a named rollout without capture files', () => {
     expect(code).toBe(3);
     const doc = JSON.parse(stdout);
     expect(doc).toMatchObject({ ok: false, unchecked: ['Z'] });
-    expect(doc.errors).toEqual([{ rollout_id: 'Z', error: { kind: 'not_found', message: 'no capture files' } }]);
-    expect(stderr).toBe('tokcap: Z: no capture files\n');
+    expect(doc.errors).toEqual([{ rollout_id: 'Z', error: { kind: 'not_found', message: expect.stringMatching(/^no such rollout in .* \(no capture files\)$/) } }]);
+    expect(stderr).toBe(`tokcap: Z: no such rollout in ${dir} (no capture files)\n`);
   });
 
   it('build keeps the reference answer: a masked "no records" result', async () => {

@@ -247,7 +247,7 @@ describe('RolloutView', () => {
       '  ""  (a call lost before its id was known)',
       '  c7',
       '── build verdict (preview, nothing written) ────────────────────────────────────',
-      '  masked (would be)  roots 1  chains 1  calls 4  delivered 0.8',
+      '  masked (would be)  roots 1  chains 1  calls 4  delivered 4/5 (80.0%)',
       '  • dangling_intents: 1 call(s) were dispatched but never captured (intent',
       '      without entry): c3',
       '  • capture_incomplete: the capture is marked incomplete (a call was lost or a',
