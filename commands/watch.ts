@@ -27,7 +27,7 @@ import { loadLiveView } from './watch/view-loader.js';
 import { settleLoadMemory, settleOnceMemory } from './watch/once-memory.js';
 import { traceFromEnv, type Trace } from './watch/trace.js';
 import { CommandTokenizers, textsByModel, tokenizerSource } from './tokenizers.js';
-import type { DetailLoader } from './watch/hooks/useRolloutDetail.js';
+import type { DetailLoader } from './watch/hooks/use-rollout-detail.js';
 
 /**
  * The live view's detail loader: the library's detail, with the decoders of its models when a

@@ -9,7 +9,7 @@ import { render } from 'ink';
 import type { Styles } from '../styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
 import { WatchApp } from './App.js';
-import type { DetailLoader } from './hooks/useRolloutDetail.js';
+import type { DetailLoader } from './hooks/use-rollout-detail.js';
 import type { Trace } from './trace.js';
 
 const ALT_SCREEN_ON = '\u001b[?1049h\u001b[H';
