@@ -194,7 +194,7 @@ const fmtSize = (b) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GB` : `${(b 
 
 // ---------------------------------------------------------------------------------------------
 
-if (!existsSync(join(ROOT, 'dist', 'commands', 'run.js'))) {
+if (!existsSync(join(ROOT, 'dist', 'commands', 'cli', 'run.js'))) {
   console.error('bench: build first (npm run build)');
   process.exit(2);
 }

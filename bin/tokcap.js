@@ -4,8 +4,8 @@
 // (docs/decisions/0013-bundles-loaded-as-built.md); from the modules only where no bundle was
 // built. `watch` always from the modules: its view's bundle imports them.
 import { existsSync } from 'node:fs';
-import { commandWord } from '../dist/commands/command-word.js';
-import { tuneCompiler } from '../dist/commands/v8-flags.js';
+import { commandWord } from '../dist/commands/cli/command-word.js';
+import { tuneCompiler } from '../dist/commands/cli/v8-flags.js';
 
 // Before any command is loaded (docs/decisions/0001-v8-inlining-budget.md).
 tuneCompiler();
@@ -19,6 +19,6 @@ if (words.length === 1 && (words[0] === '--version' || words[0] === '-V')) {
 } else {
   const bundle = new URL('../dist/cli/main.js', import.meta.url);
   const fromBundle = commandWord(process.argv) !== 'watch' && existsSync(bundle);
-  const { main } = await import(fromBundle ? bundle.href : '../dist/commands/main.js');
+  const { main } = await import(fromBundle ? bundle.href : '../dist/commands/cli/main.js');
   process.exitCode = await main(process.argv);
 }

@@ -29,7 +29,7 @@ const DIST = join(ROOT, 'dist');
 const OUTDIR = join(DIST, 'cli');
 const STAMP = join(OUTDIR, 'bundle.json');
 /** The two ways into `watch`: its command module and what it starts before commander. */
-const WATCH = new Set([join(DIST, 'commands', 'watch.js'), join(DIST, 'commands', 'watch', 'early.js')]);
+const WATCH = new Set([join(DIST, 'commands', 'watch', 'watch.js'), join(DIST, 'commands', 'watch', 'early.js')]);
 /**
  * The worker threads' modules, each bundled into one file of its own (dist/cli/NAME.js, no chunks:
  * one file loads faster than the command line's chunks would): a worker loads its ~40-60 modules
@@ -87,7 +87,7 @@ const plugins = [
 
 const result = await build({
   absWorkingDir: ROOT,
-  entryPoints: [join(DIST, 'commands', 'main.js')],
+  entryPoints: [join(DIST, 'commands', 'cli', 'main.js')],
   ...NODE_BUNDLE,
   outdir: OUTDIR,
   splitting: true,

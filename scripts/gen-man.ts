@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { allManPages, readmeBlocks } from '../commands/docs.js';
+import { allManPages, readmeBlocks } from '../commands/cli/docs.js';
 
 /** The date printed in every page header (marked-man shows month and year). */
 export const MAN_DATE = '2026-11-30';

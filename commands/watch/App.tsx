@@ -9,7 +9,7 @@
  */
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { Box, useApp, useInput } from 'ink';
-import type { Styles } from '../styles.js';
+import type { Styles } from '../render/styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
 import { visibleRows, VisibleRowsCache, type SortMode } from '../../src/watch/rows.js';
 import { DirectoryView } from './DirectoryView.js';

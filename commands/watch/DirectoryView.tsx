@@ -4,7 +4,7 @@
  * the directory. Pure: everything comes in through props (no filesystem, no timers).
  */
 import { Box, Text } from 'ink';
-import type { Styles } from '../styles.js';
+import type { Styles } from '../render/styles.js';
 import type { DirectorySnapshot } from '../../src/watch/directory-model.js';
 import type { RowFilter, SortMode } from '../../src/watch/rows.js';
 import type { IndexedRows } from '../../src/watch/row-list.js';

@@ -1,6 +1,6 @@
 /** The keys line at the bottom (or the search prompt while searching). */
 import { Text } from 'ink';
-import type { Styles } from '../styles.js';
+import type { Styles } from '../render/styles.js';
 import type { RowFilter } from '../../src/watch/rows.js';
 import { footerLine, type Screen } from './key-help.js';
 import { truncate } from './fit-text.js';

@@ -1,6 +1,6 @@
 /** The help overlay (`?`): the keys and what the columns mean. */
 import { Box, Text } from 'ink';
-import type { Styles } from '../styles.js';
+import type { Styles } from '../render/styles.js';
 import { HELP_LINES } from './key-help.js';
 import { truncate } from './fit-text.js';
 

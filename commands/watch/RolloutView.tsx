@@ -3,12 +3,12 @@
  * with every mask cause, scrolled by line. Pure: the detail comes in through props.
  */
 import { Box, Text } from 'ink';
-import type { Styles } from '../styles.js';
+import type { Styles } from '../render/styles.js';
 import type { RolloutDetail } from '../../src/status/rollout-detail.js';
 import type { ErrorFacts } from '../../src/errors.js';
-import { couldNotBeRead } from '../errors.js';
+import { couldNotBeRead } from '../cli/errors.js';
 import { detailLines, type ShownDetail } from './rollout-lines.js';
-import { callTextLines } from '../call-text-lines.js';
+import { callTextLines } from '../render/call-text-lines.js';
 import { callTokens } from '../../src/call-text/call-tokens.js';
 import { lockWaitText } from './list-rows.js';
 import { truncate } from './fit-text.js';

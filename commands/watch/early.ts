@@ -11,9 +11,9 @@
  */
 import { createWorkerReaders, type WorkerReaders } from '../../src/watch/worker-readers.js';
 import { loadLiveView } from './view-loader.js';
-import { plainDir, type Plan } from '../plan.js';
-import type { Settings } from '../settings.js';
-import type { GlobalOptions, WatchCommandOptions } from '../options.js';
+import { plainDir, type Plan } from '../cli/plan.js';
+import type { Settings } from '../cli/settings.js';
+import type { GlobalOptions, WatchCommandOptions } from '../cli/options.js';
 import { readWorkerUrl } from './read-worker-url.js';
 
 /** Options that change nothing of the above. */

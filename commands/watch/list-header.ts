@@ -3,10 +3,10 @@
  * command's summary (../summary-text.ts), sort, filter and the range shown. Used by the Ink view
  * and by `watch --once`.
  */
-import type { Styles } from '../styles.js';
+import type { Styles } from '../render/styles.js';
 import type { ErrorFacts } from '../../src/errors.js';
-import { describeErrorFacts } from '../errors.js';
-import { conditionTokens, statusTokens, verdictTokens } from '../summary-text.js';
+import { describeErrorFacts } from '../cli/errors.js';
+import { conditionTokens, statusTokens, verdictTokens } from '../render/summary-text.js';
 import type { DirectoryTotals, RowFilter, SortMode } from '../../src/watch/rows.js';
 import { SORT_LABEL } from '../../src/watch/rows.js';
 import { cellWidth as stringWidth } from './cells.js';

@@ -4,9 +4,9 @@
  * prints them, so the live view and the one-shot rendering cannot drift apart. Widths are
  * measured on the plain text; colour comes after padding, through the semantic styles.
  */
-import type { Styles } from '../styles.js';
-import { formatAgeSince } from '../shared.js';
-import { couldNotBeRead } from '../errors.js';
+import type { Styles } from '../render/styles.js';
+import { formatAgeSince } from '../cli/shared.js';
+import { couldNotBeRead } from '../cli/errors.js';
 import type { MaskCause } from '../../src/build/mask-causes.js';
 import type { RolloutRow } from '../../src/watch/rows.js';
 import { padEnd, padStart, truncate } from './fit-text.js';

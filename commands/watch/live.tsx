@@ -6,7 +6,7 @@
  * where a command uses process.stdout and process.stdin directly.
  */
 import { render } from 'ink';
-import type { Styles } from '../styles.js';
+import type { Styles } from '../render/styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
 import { WatchApp } from './App.js';
 import type { DetailLoader } from './hooks/use-rollout-detail.js';

@@ -12,7 +12,7 @@
  * next one (and to the read worker's, started after). Measured:
  * docs/decisions/0009-watch-heap-growing-factor.md.
  */
-import { growHeap } from '../v8-flags.js';
+import { growHeap } from '../cli/v8-flags.js';
 
 export function settleOnceMemory(): void {
   growHeap('slowly');

@@ -3,13 +3,13 @@
  * verdict, digest findings, read errors) from the library's rollout detail; `inspect DIR ID`
  * prints the same lines.
  */
-import type { Styles } from '../styles.js';
-import { formatAgeSince, showId } from '../shared.js';
-import { couldNotBeRead } from '../errors.js';
+import type { Styles } from '../render/styles.js';
+import { formatAgeSince, showId } from '../cli/shared.js';
+import { couldNotBeRead } from '../cli/errors.js';
 import type { DigestCheck, RolloutDetail, TreeNode } from '../../src/status/rollout-detail.js';
 import { cellWidth as stringWidth } from './cells.js';
 import { truncate, wrapText } from './fit-text.js';
-import { divergenceLine, windowLines } from '../divergence-lines.js';
+import { divergenceLine, windowLines } from '../render/divergence-lines.js';
 import type { TokenText } from '../../src/tokenizer/token-text.js';
 
 /** A decoder for a model's ids, when one was loaded (outside the view); null shows ids. */

@@ -61,7 +61,7 @@ describe('the command line from its bundle', () => {
     expect(r.loaded).toContain(join(CLI, 'main.js'));
     // bin/tokcap.js finds the command (dist/commands/command-word.js), tunes V8
     // (dist/commands/v8-flags.js) and checks nothing: nothing else of dist/commands.
-    expect(r.loaded.filter((f) => f.startsWith(MODULES)).sort()).toEqual([join(MODULES, 'command-word.js'), join(MODULES, 'v8-flags.js')]);
+    expect(r.loaded.filter((f) => f.startsWith(MODULES)).sort()).toEqual([join(MODULES, 'cli', 'command-word.js'), join(MODULES, 'cli', 'v8-flags.js')]);
   });
 
   it('is chosen by the command, not by a word "watch" elsewhere on the line', async () => {
@@ -76,7 +76,7 @@ describe('the command line from its bundle', () => {
     // worker from its own bundle).
     const w = await tokcapLoading(['--lock-wait', '5s', 'watch', named, '--once']);
     expect(w.exitCode).toBe(0);
-    expect(w.loaded).toContain(join(MODULES, 'main.js'));
+    expect(w.loaded).toContain(join(MODULES, 'cli', 'main.js'));
     expect(w.loaded.filter((f) => f.startsWith(CLI))).toEqual([join(CLI, 'read-worker.cjs')]);
   });
 
@@ -107,7 +107,7 @@ describe('the command line from its bundle', () => {
     const r = await tokcapLoading(['watch', store, '--once', '--json']);
     expect(r.exitCode).toBe(0);
     expect(Object.keys(JSON.parse(r.stdout).rollouts)).toHaveLength(12);
-    expect(r.loaded).toContain(join(MODULES, 'main.js'));
+    expect(r.loaded).toContain(join(MODULES, 'cli', 'main.js'));
     expect(r.loaded.filter((f) => f.startsWith(CLI))).toEqual([join(CLI, 'read-worker.cjs')]);
     expect(r.loaded).not.toContain(join(ROOT, 'dist', 'src', 'watch', 'read-worker.js'));
     // The same rows as read in one thread.

@@ -6,8 +6,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commandIndex, commandWord, GLOBAL_OPTIONS_WITH_VALUE } from '../../commands/command-word.js';
-import { GLOBAL_OPTIONS } from '../../commands/options.js';
+import { commandIndex, commandWord, GLOBAL_OPTIONS_WITH_VALUE } from '../../commands/cli/command-word.js';
+import { GLOBAL_OPTIONS } from '../../commands/cli/options.js';
 import { cli, fakeIo, recordingLoaders } from '../support/cli.js';
 
 const DIR = mkdtempSync(join(tmpdir(), 'tokcap-command-word-'));

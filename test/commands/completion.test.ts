@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { COMMAND_NAMES, COMMANDS, GLOBAL_OPTIONS, SHELLS, commandOptionEntries, optionLongFlag } from '../../commands/options.js';
-import { complete, formatCompletion, type Completion } from '../../commands/complete.js';
-import { completionScript } from '../../commands/completion.js';
+import { COMMAND_NAMES, COMMANDS, GLOBAL_OPTIONS, SHELLS, commandOptionEntries, optionLongFlag } from '../../commands/cli/options.js';
+import { complete, formatCompletion, type Completion } from '../../commands/completion/complete.js';
+import { completionScript } from '../../commands/completion/completion.js';
 import { BIN, ensureBuilt } from '../support/cli.js';
 
 const DIR = mkdtempSync(join(tmpdir(), 'tokcap-completion-'));

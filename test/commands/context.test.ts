@@ -2,10 +2,10 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
 import { JsonFloat } from '../../src/json/value.js';
-import { createContext, ExitCodeAccumulator } from '../../commands/context.js';
+import { createContext, ExitCodeAccumulator } from '../../commands/cli/context.js';
 import { orderedJsonMembers, outputJson as stringifyJson, RawJsonText } from '../../src/json/canonical-json.js';
-import type { GlobalOptions, InspectCommandOptions } from '../../commands/options.js';
-import type { CliIo } from '../../commands/context.js';
+import type { GlobalOptions, InspectCommandOptions } from '../../commands/cli/options.js';
+import type { CliIo } from '../../commands/cli/context.js';
 import { fakeIo, SlowStdout, type FakeIo } from '../support/cli.js';
 
 const BASE: GlobalOptions & InspectCommandOptions = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
-import { DURATION_HINT, formatDuration, parseDuration } from '../../commands/duration.js';
+import { DURATION_HINT, formatDuration, parseDuration } from '../../commands/cli/duration.js';
 
 function usageMessage(raw: string): string {
   try {

@@ -11,7 +11,7 @@ import {
   exitCodeForKind,
   formatErrorLine,
   formatErrorReport,
-} from '../../commands/errors.js';
+} from '../../commands/cli/errors.js';
 
 const KINDS: [ErrorKind, number][] = [
   ['usage', 2],

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { outputJsonLine } from '../../src/json/canonical-json.js';
 import type { Finding } from '../../src/verify/findings.js';
-import { FindingSpool } from '../../commands/finding-spool.js';
+import { FindingSpool } from '../../commands/verify-digests/finding-spool.js';
 
 /** Findings of three rollouts, as verifyDirectory hands them over: a rollout's at a time. */
 const perRollout: Finding[][] = ['r0', 'r1', 'r2'].map((rollout_id, r) =>

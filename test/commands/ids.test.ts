@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
-import { collectIds, parseIdLines, readIdsFrom } from '../../commands/ids.js';
+import { collectIds, parseIdLines, readIdsFrom } from '../../commands/cli/ids.js';
 import { BIN, ensureBuilt } from '../support/cli-binary.js';
 
 describe('parseIdLines', () => {

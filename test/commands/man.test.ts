@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { COMMAND_NAMES } from '../../commands/options.js';
+import { COMMAND_NAMES } from '../../commands/cli/options.js';
 import { ROOT } from '../support/cli.js';
 
 describe('man pages', () => {

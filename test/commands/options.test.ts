@@ -9,12 +9,12 @@ import {
   optionShortFlag,
   type CommandName,
   type OptionSpec,
-} from '../../commands/options.js';
-import { buildProgram } from '../../commands/program.js';
-import { allManPages, commandMarkdown, MAN_SECTIONS, programMarkdown } from '../../commands/docs.js';
+} from '../../commands/cli/options.js';
+import { buildProgram } from '../../commands/cli/program.js';
+import { allManPages, commandMarkdown, MAN_SECTIONS, programMarkdown } from '../../commands/cli/docs.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatDuration } from '../../commands/duration.js';
+import { formatDuration } from '../../commands/cli/duration.js';
 import { DEFAULT_LOCK_WAIT_MS } from '../../src/ops/store.js';
 import { cli, fakeIo, ROOT } from '../support/cli.js';
 

@@ -7,9 +7,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { planOf, plainDir } from '../../commands/plan.js';
-import { readSettings } from '../../commands/settings.js';
-import { commandOptionEntries, type CommandName } from '../../commands/options.js';
+import { planOf, plainDir } from '../../commands/cli/plan.js';
+import { readSettings } from '../../commands/cli/settings.js';
+import { commandOptionEntries, type CommandName } from '../../commands/cli/options.js';
 import { cli, fakeIo, recordingLoaders } from '../support/cli.js';
 
 const DIR = mkdtempSync(join(tmpdir(), 'tokcap-plan-'));

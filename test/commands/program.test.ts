@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
-import { resolveDirAndIds } from '../../commands/dir-and-ids.js';
+import { resolveDirAndIds } from '../../commands/cli/dir-and-ids.js';
 import { cli, fakeIo, recordingLoaders } from '../support/cli.js';
 
 const DIR = mkdtempSync(join(tmpdir(), 'tokcap-cli-'));

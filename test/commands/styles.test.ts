@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { colorLevel, createStyles, ROLLOUT_STATES, type Styles } from '../../commands/styles.js';
-import { renderBoxedTable, renderPlainTable, visibleWidth } from '../../commands/table.js';
+import { colorLevel, createStyles, ROLLOUT_STATES, type Styles } from '../../commands/render/styles.js';
+import { renderBoxedTable, renderPlainTable, visibleWidth } from '../../commands/render/table.js';
 
 // eslint-disable-next-line no-control-regex
 const ESC = /\x1b\[/;

@@ -9,7 +9,7 @@ import { rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TokcapError } from '../../src/errors.js';
-import { formatErrorLine } from '../../commands/errors.js';
+import { formatErrorLine } from '../../commands/cli/errors.js';
 import { cli, fakeIo } from '../support/cli.js';
 import { DEMO_STORE, copyStore, scratch } from '../support/export.js';
 

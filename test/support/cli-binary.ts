@@ -18,7 +18,7 @@ function newestMtime(dir: string): number {
 
 /** Builds dist/ when it is missing or older than the sources (npm test builds it first anyway). */
 export function ensureBuilt(): void {
-  const marker = join(projectRoot, 'dist', 'commands', 'run.js');
+  const marker = join(projectRoot, 'dist', 'commands', 'cli', 'run.js');
   const stale = !existsSync(marker) || statSync(marker).mtimeMs < Math.max(newestMtime(join(projectRoot, 'src')), newestMtime(join(projectRoot, 'commands')));
   if (stale) execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: projectRoot, stdio: 'inherit' });
 }

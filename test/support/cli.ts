@@ -3,10 +3,10 @@ import { dirname, join, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import type { CliIo, CommandContext } from '../../commands/context.js';
-import type { CommandLoaders } from '../../commands/program.js';
-import { COMMAND_NAMES, type CommandName } from '../../commands/options.js';
-import { run } from '../../commands/run.js';
+import type { CliIo, CommandContext } from '../../commands/cli/context.js';
+import type { CommandLoaders } from '../../commands/cli/program.js';
+import { COMMAND_NAMES, type CommandName } from '../../commands/cli/options.js';
+import { run } from '../../commands/cli/run.js';
 import { stampHolds } from '../../scripts/bundle-stamp.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -115,11 +115,11 @@ function newestMtime(dir: string): number {
  * longer holds (scripts/bundle-stamp.mjs). Compile errors elsewhere in src/ do not stop tsc emitting.
  */
 export async function ensureBuilt(): Promise<void> {
-  const out = join(ROOT, 'dist', 'commands', 'run.js');
+  const out = join(ROOT, 'dist', 'commands', 'cli', 'run.js');
   const fresh = existsSync(out) && statSync(out).mtimeMs >= Math.max(newestMtime(join(ROOT, 'commands')), newestMtime(join(ROOT, 'src')));
   if (!fresh) {
     await execa('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, reject: false });
-    if (!existsSync(out)) throw new Error('dist/commands/run.js missing after tsc');
+    if (!existsSync(out)) throw new Error('dist/commands/cli/run.js missing after tsc');
   }
   for (const [script, stamps] of [
     ['bundle-view.mjs', [join('commands', 'watch', 'live.bundle.json')]],

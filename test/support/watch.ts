@@ -5,7 +5,7 @@
 import { useTempDirs as useSharedTempDirs } from './temp-dirs.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createStyles, type Styles } from '../../commands/styles.js';
+import { createStyles, type Styles } from '../../commands/render/styles.js';
 import { generateStore, type FixtureOptions } from '../../src/fixture/generate-store.js';
 
 export const PLAIN: Styles = createStyles(0);

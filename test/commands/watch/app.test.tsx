@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { render } from 'ink-testing-library';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createStyles } from '../../../commands/styles.js';
+import { createStyles } from '../../../commands/render/styles.js';
 import { generateStore } from '../../../src/fixture/generate-store.js';
 import { beginCall } from '../../../src/ops/writer.js';
 import { appendEntry } from '../../../src/ops/writer.js';

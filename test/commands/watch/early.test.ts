@@ -8,8 +8,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';
 import { startEarly as startFromSources, takeEarlyView, takeEarlyWorkers as takeFromSources } from '../../../commands/watch/early.js';
-import { planOf } from '../../../commands/plan.js';
-import { readSettings } from '../../../commands/settings.js';
+import { planOf } from '../../../commands/cli/plan.js';
+import { readSettings } from '../../../commands/cli/settings.js';
 import { ensureBuilt, ROOT } from '../../support/cli.js';
 import { makeStore, useTempDirs } from '../../support/watch.js';
 

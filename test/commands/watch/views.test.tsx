@@ -4,7 +4,7 @@
  */
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
-import { createStyles } from '../../../commands/styles.js';
+import { createStyles } from '../../../commands/render/styles.js';
 import type { DirectorySnapshot } from '../../../src/watch/directory-model.js';
 import { verdictOf } from '../../../src/status/verdict.js';
 import { assembleDetail } from '../../../src/status/rollout-detail.js';

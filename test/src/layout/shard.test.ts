@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { assertValidShard, filterShard, partName, shardListing, shardOf } from '../../../src/layout/shard.js';
 import type { DirectoryListing } from '../../../src/layout/scan-directory.js';
-import { parseShardOption, resolveShard } from '../../../commands/shard.js';
+import { parseShardOption, resolveShard } from '../../../commands/cli/shard.js';
 import { TokcapError } from '../../../src/errors.js';
 
 /** Shards as Python computes them from the definition of docs/cli.md#shards, independently of our code. */
