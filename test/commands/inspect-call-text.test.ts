@@ -1,29 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { buildChains } from '../../src/build/chain-builder.js';
 import { callTokens } from '../../src/call-text/call-tokens.js';
 import { callTextLines, FOLD_AFTER_LINES } from '../../commands/render/call-text-lines.js';
 import { createStyles } from '../../commands/render/styles.js';
 import { ensureBuilt, tokcap } from '../support/cli-binary.js';
 import { makeEntry } from '../support/entry-factory.js';
-import { hfHomeWithQwen3, writeQwen3Rollout } from '../support/qwen3.js';
+import { qwen3Store } from '../support/qwen3.js';
 
 describe('inspect DIR ID: the first divergence and a call’s text (real Qwen3 ids)', () => {
-  let root: string;
   let dir: string;
   let env: Record<string, string>;
+  let remove = () => {};
   beforeAll(() => {
     ensureBuilt();
-    root = mkdtempSync(join(tmpdir(), 'tokcap-call-text-'));
-    dir = join(root, 'store');
-    mkdirSync(dir);
-    writeQwen3Rollout(dir, 'r-drift', 'drift');
-    writeQwen3Rollout(dir, 'r-clean', 'clean');
-    env = { HF_HOME: hfHomeWithQwen3(root), HF_HUB_CACHE: '', HOME: root };
+    ({ dir, env, remove } = qwen3Store('tokcap-call-text-', [
+      ['r-drift', 'drift'],
+      ['r-clean', 'clean'],
+    ]));
   }, 120_000);
-  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  afterAll(() => remove());
 
   it('shows the divergence under the verdict, decoded, with both windows', async () => {
     const r = await tokcap(['inspect', dir, 'r-drift'], { env });

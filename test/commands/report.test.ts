@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { ensureBuilt, tokcap } from '../support/cli-binary.js';
 import { projectRoot } from '../support/conformance-corpus.js';
-import { hfHomeWithQwen3, writeQwen3Rollout } from '../support/qwen3.js';
+import { qwen3Store } from '../support/qwen3.js';
 
 /** Where CI keeps the screenshot (.ci/run prints the path). */
 const ARTIFACTS = join(projectRoot, '.ci-artifacts');
@@ -18,16 +17,15 @@ describe('report DIR ID --out FILE.html, rendered by headless Chromium', () => {
   let root: string;
   let dir: string;
   let env: Record<string, string>;
+  let remove = () => {};
   beforeAll(() => {
     ensureBuilt();
-    root = mkdtempSync(join(tmpdir(), 'tokcap-report-'));
-    dir = join(root, 'store');
-    mkdirSync(dir);
-    writeQwen3Rollout(dir, 'r-drift', 'drift');
-    writeQwen3Rollout(dir, 'r-markup', 'drift', '<script>alert(1)</script>&');
-    env = { HF_HOME: hfHomeWithQwen3(root), HF_HUB_CACHE: '', HOME: root };
+    ({ root, dir, env, remove } = qwen3Store('tokcap-report-', [
+      ['r-drift', 'drift'],
+      ['r-markup', 'drift', '<script>alert(1)</script>&'],
+    ]));
   }, 120_000);
-  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  afterAll(() => remove());
 
   it('writes one self-contained page that renders the divergence, without console errors or requests', async () => {
     const out = join(root, 'r-drift.html');

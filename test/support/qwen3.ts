@@ -8,7 +8,8 @@
  * text re-tokenized line by line two (198, 198).
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 
 import { join } from 'node:path';
@@ -112,4 +113,14 @@ export function hfHomeWithQwen3(root: string, model = QWEN3_MODEL): string {
   symlinkSync(join('..', '..', 'blobs', blob), join(repo, 'snapshots', revision, 'tokenizer.json'));
   writeFileSync(join(repo, 'refs', 'main'), revision);
   return home;
+}
+
+/** A temporary directory with a store of Qwen3 rollouts and a hub cache; `env` finds the tokenizer through HF_HOME only. */
+export function qwen3Store(prefix: string, rollouts: readonly (readonly [id: string, scenario: Scenario, callPrefix?: string])[]) {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const dir = join(root, 'store');
+  mkdirSync(dir);
+  for (const [id, scenario, callPrefix] of rollouts) writeQwen3Rollout(dir, id, scenario, callPrefix);
+  const env = { HF_HOME: hfHomeWithQwen3(root), HF_HUB_CACHE: '', HOME: root };
+  return { root, dir, env, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
