@@ -12,7 +12,7 @@
 // code does (docs/decisions/0002-command-line-bundle.md).
 //
 // What stays outside: every other package (chalk, cli-table3, koffi, zod, Arrow and Parquet are
-// loaded when needed, as before), and the ways into `watch` (commands/watch.js, early.js): its
+// loaded when needed), and the ways into `watch` (commands/watch.js, early.js): its
 // view's bundle imports the library from dist/, and bin/tokcap.js runs `watch` from the modules,
 // so that the process has one instance of each module (error classes, the lock's bookkeeping).
 import { build } from 'esbuild';

@@ -7,7 +7,7 @@
  * byte parser (parse-json-fast.ts) adds an array here only when its text is exactly what the
  * writer (canonical-json.ts) would write for it: `[`, integers of up to 15 digits without a sign
  * or a leading zero, bare commas, `]`; a text with spaces, or an array the parser did not read
- * whole as ids, is not added and is written as before
+ * whole as ids, is not added and is formatted by the writer
  * (docs/decisions/0012-result-ids-from-j-text.md).
  *
  * A text is a view of the bytes being parsed (a copy of J), not a copy. So whoever fills one

@@ -7,7 +7,7 @@
  *
  * The worker waits, doing nothing, for its job (`serveRolloutWorker` on `{ early: true }`):
  * `mapRolloutsParallel` hands it one (`takeEarlyWorker`), or stops it when the job is too small.
- * Until then it does not keep the process alive, so a command that fails first exits as before.
+ * Until then it does not keep the process alive, so a command that fails first exits at once.
  */
 import { availableParallelism } from 'node:os';
 import { Worker, type TransferListItem } from 'node:worker_threads';
