@@ -13,6 +13,7 @@ import { formatCount } from './divergence-lines.js';
 import { showId } from '../cli/shared.js';
 import type { Styles } from './styles.js';
 import { cellWidth } from '../watch/cells.js';
+import { section } from '../watch/rollout-lines.js';
 
 /** Lines of one part beyond which its middle is folded to a count. */
 export const FOLD_AFTER_LINES = 40;
@@ -71,11 +72,6 @@ function fold(lines: Line[], styles: Styles, indent: string): string[] {
     styles.dim(`${indent}┆ … ${formatCount(hidden.length)} lines folded (${formatCount(ids)} tokens) …`),
     ...lines.slice(lines.length - KEEP_TAIL).map((l) => l.text),
   ];
-}
-
-function section(title: string, width: number, styles: Styles): string {
-  const head = `── ${title} `;
-  return styles.heading(head + '─'.repeat(Math.max(0, width - cellWidth(head))));
 }
 
 /** Every line of a call's text view. */

@@ -56,7 +56,8 @@ export function nodeLine(n: TreeNode, width: number, styles: Styles): string {
   return styled;
 }
 
-function section(title: string, width: number, styles: Styles): string {
+/** A section's heading rule, as wide as the view (a terminal's width when nothing is cut). */
+export function section(title: string, width: number, styles: Styles): string {
   const head = `── ${title} `;
   // An unlimited width (a pipe: nothing is cut) still draws a rule of a terminal's width.
   const rule = Number.isFinite(width) ? width : 100;
