@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Bundles the command line (dist/commands/main.js, the command modules, the library and
+// Bundles the command line (dist/commands/cli/main.js, the command modules, the library and
 // commander) into dist/cli/: main.js and one chunk per lazily loaded part, so each command still
 // loads only its own code (`tokcap sweep` no more of React than before: nothing). bin/tokcap.js
 // loads it as built, with no check at start-up; its stamp (dist/cli/bundle.json, a content hash of
@@ -12,7 +12,7 @@
 // code does (docs/decisions/0002-command-line-bundle.md).
 //
 // What stays outside: every other package (chalk, cli-table3, koffi, zod, Arrow and Parquet are
-// loaded when needed), and the ways into `watch` (commands/watch.js, early.js): its
+// loaded when needed), and the ways into `watch` (commands/watch/watch.js, early.js): its
 // view's bundle imports the library from dist/, and bin/tokcap.js runs `watch` from the modules,
 // so that the process has one instance of each module (error classes, the lock's bookkeeping).
 import { build } from 'esbuild';

@@ -1,7 +1,7 @@
 #!/usr/bin/env -S npx tsx
 /**
- * Generates man/tokcap.1 and man/tokcap-<command>.1 from the option table (commands/options.ts,
- * via the markdown of commands/docs.ts) with marked-man, and README.md's command and exit-code
+ * Generates man/tokcap.1 and man/tokcap-<command>.1 from the option table (commands/cli/options.ts,
+ * via the markdown of commands/cli/docs.ts) with marked-man, and README.md's command and exit-code
  * tables (between `<!-- NAME:start -->` and `<!-- NAME:end -->`). Output is reproducible: the
  * date is a constant below (bump it when the pages change meaningfully), the version comes from
  * package.json, and nothing depends on the clock, the locale or the machine.

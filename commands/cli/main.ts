@@ -1,7 +1,7 @@
 /**
- * The binary's entry (bin/tokcap.js): loads either the program (commands/run.ts) or, for the
+ * The binary's entry (bin/tokcap.js): loads either the program (commands/cli/run.ts) or, for the
  * hidden `tokcap __complete` that shells run on every Tab, only the completer
- * (commands/complete.ts), which needs neither commander nor any renderer.
+ * (commands/completion/complete.ts), which needs neither commander nor any renderer.
  */
 import { planOf } from './plan.js';
 import { readSettings } from './settings.js';
@@ -15,7 +15,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   // What starts before the command line is fully handled, decided from the option table.
   const plan = planOf(argv);
   const settings = readSettings(process.env);
-  // The live view's listing (./watch/early.ts).
+  // The live view's listing (../watch/early.ts).
   if (plan.command === 'watch') (await import('../watch/early.js')).startEarly(plan, settings, process.env, process.stdout.isTTY === true);
   // verify-digests' and build's worker thread, while this thread loads the command (./early-job.ts).
   if (plan.command === 'verify-digests' || plan.command === 'build') (await import('./early-job.js')).startEarlyJob(plan, settings);

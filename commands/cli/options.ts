@@ -1,8 +1,8 @@
 /**
  * THE option table. Everything user-facing about the command line is declared here once and
- * consumed by: the commander program (commands/program.ts), `--help`, the man pages
- * (scripts/gen-man.ts via commands/docs.ts) and shell completion (`tokcap __complete`,
- * commands/complete.ts). Change an option here and all of them follow.
+ * consumed by: the commander program (commands/cli/program.ts), `--help`, the man pages
+ * (scripts/gen-man.ts via commands/cli/docs.ts) and shell completion (`tokcap __complete`,
+ * commands/completion/complete.ts). Change an option here and all of them follow.
  *
  * Types: each command has an options interface (`InspectCommandOptions`, ...). Its table is an
  * `OptionTable<InspectCommandOptions>`: one `OptionSpec` per key, keyed by commander's attribute name
@@ -171,14 +171,14 @@ export function parseFieldList(raw: string): string[] {
 // Options
 // ---------------------------------------------------------------------------------------------
 
-/** --color: when output is coloured (commands/styles.ts colorLevel). */
+/** --color: when output is coloured (commands/render/styles.ts colorLevel). */
 export const COLOR_WHEN = ['auto', 'always', 'never'] as const;
 export type ColorWhen = (typeof COLOR_WHEN)[number];
 
 export interface GlobalOptions {
   /** --json: one JSON document on stdout, nothing else on stdout. */
   json: boolean;
-  /** --color auto|always|never (--no-color is --color=never; see commands/styles.ts colorLevel). */
+  /** --color auto|always|never (--no-color is --color=never; see commands/render/styles.ts colorLevel). */
   color: ColorWhen;
   /** -q/--quiet: only errors on stderr. */
   quiet: boolean;

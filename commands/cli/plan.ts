@@ -1,7 +1,7 @@
 /**
  * The command line read from the option table (./options.ts) before commander loads: which
  * command runs, which options it was given, its positionals. ./main.ts decides by it what starts
- * before the command line is fully handled (./early-job.ts, ./watch/early.ts); the program
+ * before the command line is fully handled (./early-job.ts, ../watch/early.ts); the program
  * (./program.ts) then parses and checks the line with the same table.
  *
  * A plan never fails: a word the table does not know for the command (an unknown option,

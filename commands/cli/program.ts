@@ -1,6 +1,6 @@
 /**
- * Builds the commander program from the option table (commands/options.ts) and wires each
- * command to its module, loaded lazily: `tokcap sweep` loads commands/sweep.js and nothing of
+ * Builds the commander program from the option table (commands/cli/options.ts) and wires each
+ * command to its module, loaded lazily: `tokcap sweep` loads commands/sweep/sweep.js and nothing of
  * watch's React/Ink. This file must not statically import any command module.
  *
  * Parsing rules on top of commander:

@@ -1,6 +1,6 @@
 /**
  * The environment, read into typed settings by one set of rules: the program, the work started
- * before the command line is parsed (./early-job.ts, ./watch/early.ts) and the commands all take
+ * before the command line is parsed (./early-job.ts, ../watch/early.ts) and the commands all take
  * TOKCAP_WORKERS, TOKCAP_DIR and TOKCAP_DEBUG from here. ENVIRONMENT in ./options.ts documents
  * them.
  */

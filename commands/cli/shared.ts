@@ -37,7 +37,7 @@ export async function assertListableDir(dir: string): Promise<void> {
  */
 export function requireCaptureFiles(ctx: CommandContext<'inspect' | 'build' | 'verify-digests' | 'export' | 'watch'>): void {
   // Even with --allow-empty a DIR that cannot be listed fails here, so the line names what is
-  // wrong with it (commands/errors.ts) the same way for every command.
+  // wrong with it (commands/cli/errors.ts) the same way for every command.
   const found = hasCaptureFiles(ctx.dir);
   if (!found && !ctx.options.allowEmpty) throw noCaptureFilesError({ file: ctx.dir });
 }

@@ -13,7 +13,7 @@
  *   directory names, or nothing more (the shell completes paths better than we could).
  * Nothing on stderr, exit 0, whatever was typed: completion must never disturb the prompt.
  *
- * Loaded without commander, React, Ink or chalk (see commands/run.ts): it runs on every Tab.
+ * Loaded without commander, React, Ink or chalk (see commands/cli/run.ts): it runs on every Tab.
  */
 import { homedir } from 'node:os';
 import { rolloutIdsStartingWith } from '../../src/layout/scan-directory.js';

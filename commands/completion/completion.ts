@@ -1,6 +1,6 @@
 /**
  * tokcap completion bash|zsh|fish: prints a small script that hands the words typed so far to
- * `tokcap __complete` (commands/complete.ts) and shows its answer, so every shell completes
+ * `tokcap __complete` (commands/completion/complete.ts) and shows its answer, so every shell completes
  * the same things from the option table and the directory scan: commands, options, value lists,
  * files, directories for DIR and the rollout ids of DIR.
  */

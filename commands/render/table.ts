@@ -3,7 +3,7 @@
  * - 'boxed' (stdout is a TTY): cli-table3 with borders. cli-table3 measures cells without their
  *   ANSI escape codes, so styled cells stay aligned (test/commands/styles.test.ts checks this);
  *   cli-table3's own colouring of headers and borders is switched off: styles come from
- *   commands/styles.ts only, so that level 0 really means no escape codes.
+ *   commands/render/styles.ts only, so that level 0 really means no escape codes.
  * - 'plain' (not a TTY): no borders, columns separated by two spaces, padded to the widest
  *   visible cell, no trailing spaces. Meant for `less`/`grep`; scripts should use --json.
  *

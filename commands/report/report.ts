@@ -1,6 +1,6 @@
 /**
  * tokcap report DIR ID --out FILE.html — one rollout's bug report as a self-contained HTML page
- * (commands/report-html.ts): the detail `inspect DIR ID` shows, every call's text and the first
+ * (commands/report/report-html.ts): the detail `inspect DIR ID` shows, every call's text and the first
  * divergence of each broken boundary. Read-only on the store; the page is written beside its
  * final name and renamed into place, never inside DIR.
  */

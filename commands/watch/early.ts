@@ -4,7 +4,7 @@
  * the command modules takes this thread ~0.2-0.4 s, and the listing (~0.6 s at 100,000 rollouts)
  * and the view (~0.3 s) are on the first screen's path.
  *
- * Only when DIR is plain to see in the plan (../plan.ts), with no option but those that leave
+ * Only when DIR is plain to see in the plan (../cli/plan.ts), with no option but those that leave
  * the live view a live view. The command takes the worker if its DIR is that same string
  * (`takeEarlyWorkers`); otherwise the worker is stopped, and nothing was read but names and
  * mtimes. The view is the live view's whatever its DIR (`takeEarlyView`).
@@ -32,7 +32,7 @@ export function startEarly(plan: Plan, settings: Settings, env: NodeJS.ProcessEn
   early = { dir, workers, at: performance.now() };
   // The view (Ink and React) loads meanwhile as well: this thread reads and compiles it while the
   // command modules' files are read. React picks its build from NODE_ENV when it is first
-  // loaded, so the live view's default (see ../watch.ts) is set here already.
+  // loaded, so the live view's default (see ./watch.ts) is set here already.
   env.NODE_ENV ??= 'production';
   earlyView = loadLiveView();
   // Not taken (the command failed first): nobody waits for it.

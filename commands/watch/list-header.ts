@@ -1,6 +1,6 @@
 /**
  * The header of the directory view: title and load state, the totals in the words of every
- * command's summary (../summary-text.ts), sort, filter and the range shown. Used by the Ink view
+ * command's summary (../render/summary-text.ts), sort, filter and the range shown. Used by the Ink view
  * and by `watch --once`.
  */
 import type { Styles } from '../render/styles.js';
@@ -57,7 +57,7 @@ export function filterLabel(f: RowFilter): string {
 /** The header of the directory view: title, totals (two lines at most), sort and filter. */
 export function headerLines(h: HeaderInfo, width: number, styles: Styles): string[] {
   const t = h.totals;
-  // A DIR removed or made unreadable while watched: in the words of the error line (../errors.ts).
+  // A DIR removed or made unreadable while watched: in the words of the error line (../cli/errors.ts).
   const scanError = h.scanError === undefined ? undefined : describeErrorFacts(h.scanError);
   const waits = !scanError && h.lockWaits ? `, ${h.lockWaits} waiting for lock` : '';
   const status =

@@ -1,5 +1,5 @@
 /**
- * tokcap watch — see COMMANDS['watch'] in ./options.ts for its arguments, options and help text.
+ * tokcap watch — see COMMANDS['watch'] in ../cli/options.ts for its arguments, options and help text.
  *
  * Contract (docs/cli.md#json-commands): the live view needs a TTY; program.ts already rejects a non-TTY stdout
  * without --once (exit 2, suggests inspect). --once --json prints one snapshot (rollouts with
@@ -9,7 +9,7 @@
  *
  * Read-only in every way: the model (src/watch/) reads with short shared locks on existing lock
  * files only, creates nothing and writes nothing. React and Ink are loaded only for the live
- * view (./watch/live.js, imported dynamically, from its bundle when there is one: ./watch/view-loader.ts).
+ * view (./live.js, imported dynamically, from its bundle when there is one: ./view-loader.ts).
  */
 import type { CommandContext } from '../cli/context.js';
 import { errorFromFacts, TokcapError } from '../../src/errors.js';
@@ -153,7 +153,7 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
 
 /** The read worker, unless TOKCAP_WORKERS=1 keeps everything in this thread. */
 function rowWorkers(ctx: CommandContext<'watch'>, trace?: Trace) {
-  // Started before the command line was parsed, listing DIR already (./watch/early.ts).
+  // Started before the command line was parsed, listing DIR already (./early.ts).
   const early = takeEarlyWorkers(ctx.dir, trace);
   if (ctx.settings.threads === 1) {
     void early?.close(0);

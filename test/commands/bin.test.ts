@@ -1,5 +1,5 @@
 /**
- * The real binary, spawned: bin/tokcap.js -> dist/commands/main.js -> run.js (or complete.js),
+ * The real binary, spawned: bin/tokcap.js -> dist/commands/cli/main.js -> run.js (or complete.js),
  * or the same from their bundle in dist/cli/ when it is current (scripts/bundle-cli.mjs).
  * Needs a build (`npm test` runs tsc first; `ensureBuilt` compiles when dist/ is missing or
  * older than the sources).

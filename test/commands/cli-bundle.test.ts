@@ -59,8 +59,8 @@ describe('the command line from its bundle', () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe('12 rollouts verified: 0 errors, 0 warnings in 0 rollouts');
     expect(r.loaded).toContain(join(CLI, 'main.js'));
-    // bin/tokcap.js finds the command (dist/commands/command-word.js), tunes V8
-    // (dist/commands/v8-flags.js) and checks nothing: nothing else of dist/commands.
+    // bin/tokcap.js finds the command (dist/commands/cli/command-word.js), tunes V8
+    // (dist/commands/cli/v8-flags.js) and checks nothing: nothing else of dist/commands.
     expect(r.loaded.filter((f) => f.startsWith(MODULES)).sort()).toEqual([join(MODULES, 'cli', 'command-word.js'), join(MODULES, 'cli', 'v8-flags.js')]);
   });
 

@@ -1,6 +1,6 @@
 /**
- * bin/tokcap.js and commands/main.ts find the command where the program's parser does
- * (commands/command-word.ts): checked against the parser itself, with recording command modules.
+ * bin/tokcap.js and commands/cli/main.ts find the command where the program's parser does
+ * (commands/cli/command-word.ts): checked against the parser itself, with recording command modules.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

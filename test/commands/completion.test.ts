@@ -1,5 +1,5 @@
 /**
- * Shell completion: the one completer (`tokcap __complete`, commands/complete.ts) in-process,
+ * Shell completion: the one completer (`tokcap __complete`, commands/completion/complete.ts) in-process,
  * then each shell's script for real, calling the built binary through a `tokcap` on PATH.
  */
 import { execFileSync, spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * The plan (commands/plan.ts) reads a command line from the option table before commander loads;
+ * The plan (commands/cli/plan.ts) reads a command line from the option table before commander loads;
  * ./main.ts starts work early by it. It must see the command, the options and the positionals
  * that the program then runs with: checked against the program itself, with recording modules.
  */

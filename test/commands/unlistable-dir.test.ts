@@ -1,6 +1,6 @@
 /**
  * A DIR that does not exist or is not a directory: every command that works on a whole DIR says
- * so in the same words (commands/errors.ts), on one line, exit 3, nothing on stdout, nothing
+ * so in the same words (commands/cli/errors.ts), on one line, exit 3, nothing on stdout, nothing
  * created. The JSON-level message keeps Node's code (kind `io`): see test/commands/errors.test.ts.
  */
 import { existsSync, writeFileSync } from 'node:fs';

@@ -21,7 +21,7 @@ const { render } = await import('ink');
 const { WatchApp } = await import(new URL('commands/watch/App.js', dist).href);
 const { DirectoryModel } = await import(new URL('src/watch/directory-model.js', dist).href);
 const { createWorkerReaders } = await import(new URL('src/watch/worker-readers.js', dist).href);
-const { createStyles } = await import(new URL('commands/styles.js', dist).href);
+const { createStyles } = await import(new URL('commands/render/styles.js', dist).href);
 const { generateStore } = await import(new URL('src/fixture/generate-store.js', dist).href);
 
 let dir = positionals[0];

@@ -1,6 +1,6 @@
 /**
  * `tokcap watch DIR` starts its read worker and the listing of DIR before the command line is
- * parsed (commands/watch/early.ts), only when the plan (commands/plan.ts) shows DIR plainly; the
+ * parsed (commands/watch/early.ts), only when the plan (commands/cli/plan.ts) shows DIR plainly; the
  * command takes them for that same DIR only.
  */
 import * as path from 'node:path';
@@ -15,7 +15,7 @@ import { makeStore, useTempDirs } from '../../support/watch.js';
 
 const tempDir = useTempDirs();
 
-/** `tokcap watch ARGS` started early, as commands/main.ts does. */
+/** `tokcap watch ARGS` started early, as commands/cli/main.ts does. */
 function start(args: string[], env: NodeJS.ProcessEnv, tty: boolean, startEarly = startFromSources): void {
   startEarly(planOf(['node', 'tokcap', 'watch', ...args]), readSettings(env), env, tty);
 }
