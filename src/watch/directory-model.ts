@@ -11,107 +11,29 @@
  * rollouts named by change events jump the queue ahead of a long initial load.
  *
  * No UI here: listeners are told "something changed" and take a `snapshot()` when they want.
+ *
+ * This module lists the directory and plans each load (the first screen first, then the stat
+ * pass); its parts: the read queue (read-queue.ts: what to read next, batches, lock waits), the
+ * rows and their totals (row-store.ts), the `recent` order (recent-order.ts), and what the model
+ * is given and gives (directory-model-inputs.ts).
  */
 import { setImmediate as yieldToEventLoop, setTimeout as delay } from 'node:timers/promises';
 import { toTokcapError, type ErrorFacts } from '../errors.js';
 import { rolloutFileName, rolloutPaths, type FileKind } from '../layout/file-names.js';
-import { scanDirectory, type DirectoryListing } from '../layout/scan-directory.js';
+import type { DirectoryListing } from '../layout/scan-directory.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
-import { CopyArena } from '../ops/rollout-copy.js';
-import { readBatchHere, type BatchOptions, type RowReadOutcome } from './row-batch.js';
-import { lstatStamp, SIGNATURE_KINDS, SignatureBuilder, type FileStat, type Signature } from './file-signature.js';
-import { errorRow, placeholderRow, withBookkeeping, type DirectoryTotals, type PackedRow, type RolloutRow, type RowDelta } from './rows.js';
+import type { RowReadOutcome } from './row-batch.js';
+import { SIGNATURE_KINDS, SignatureBuilder, type Signature } from './file-signature.js';
+import { errorRow, placeholderRow, withBookkeeping, type PackedRow, type RolloutRow } from './rows.js';
 import type { LoadListing, RescanListing } from './shared-stat.js';
+import { DEFAULT_READERS, type DirectoryModelOptions, type DirectorySnapshot, type WatchReaders } from './directory-model-inputs.js';
 import { ReadQueue } from './read-queue.js';
 import { MAX_DELTA, RowStore } from './row-store.js';
 import { inRecentOrder, recentHead, type Queued } from './recent-order.js';
 
 export type { FileStat } from './file-signature.js';
 
-/** Everything the model reads, injectable for tests (defaults: the library's read-only paths). */
-export interface WatchReaders {
-  scan(dir: string): Promise<DirectoryListing>;
-  /** lstat; null when the file does not exist. */
-  stat(path: string): Promise<FileStat | null>;
-  /**
-   * The rows of many rollouts, in order: each copied once under its lock, then read from the
-   * copy (default: in this thread; worker-readers.ts adds the second core).
-   */
-  readBatch(store: StoreOptions, ids: readonly string[], options?: BatchOptions): Promise<RowReadOutcome[]>;
-  /**
-   * For the first scan of a live load (optional): the listing made in another thread, which
-   * also takes half of the stat pass (shared-stat.ts); undefined: `scan` and stat here.
-   */
-  scanForLoad?(dir: string): Promise<LoadListing | undefined>;
-  /**
-   * For a rescan once rows are known (optional): the listing and every listed rollout's change
-   * signature, made in another thread (the backstop's stat pass at 100,000 rollouts is seconds
-   * of lstat); undefined: `scan` and stat here.
-   */
-  rescanListing?(dir: string): Promise<RescanListing | undefined>;
-}
-
-export const DEFAULT_READERS: WatchReaders = {
-  scan: scanDirectory,
-  // Synchronous (file-signature.ts `lstatStamp`): the store is single-host
-  // (docs/format.md#lock-implementation), and the stat pass yields between batches.
-  async stat(path) {
-    return lstatStamp(path);
-  },
-  // An arena per batch: two batches in flight in one thread must not share one.
-  readBatch: (store, ids, options) => readBatchHere(store, ids, new CopyArena(64 * 1024), options),
-};
-
-export interface DirectoryModelOptions {
-  dir: string;
-  lockWaitMs?: number;
-  /** Batches of rollout reads in flight at once (default 3: some parsed while the next is copied). */
-  concurrency?: number;
-  /** Rollouts per batch (default 128; the first batch of a load is a screenful). */
-  batchSize?: number;
-  /** Rollouts in the first batch of a load (default 48): at least the rows of the first screen. */
-  firstBatch?: number;
-  /**
-   * Stat rollouts not read yet before reading them (default true), so that they are read, and
-   * shown, most recently modified first. `watch --once` has no screen to fill first.
-   */
-  statUnread?: boolean;
-  /** Stat workers during a rescan (default 4; the default stat is synchronous, see DEFAULT_READERS). */
-  statConcurrency?: number;
-  /** Clock for `changedAt` (default Date.now). */
-  now?: () => number;
-  readers?: Partial<WatchReaders>;
-  /** Told when each stage of a load starts or ends (a name per event), for timing the load. */
-  trace?: (event: string) => void;
-}
-
-export interface DirectorySnapshot {
-  readonly dir: string;
-  /** Every known rollout, in no particular order (see rows.ts `visibleRows`). */
-  readonly rows: readonly RolloutRow[];
-  /**
-   * The rows added, changed or removed since the model's previous snapshot (version `since`),
-   * so that a view can keep its sorted rows up to date (rows.ts `VisibleRowsCache`); absent for
-   * the first snapshot and when too much changed to be worth listing.
-   */
-  readonly delta?: RowDelta & { readonly since: number };
-  readonly totals: DirectoryTotals;
-  readonly invalidNames: readonly string[];
-  readonly tempStateFiles: readonly string[];
-  /** Rollout reads queued or running (not those waiting for a lock: `lockWaits`). */
-  readonly pending: number;
-  /**
-   * Rollouts whose lock another process holds, read in the background with their own wait, and
-   * since when (model clock): their rows keep what was read before, or stay unread.
-   */
-  readonly lockWaits: ReadonlyMap<string, number>;
-  /** The first full scan and all its reads are done. */
-  readonly ready: boolean;
-  /** The directory itself could not be listed (last attempt). */
-  readonly scanError?: ErrorFacts;
-  /** Bumped on every change. */
-  readonly version: number;
-}
+export { DEFAULT_READERS, type DirectoryModelOptions, type DirectorySnapshot, type WatchReaders } from './directory-model-inputs.js';
 
 /** Rollouts in the first batch of a load (about a screenful), unless told otherwise. */
 const FIRST_BATCH = 48;
@@ -431,7 +353,23 @@ export class DirectoryModel {
     if (dirty || this.heldChange) this.changed();
     this.trace?.('scan: rows placed');
 
-    // Stat pass: which rollouts changed since they were read?
+    const found = await this.statPass(listing, ids, firstMtimes, early);
+    if (!found) return;
+    const { changed, queuedUnread } = found;
+    this.trace?.(`scan: stat pass done, ${changed.length + queuedUnread} to read`);
+    this.queue.queueRecentFirst(changed);
+    this.lastRescanMs = performance.now() - t0;
+    this.firstScanDone = true;
+    if (changed.length > 0 || queuedUnread > 0) this.changed();
+    this.queue.pump();
+  }
+
+  /**
+   * The stat pass of a listing: which rollouts changed since they were read (a signature each),
+   * and the mtime of each not read yet (its place in the queue). With a shared pass's mtimes
+   * (`firstMtimes`), the unread ones from `early` on are queued as they are. Undefined once disposed.
+   */
+  private async statPass(listing: DirectoryListing, ids: readonly string[], firstMtimes: Float64Array | undefined, early: number): Promise<{ changed: Queued[]; queuedUnread: number } | undefined> {
     const changed: Queued[] = [];
     // With the shared pass's mtimes, an unread rollout needs nothing more: it is queued now, in
     // that order; only the others are visited below (none, at the start of a load).
@@ -444,7 +382,7 @@ export class DirectoryModel {
         if ((i - early) % PLACE_CHUNK === PLACE_CHUNK - 1) {
           this.queue.pump();
           await yieldToEventLoop();
-          if (this.disposed) return;
+          if (this.disposed) return undefined;
         }
         const id = ids[i];
         if (this.rows.get(id)?.loaded) loaded.push(id);
@@ -487,13 +425,8 @@ export class DirectoryModel {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.statConcurrency, todo.length) }, worker));
-    if (this.disposed) return;
-    this.trace?.(`scan: stat pass done, ${changed.length + queuedUnread} to read`);
-    this.queue.queueRecentFirst(changed);
-    this.lastRescanMs = performance.now() - t0;
-    this.firstScanDone = true;
-    if (changed.length > 0 || queuedUnread > 0) this.changed();
-    this.queue.pump();
+    if (this.disposed) return undefined;
+    return { changed, queuedUnread };
   }
 
   /** Removes the rows of rollouts `listing` does not have (but those read since it was made); whether any was. */
