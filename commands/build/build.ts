@@ -71,7 +71,7 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
         if (kind === 'invalid_rollout_id') {
           // The JSON keeps the reference's "ValueError: Invalid rollout id: ..."; the line says it
           // in words, naming the id quoted (an invalid id may hold anything; controls escaped).
-          ctx.err(`tokcap: ${terminalSafe(`'${id}'`)}: not a valid rollout id (see docs/format.md#rollout-ids); nothing was built for it`);
+          ctx.err(`tokcap: ${terminalSafe(`'${id}'`)}: invalid rollout id (see docs/format.md#rollout-ids); nothing was built for it`);
           ctx.raise(EXIT_FAILURE);
         } else ctx.fail(errorFromFacts(o.verdict.error!, { rolloutId: id }), id);
       }

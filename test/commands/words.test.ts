@@ -57,7 +57,7 @@ describe('what a missing rollout is called', () => {
   it('build DIR good a/b: the line names the id plainly; --json keeps the reference dictionary', async () => {
     const r = await cli(['build', dir, 'demo-0', 'a/b']);
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain("tokcap: 'a/b': not a valid rollout id");
+    expect(r.stderr).toContain("tokcap: 'a/b': invalid rollout id");
     expect(r.stderr).not.toContain('ValueError');
     const j = await cli(['build', dir, 'demo-0', 'a/b', '--json']);
     const failed = (JSON.parse(j.stdout) as { rollout_id: string; error?: string }[]).find((x) => x.rollout_id === 'a/b');
