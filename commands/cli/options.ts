@@ -4,6 +4,9 @@
  * (scripts/gen-man.ts via commands/cli/docs.ts) and shell completion (`tokcap __complete`,
  * commands/completion/complete.ts). Change an option here and all of them follow.
  *
+ * Its types are in ./option-types.ts, its program-level part (the program's help, exit codes,
+ * environment) in ./program-docs.ts; both are exported from here too.
+ *
  * Types: each command has an options interface (`InspectCommandOptions`, ...). Its table is an
  * `OptionTable<InspectCommandOptions>`: one `OptionSpec` per key, keyed by commander's attribute name
  * (`--ids-from` -> `idsFrom`, `--no-color` -> `color`), so the compiler checks that every typed
@@ -13,178 +16,17 @@
  * This module must stay cheap to load: no library code beyond errors, the duration parser and
  * constants (the lock wait, the statuses, the thread limit).
  */
-import { TokcapError } from '../../src/errors.js';
-import { EXPORT_FORMATS, type ExportFormatName } from '../../src/export/formats.js';
+import { EXPORT_FORMATS } from '../../src/export/formats.js';
 import { DEFAULT_LOCK_WAIT_MS } from '../../src/ops/store.js';
-import { CONDITIONS, ROLLOUT_STATUSES } from '../../src/status/rollout-status.js';
-import { EARLY_WORKER_MIN_BYTES, EARLY_WORKER_MIN_ROLLOUT_BYTES, MAX_THREADS, SUMMARY_WORKER_MIN_ROLLOUTS, WORKER_MIN_BYTES } from '../../src/threads/job-workers.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { parseShardOption, type ShardOption } from './shard.js';
-
-// ---------------------------------------------------------------------------------------------
-// Types
-// ---------------------------------------------------------------------------------------------
-
-export const COMMAND_NAMES = [
-  'inspect',
-  'freeze',
-  'build',
-  'verify-digests',
-  'sweep',
-  'retire',
-  'delete',
-  'export',
-  'watch',
-  'report',
-  'merge',
-  'doctor',
-  'fixture',
-  'completion',
-] as const;
-export type CommandName = (typeof COMMAND_NAMES)[number];
-
-/** How the value of an option (or an argument) completes in a shell. */
-export type CompletionHint = 'file' | 'dir' | 'rollout-id' | 'none';
-
-export interface OptionSpec<T> {
-  /** Commander flag syntax: `--deep`, `-q, --quiet`, `--status <state>`, `--no-color`. */
-  flags: string;
-  /** One sentence or two; shown in --help, man pages and zsh/fish completion. */
-  description: string;
-  /** Default value (after parsing). Boolean flags default to false without saying so. */
-  default?: T;
-  /** How the default is shown in help when the raw value differs (e.g. `10s` for 10 seconds). */
-  defaultLabel?: string;
-  /** Allowed values (checked by commander; listed in help and completion). */
-  choices?: readonly string[];
-  /** Value parser: raw string -> value; throws TokcapError('usage') with a helpful message. */
-  parse?: (raw: string) => T;
-  /** Must be given (commander "mandatory option"). */
-  required?: boolean;
-  /** Completion of the option's value (options with `<value>` only). Default 'none'. */
-  complete?: CompletionHint;
-}
-
-/** One spec per key of `O`, keyed by commander attribute name. */
-export type OptionTable<O> = { [K in keyof O]-?: OptionSpec<O[K]> };
-
-export interface ArgSpec {
-  /** Shown in synopsis and help: DIR, ID, SHELL. */
-  name: string;
-  description: string;
-  required: boolean;
-  variadic: boolean;
-  choices?: readonly string[];
-  complete: CompletionHint;
-}
-
-export interface Example {
-  command: string;
-  description: string;
-}
-
-/**
- * What a command's `check` sees: everything the user gave, before the module is loaded and
- * before --ids-from is read (a usage error never waits for standard input).
- */
-export interface CheckInput<O> {
-  options: GlobalOptions & O;
-  /** Rollout ids given positionally or through --ids-from (even if the file holds none). */
-  idsGiven: boolean;
-  stdoutIsTTY: boolean;
-}
-
-/**
- * How rollout ids are validated before the command module runs (docs/cli.md#invocation):
- * - 'batch': the whole batch is validated first; one invalid id -> exit 2, nothing read.
- * - 'batch-unless-json': as 'batch', except with --json, where the command itself reports an
- *   inline invalid_rollout_id error per invalid id (freeze).
- * - 'command': the command handles invalid ids itself (build: a failed build per bad id).
- * - 'none': the command takes no ids.
- */
-export type IdValidation = 'batch' | 'batch-unless-json' | 'command' | 'none';
-
-export interface CommandSpec<N extends CommandName> {
-  name: N;
-  /** One line, no final period: command list, man NAME line, completion descriptions. */
-  summary: string;
-  /** Paragraphs separated by blank lines (plain text; `code` spans allowed). */
-  description: string;
-  args: readonly ArgSpec[];
-  options: OptionTable<CommandOptionsMap[N]>;
-  examples: readonly Example[];
-  idValidation: IdValidation;
-  /**
-   * True when this invocation changes a store. Such invocations never act on every rollout
-   * implicitly: they need ids, --ids-from or --all (docs/cli.md#invocation).
-   */
-  mutates: (options: CommandOptionsMap[N]) => boolean;
-  /** Extra usage checks; return a message to fail with exit 2. */
-  check?: (input: CheckInput<CommandOptionsMap[N]>) => string | undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Value lists and parsers
-// ---------------------------------------------------------------------------------------------
-
-export const STATUS_FILTERS = ['all', ...ROLLOUT_STATUSES, ...CONDITIONS] as const;
-export type StatusFilter = (typeof STATUS_FILTERS)[number];
-
-export const SORT_KEYS = ['id', 'state', 'calls', 'version', 'size', 'age'] as const;
-export type SortKey = (typeof SORT_KEYS)[number];
-
-
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof SHELLS)[number];
-
-function usage(message: string): never {
-  throw new TokcapError('usage', message);
-}
-
-export function parsePositiveInt(raw: string): number {
-  if (!/^[1-9][0-9]*$/.test(raw)) usage(`expected a positive integer, got '${raw}'`);
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n)) usage(`'${raw}' is too large`);
-  return n;
-}
-
-export function parseNonNegativeInt(raw: string): number {
-  if (!/^(0|[1-9][0-9]*)$/.test(raw)) usage(`expected a non-negative integer, got '${raw}'`);
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n)) usage(`'${raw}' is too large`);
-  return n;
-}
-
-export function parseNonEmpty(raw: string): string {
-  if (raw.length === 0) usage('expected a non-empty value');
-  return raw;
-}
-
-/** `a,b, c` -> ['a', 'b', 'c']; empty items are an error; duplicates dropped, order kept. */
-export function parseFieldList(raw: string): string[] {
-  const items = raw.split(',').map((s) => s.trim());
-  if (items.some((s) => s.length === 0)) usage(`expected a comma-separated list of field names, got '${raw}'`);
-  return [...new Set(items)];
-}
+import { STATUS_FILTERS, SORT_KEYS, SHELLS, parsePositiveInt, parseNonNegativeInt, parseNonEmpty, parseFieldList, COLOR_WHEN, type CommandName, type OptionSpec, type OptionTable, type ArgSpec, type CommandSpec, type GlobalOptions } from './option-types.js';
+export { COMMAND_NAMES, STATUS_FILTERS, SORT_KEYS, SHELLS, parsePositiveInt, parseNonNegativeInt, parseNonEmpty, parseFieldList, COLOR_WHEN, optionValueName, optionLongFlag, optionShortFlag, type CommandName, type CompletionHint, type OptionSpec, type OptionTable, type ArgSpec, type Example, type CheckInput, type IdValidation, type CommandSpec, type StatusFilter, type SortKey, type Shell, type ColorWhen, type GlobalOptions, type InspectCommandOptions, type FreezeCommandOptions, type BuildCommandOptions, type VerifyDigestsCommandOptions, type SweepCommandOptions, type RetireCommandOptions, type DeleteCommandOptions, type ExportCommandOptions, type WatchCommandOptions, type ReportCommandOptions, type FixtureCommandOptions, type MergeCommandOptions, type DoctorCommandOptions, type CompletionCommandOptions, type CommandOptionsMap } from './option-types.js';
+export { PROGRAM, EXIT_CODES, EXIT_CODES_NOTE, ENVIRONMENT } from './program-docs.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
 // ---------------------------------------------------------------------------------------------
-
-/** --color: when output is coloured (commands/render/styles.ts colorLevel). */
-export const COLOR_WHEN = ['auto', 'always', 'never'] as const;
-export type ColorWhen = (typeof COLOR_WHEN)[number];
-
-export interface GlobalOptions {
-  /** --json: one JSON document on stdout, nothing else on stdout. */
-  json: boolean;
-  /** --color auto|always|never (--no-color is --color=never; see commands/render/styles.ts colorLevel). */
-  color: ColorWhen;
-  /** -q/--quiet: only errors on stderr. */
-  quiet: boolean;
-  /** --lock-wait, in seconds. */
-  lockWait: number;
-}
 
 /** The library's default lock wait (src/ops/store.ts owns it), in the option's unit: seconds. */
 const DEFAULT_LOCK_WAIT_SECONDS = DEFAULT_LOCK_WAIT_MS / 1000;
@@ -245,117 +87,6 @@ const allowEmpty: OptionSpec<boolean> = {
   flags: '--allow-empty',
   description: 'a DIR without any capture file, or a selection without any rollout (--ids-from of no ids, an empty --shard), is an answer (exit 0), not an error (by default: exit 3, `tokcap: DIR: no capture files` or `tokcap: DIR: no rollouts selected`, since it is usually a mistyped DIR or id list)',
 };
-
-export interface InspectCommandOptions {
-  shard: ShardOption | undefined;
-  allowEmpty: boolean;
-  deep: boolean;
-  status: StatusFilter;
-  sort: SortKey;
-  limit: number | undefined;
-  call: string | undefined;
-  tokenizer: string | undefined;
-  idsFrom: string | undefined;
-}
-export interface FreezeCommandOptions {
-  shard: ShardOption | undefined;
-  all: boolean;
-  idsFrom: string | undefined;
-}
-export interface BuildCommandOptions {
-  shard: ShardOption | undefined;
-  allowEmpty: boolean;
-  freeze: boolean;
-  all: boolean;
-  model: string;
-  tokenizer: string | undefined;
-  failOnMask: boolean;
-  idsFrom: string | undefined;
-}
-export interface VerifyDigestsCommandOptions {
-  shard: ShardOption | undefined;
-  allowEmpty: boolean;
-  strict: boolean;
-  idsFrom: string | undefined;
-}
-export interface SweepCommandOptions {
-  /** Seconds. */
-  olderThan: number;
-  dryRun: boolean;
-}
-export interface RetireCommandOptions {
-  snapshotId: string | undefined;
-  version: number | undefined;
-  idsFrom: string | undefined;
-}
-export interface DeleteCommandOptions {
-  idsFrom: string | undefined;
-}
-export interface ExportCommandOptions {
-  shard: ShardOption | undefined;
-  allowEmpty: boolean;
-  out: string;
-  format: ExportFormatName;
-  freeze: boolean;
-  all: boolean;
-  model: string;
-  trainableOnly: boolean;
-  fields: string[] | undefined;
-  force: boolean;
-  idsFrom: string | undefined;
-}
-export interface WatchCommandOptions {
-  once: boolean;
-  allowEmpty: boolean;
-  tokenizer: string | undefined;
-}
-export interface ReportCommandOptions {
-  out: string;
-  tokenizer: string | undefined;
-}
-export interface FixtureCommandOptions {
-  rollouts: number;
-  calls: number;
-  prompt: number;
-  gen: number;
-  turn: number;
-  delta: boolean;
-  seed: number;
-  mix: boolean;
-  prefix: string;
-  fast: boolean;
-}
-export interface MergeCommandOptions {
-  strict: boolean;
-  failOnMask: boolean;
-  allowEmpty: boolean;
-}
-export interface DoctorCommandOptions {
-  /** Seconds. */
-  hold: number | undefined;
-  probe: boolean;
-  /** Seconds. */
-  wait: number;
-}
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface CompletionCommandOptions {}
-
-export interface CommandOptionsMap {
-  inspect: InspectCommandOptions;
-  freeze: FreezeCommandOptions;
-  build: BuildCommandOptions;
-  'verify-digests': VerifyDigestsCommandOptions;
-  sweep: SweepCommandOptions;
-  retire: RetireCommandOptions;
-  delete: DeleteCommandOptions;
-  export: ExportCommandOptions;
-  watch: WatchCommandOptions;
-  report: ReportCommandOptions;
-  merge: MergeCommandOptions;
-  doctor: DoctorCommandOptions;
-  fixture: FixtureCommandOptions;
-  completion: CompletionCommandOptions;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Arguments
@@ -807,85 +538,6 @@ export const COMMANDS: { readonly [N in CommandName]: CommandSpec<N> } = {
     mutates: () => false,
   },
 };
-
-/** Program-level documentation (tokcap(1), `tokcap --help`). */
-export const PROGRAM = {
-  name: 'tokcap',
-  summary: 'inspect, verify, freeze, build and sweep NeMo Gym token-capture directories',
-  description: [
-    'tokcap works on the token-capture directories written by NeMo Gym model servers, interoperating byte for byte and lock for lock with the Python store: it inspects and verifies them, freezes and builds trajectories the way the reference consumer does, exports them for training, and retires, deletes and sweeps what has been consumed.',
-    'DIR is the capture directory; when it is omitted, $TOKCAP_DIR is used. Rollout ids are validated as a whole batch before anything is read or changed. Commands that change a store never act on every rollout implicitly.',
-  ].join('\n\n'),
-  examples: [
-    { command: 'tokcap inspect /data/captures', description: 'What is in a capture directory.' },
-    { command: 'tokcap verify-digests /data/captures --json', description: 'Check it, machine-readable.' },
-    { command: 'tokcap build /data/captures --freeze --all --model qwen3-8b --json > built.json', description: 'Freeze and build a finished run.' },
-    { command: 'tokcap sweep /data/captures --older-than 7d', description: 'Clean up fences retired more than a week ago.' },
-  ] as readonly Example[],
-} as const;
-
-export const EXIT_CODES: readonly { code: number; short: string; meaning: string }[] = [
-  { code: 0, short: 'success: did what was asked, found nothing wrong', meaning: 'the command did what was asked and found nothing wrong' },
-  {
-    code: 1,
-    short: 'negative outcome: findings, a drop refused, a masked rollout, an interrupted retire',
-    meaning:
-      'the command ran and reports a negative outcome: verify-digests found an error (or a warning with --strict); a conditional drop returned false; build --fail-on-mask found a masked rollout; sweep found an interrupted retire (a retired rollout whose records are still there)',
-  },
-  { code: 2, short: 'usage error: nothing was read or changed', meaning: 'usage: unknown option, missing argument, invalid rollout id, bad duration; nothing was read or changed' },
-  {
-    code: 3,
-    short: 'the store could not be processed',
-    meaning:
-      'the store could not be processed: unreadable or corrupt file, conflicting payloads, a write refused because the rollout is frozen or retired, lock timeout, I/O error',
-  },
-];
-
-export const EXIT_CODES_NOTE =
-  'When several rollouts are processed and outcomes differ, the highest code wins; every rollout is still processed and reported.';
-
-/** The worker thresholds of src/threads/job-workers.ts as --help and the man pages say them. */
-const MB = (bytes: number) => `${Math.round(bytes / 2 ** 20)} MB`;
-const KB = (bytes: number) => `${Math.round(bytes / 2 ** 10)} KB`;
-const WORKER_SIZES =
-  `about ${MB(WORKER_MIN_BYTES)} of JSONL; for verify-digests, whose worker starts with the command, ` +
-  `about ${MB(EARLY_WORKER_MIN_BYTES)} in rollouts of ${KB(EARLY_WORKER_MIN_ROLLOUT_BYTES)} or more; ` +
-  `for inspect, ${SUMMARY_WORKER_MIN_ROLLOUTS.toLocaleString('en-US')} rollouts, or ${MB(WORKER_MIN_BYTES)} of JSONL with --deep; for watch, always`;
-
-export const ENVIRONMENT: readonly { name: string; description: string }[] = [
-  { name: 'TOKCAP_DIR', description: 'the capture directory used when DIR is omitted' },
-  { name: 'NO_COLOR', description: 'when set to a non-empty value, no colour (as --no-color) unless --color=always' },
-  { name: 'FORCE_COLOR', description: 'when set (not 0 or false), colour even when stdout is not a terminal (for less -R), unless NO_COLOR or --color=never; 2 and 3 choose 256 colours and true colour' },
-  {
-    name: 'TOKCAP_SHARDS',
-    description:
-      'N for `--shard auto` in a Kubernetes Indexed Job (K is JOB_COMPLETION_INDEX); in a Slurm job array, K and N come from SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT',
-  },
-  { name: 'TOKCAP_DEBUG', description: 'when set to 1, errors also print their stack trace, and jobs that can use worker threads say how many they started' },
-  { name: 'TOKCAP_TRACE', description: 'a file name: the live view of `watch` writes there when each stage of its start and load happened (milliseconds since the process started), for timing it' },
-  {
-    name: 'TOKCAP_WORKERS',
-    description:
-      `threads to use for work across rollouts (inspect, verify-digests, build, export, watch), a positive whole number; by default one per core up to ${MAX_THREADS}, for jobs large enough to pay for a worker thread (${WORKER_SIZES}); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size (at most ${MAX_THREADS} threads); any other value is the default`,
-  },
-];
-
-/** The value placeholder of an option (`<state>`), or undefined for boolean flags. */
-export function optionValueName(flags: string): string | undefined {
-  return /<([^>]+)>/.exec(flags)?.[1];
-}
-
-/** Long flag (`--status`) of an option spec. */
-export function optionLongFlag(flags: string): string {
-  const m = /--[a-z][a-z0-9-]*/.exec(flags);
-  if (!m) throw new Error(`option table: no long flag in '${flags}'`);
-  return m[0];
-}
-
-/** Short flag (`-q`) of an option spec, if any. */
-export function optionShortFlag(flags: string): string | undefined {
-  return /(^|[ ,])(-[a-zA-Z])(?=[ ,]|$)/.exec(flags)?.[2];
-}
 
 /** All specs of a command: its own options, then the global ones. */
 export function commandOptionEntries(name: CommandName): [string, OptionSpec<unknown>][] {
