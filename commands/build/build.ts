@@ -21,7 +21,7 @@ import { assertListableDir, requireCaptureFiles, requireSelection, shardMember }
 import { summaryLines } from '../render/summary-text.js';
 import { divergenceJson } from '../../src/divergence/divergence-json.js';
 import { divergenceLine } from '../render/divergence-lines.js';
-import { CommandTokenizers, tokenizerSource } from '../cli/tokenizers.js';
+import { CommandTokenizers, tokenizerNote, tokenizerSource } from '../cli/tokenizers.js';
 import type { TokenText } from '../../src/tokenizer/token-text.js';
 
 export async function run(ctx: CommandContext<'build'>): Promise<void> {
@@ -39,7 +39,10 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   const summary = emptySummary();
   const human: string[] = [];
   // Read nothing until a masked rollout has a divergence to show.
-  const tokenizers = new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), (l) => ctx.warn(l));
+  const note = tokenizerNote(ctx.options.tokenizer, ctx.env, (l) => ctx.warn(l), (l) => {
+    if (!ctx.options.json && !ctx.options.quiet) human.push(ctx.styles.dim(l));
+  });
+  const tokenizers = new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), note);
   const textsOf = async (o: BuildOutcome) => {
     const texts = new Map<string, TokenText | null>();
     for (const d of o.divergences ?? []) if (!texts.has(d.model)) texts.set(d.model, await tokenizers.textFor(d.model));

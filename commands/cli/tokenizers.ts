@@ -26,6 +26,21 @@ export function tokenizerSource(option: string | undefined, env: NodeJS.ProcessE
 }
 
 /**
+ * Where a command says why ids are shown without text. A tokenizer the user named
+ * (`--tokenizer`, TOKCAP_TOKENIZER) that cannot be used is a warning on stderr; a model that is
+ * only missing from the cache is said beside the ids, in text output alone: nobody asked for text,
+ * so cron and `--json` runs get no stderr line for it.
+ */
+export function tokenizerNote(
+  option: string | undefined,
+  env: NodeJS.ProcessEnv,
+  warn: (line: string) => void,
+  beside: (line: string) => void,
+): (line: string) => void {
+  return option !== undefined || env.TOKCAP_TOKENIZER ? warn : beside;
+}
+
+/**
  * A model's decoder for a command's output, or null (ids only): why there is none is said once
  * per process through `note` (a missing tokenizer is no failure: the ids are still the answer).
  */

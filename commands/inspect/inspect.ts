@@ -30,7 +30,7 @@ import { detailLines } from '../watch/rollout-lines.js';
 import { callTokens } from '../../src/call-text/call-tokens.js';
 import { TokcapError } from '../../src/errors.js';
 import { callTextLines } from '../render/call-text-lines.js';
-import { CommandTokenizers, textsByModel, tokenizerSource } from '../cli/tokenizers.js';
+import { CommandTokenizers, textsByModel, tokenizerNote, tokenizerSource } from '../cli/tokenizers.js';
 import { showId } from '../cli/shared.js';
 
 export function matchesStatus(a: RolloutStatusAnswer, filter: StatusFilter): boolean {
@@ -205,7 +205,8 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
   const width = ctx.tty.stdout ? Math.max(60, ctx.terminal.columns ?? 100) : Infinity;
   // Nothing is read for decoding until a divergence or a call's text is shown.
   let tokenizers: CommandTokenizers | undefined;
-  const decoders = () => (tokenizers ??= new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), (l) => ctx.warn(l)));
+  const note = tokenizerNote(ctx.options.tokenizer, ctx.env, (l) => ctx.warn(l), (l) => blocks.push([ctx.styles.dim(l)]));
+  const decoders = () => (tokenizers ??= new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), note));
   if (ctx.options.call !== undefined && ctx.ids.length !== 1) throw new TokcapError('usage', 'inspect: --call needs exactly one rollout ID');
   for (const id of ctx.ids) {
     // A named rollout without any capture file is an error (docs/cli.md#unavailable), never empty facts.
