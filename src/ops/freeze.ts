@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { TokcapError } from '../errors.js';
+import { TokcapError, toTokcapError } from '../errors.js';
 import { orderedJson } from '../json/canonical-json.js';
 import { entriesFromBytes } from '../jsonl/read-entries.js';
 import { readIntoCopyBuffer } from '../jsonl/read-into-copy-buffer.js';
-import { readRegularFileSync } from '../layout/safe-open.js';
+import { readRegularFileSync, withRegularFdSync } from '../layout/safe-open.js';
 import { rolloutPaths, type RolloutPaths } from '../layout/file-names.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
@@ -61,6 +61,11 @@ export interface FrozenCopy {
   bytes?: Uint8Array;
   intentBytes?: Uint8Array;
   /**
+   * This freeze wrote the state (a new snapshot, or a reconciled index): a failure met after it
+   * (the intents' bytes do not decode) is reported with what was written.
+   */
+  wrote?: boolean;
+  /**
    * Hands the memory of `bytes` back for the next copy (src/jsonl/copy-buffers.ts), once parsed
    * (`parseFrozenCopy` keeps no view of it). Never calling it is safe. Not sent across threads.
    */
@@ -86,17 +91,41 @@ export async function freezeAndCopy(store: StoreOptions, rolloutId: string): Pro
 }
 
 function freezeOnceAndCopy(dir: string, paths: RolloutPaths, rolloutId: string, state: RolloutState, changed: boolean): FrozenCopy {
+  // Copied before the state is written (the exclusive lock keeps them as they are): a capture
+  // file that is not a regular file or cannot be opened is refused with nothing written.
+  const j = readIntoCopyBuffer(paths.jsonl, rolloutId);
+  let intentBytes: Buffer | undefined;
+  try {
+    intentBytes = readRegularFileSync(paths.intents, rolloutId);
+    withRegularFdSync(paths.incomplete, rolloutId, () => undefined);
+  } catch (e) {
+    j?.release();
+    throw e;
+  }
+  const wrote = !isFrozen(state) || changed;
   if (!isFrozen(state)) {
     state.data.frozen = true;
     state.data.snapshot_id = newSnapshotId();
     state.data.version = stateVersion(state, rolloutId) + 1;
-    writeState(dir, paths.state, state.data, 'durable', rolloutId);
-  } else if (changed) {
-    writeState(dir, paths.state, state.data, 'durable', rolloutId);
   }
-  const j = readIntoCopyBuffer(paths.jsonl, rolloutId);
-  const intentBytes = readRegularFileSync(paths.intents, rolloutId);
-  return { rolloutId, stateText: orderedJson(state.data), bytes: j?.bytes, intentBytes, release: j?.release };
+  if (wrote) writeState(dir, paths.state, state.data, 'durable', rolloutId);
+  return { rolloutId, stateText: orderedJson(state.data), bytes: j?.bytes, intentBytes, wrote, release: j?.release };
+}
+
+/**
+ * A failure met after the freeze wrote its state: the same error, its message led by what was
+ * written ("frozen at snapshot S, version V; then: ..."), since the store did change.
+ */
+function afterWrite(e: unknown, copy: FrozenCopy, state: RolloutState | undefined, rolloutId: string): unknown {
+  if (!copy.wrote || state === undefined) return e;
+  const err = toTokcapError(e, { rolloutId });
+  const sid = snapshotId(state) ?? '';
+  return new TokcapError(err.kind, `frozen at snapshot ${sid}, version ${stateVersion(state, rolloutId)}; then: ${err.message}`, {
+    rolloutId,
+    file: err.file,
+    pyClass: err.pyClass,
+    cause: err,
+  });
 }
 
 /** The snapshot of a freeze's copy (the reference's read of docs/format.md#read-entries: any bad line fails). */
@@ -104,8 +133,14 @@ export function parseFrozenCopy(store: StoreOptions, copy: FrozenCopy, jsonReade
   const { rolloutId } = copy;
   const { paths } = rolloutTarget(store, rolloutId);
   const state = parseStateBytes(Buffer.from(copy.stateText, 'utf8'), paths.state, rolloutId);
-  const entries = copy.bytes ? entriesFromBytes(copy.bytes, { rolloutId, file: paths.jsonl, tornTail: 'fail', jsonReader }).entries : [];
-  const intents = copy.intentBytes ? parseIntents(copy.intentBytes, rolloutId, paths.intents) : [];
+  let entries: TokenEntry[];
+  let intents: string[];
+  try {
+    entries = copy.bytes ? entriesFromBytes(copy.bytes, { rolloutId, file: paths.jsonl, tornTail: 'fail', jsonReader }).entries : [];
+    intents = copy.intentBytes ? parseIntents(copy.intentBytes, rolloutId, paths.intents) : [];
+  } catch (e) {
+    throw afterWrite(e, copy, state, rolloutId);
+  }
   const dangling = danglingIntents(
     intents,
     entries.map((e) => e.model_call_id),
