@@ -5,7 +5,7 @@ import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { pyRepr } from '../layout/py-repr.js';
 import { readIntoCopyBuffer } from '../jsonl/read-into-copy-buffer.js';
-import { readRegularFileSync } from '../layout/safe-open.js';
+import { readRegularFileSync, withRegularFdSync } from '../layout/safe-open.js';
 import { withRolloutLockSyncFn } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
@@ -72,7 +72,16 @@ export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: strin
     // A retired rollout fails here already (its J is not copied): parse the state now.
     if (stateBytes !== undefined && isRetired(parseStateBytes(stateBytes, paths.state, rolloutId))) throw retiredError(rolloutId);
     const j = readIntoCopyBuffer(paths.jsonl, rolloutId);
-    const intentBytes = readRegularFileSync(paths.intents, rolloutId);
+    let intentBytes: Buffer | undefined;
+    try {
+      intentBytes = readRegularFileSync(paths.intents, rolloutId);
+      // The markers are part of the rollout's answer (its status): one that cannot be read
+      // leaves the rollout unread, for the build as for every other command.
+      withRegularFdSync(paths.incomplete, rolloutId, () => undefined);
+    } catch (e) {
+      j?.release();
+      throw e;
+    }
     return { rolloutId, stateBytes, bytes: j?.bytes, intentBytes, release: j?.release };
   });
 }

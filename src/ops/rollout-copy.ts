@@ -245,6 +245,8 @@ export function snapshotCopyOf(arena: Uint8Array, record: RolloutCopyRecord, ret
   if (retired) throw retiredError(record.rolloutId);
   fail(record.errors?.jsonl);
   fail(record.errors?.intents);
+  // The markers are part of the rollout's answer: one that could not be read leaves it unread.
+  fail(record.errors?.incomplete);
   return {
     rolloutId: record.rolloutId,
     stateBytes: spanBytes(arena, record.spans.state),

@@ -1,3 +1,4 @@
+import { withRegularFdSync } from '../layout/safe-open.js';
 import { computeTokenDigest, sha256Hex, sharedWithCachedDigest, TokenSequence, type TokenId } from '../digest/token-digest.js';
 import { toTokcapError } from '../errors.js';
 import { JsonBytesReader } from '../json/parse-json.js';
@@ -35,6 +36,9 @@ export async function verifyRollout(
   const paths = rolloutPaths(store.dir, rolloutId);
   const out: Finding[] = [];
   const add = (f: Finding) => out.push(f);
+  // A capture file that is not a regular file or cannot be opened leaves the rollout unchecked
+  // (an I/O failure), never verified: the intents and markers too, which the digests do not need.
+  for (const p of [paths.intents, paths.incomplete]) withRegularFdSync(p, rolloutId, () => undefined);
 
   let state: RolloutState | undefined;
   try {

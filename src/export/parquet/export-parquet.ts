@@ -152,7 +152,11 @@ async function writeParts(
       const { facts, status } = await readRolloutStatus(store, r.rolloutId, { recordsError });
       const unavailable = status.status === 'unavailable' || rows.verdict === 'unavailable';
       if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
-      else if (unavailable && status.error) hooks.onRolloutError?.(errorFromFacts(status.error, { rolloutId: r.rolloutId }), r.rolloutId);
+      else if (unavailable) {
+        // Named on stderr (and exit 3) whether the status or only the records could not be read.
+        const why = status.error ?? r.verdict.error ?? { kind: 'other' as const, message: 'could not be read' };
+        hooks.onRolloutError?.(errorFromFacts(why, { rolloutId: r.rolloutId }), r.rolloutId);
+      }
       // docs/cli.md#unavailable: a rollout that could not be read is left out of the output (and named on stderr).
       const keep = item.keep && !unavailable;
       if (keep) {
