@@ -103,10 +103,13 @@ export function rowLine(r: RolloutRow, { now, selected, cols, styles, padLast = 
   const cells: string[] = [];
   const loaded = r.loaded;
   cells.push(padEnd(loaded ? r.status : '…', FIXED[0].width));
-  cells.push(padStart(loaded ? String(r.calls) : '', FIXED[1].width));
-  cells.push(padStart(loaded ? String(r.danglingIntents.length) : '', FIXED[2].width));
-  cells.push(padStart(loaded ? String(r.incompleteMarkers.length) : '', FIXED[3].width));
-  cells.push(padStart(loaded ? String(r.version) : '', FIXED[4].width));
+  // `-`: not read (an unavailable rollout, a state that did not parse), never a made-up 0.
+  const unread = r.status === 'unavailable';
+  const shown = (n: number | null) => (!loaded ? '' : n === null ? '-' : String(n));
+  cells.push(padStart(shown(unread ? null : r.calls), FIXED[1].width));
+  cells.push(padStart(shown(unread ? null : r.danglingIntents.length), FIXED[2].width));
+  cells.push(padStart(shown(unread ? null : r.incompleteMarkers.length), FIXED[3].width));
+  cells.push(padStart(shown(unread ? null : r.version), FIXED[4].width));
   cells.push(padStart(formatAgeSince(now, r.mtimeMs), FIXED[5].width));
   const mask = maskCell(r, now, lockWaitSince);
   const maskText = padLast ? padEnd(mask.text, cols.mask) : truncate(mask.text, cols.mask);

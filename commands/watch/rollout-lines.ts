@@ -7,6 +7,7 @@ import type { Styles } from '../render/styles.js';
 import { formatAgeSince, showId } from '../cli/shared.js';
 import { couldNotBeRead } from '../cli/errors.js';
 import type { DigestCheck, RolloutDetail, TreeNode } from '../../src/status/rollout-detail.js';
+import { knownVersion } from '../../src/status/rollout-status.js';
 import { cellWidth as stringWidth } from './cells.js';
 import { truncate, wrapText } from './fit-text.js';
 import { divergenceLine, windowLines } from '../render/divergence-lines.js';
@@ -71,7 +72,7 @@ export function detailLines(d: RolloutDetail, width: number, now: number, styles
   const badge = styles.badge(d.status.status);
   const head = `rollout ${d.id}`;
   const files = f ? f.files.map((s) => s.replace(/^\.tokens\./, '').replace(/\.json$/, '')).join('+') : '';
-  const meta = f ? `  v${f.version}  ${f.entries} calls  files ${files || 'none'}  changed ${formatAgeSince(now, f.mtime_ms)} ago` : '';
+  const meta = f ? `  v${knownVersion(f) ?? '-'}  ${f.entries} calls  files ${files || 'none'}  changed ${formatAgeSince(now, f.mtime_ms)} ago` : '';
   out.push(styles.heading(truncate(head, width - 12)) + ' ' + badge + truncate(meta, Math.max(0, width - stringWidth(head) - d.status.status.length - 1)));
   if (d.status.conditions.length) out.push(`conditions: ${d.status.conditions.map((c) => styles.badge(c)).join(' ')}`);
   // Unavailable, or its status answered but its records not read: the same words either way.

@@ -103,3 +103,12 @@ export function rolloutStatus(facts: RolloutFacts): RolloutStatusAnswer {
 export function unavailableStatus(error: ErrorFacts): RolloutStatusAnswer {
   return { status: 'unavailable', conditions: [], error: errorFactsOf(error) };
 }
+
+/**
+ * The state's version when it was read: null when the state file could not be read or parsed.
+ * The facts' `version` is then the conformance facts' 0 (docs/conformance.md#facts), which text
+ * and the live view must not show as a value (docs/cli.md#faults).
+ */
+export function knownVersion(f: Pick<RolloutFacts, 'version' | 'errors'>): number | null {
+  return f.errors.some((e) => e.file.endsWith(SUFFIX.state)) ? null : f.version;
+}

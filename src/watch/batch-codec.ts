@@ -107,8 +107,9 @@ export function encodeOutcomes(outcomes: readonly RowReadOutcome[]): EncodedOutc
     const r = out.row;
     numbers[o] = out.signature ? ROW_SIGNED : ROW;
     numbers[o + 1] = r.bits;
-    numbers[o + 2] = r.calls;
-    numbers[o + 3] = r.version;
+    // NaN stands for null (not read) in the numbers.
+    numbers[o + 2] = r.calls ?? NaN;
+    numbers[o + 3] = r.version ?? NaN;
     numbers[o + 4] = r.mtimeMs;
     if (out.signature) {
       numbers[o + 5] = out.signature.key;
@@ -139,9 +140,13 @@ export function decodeOutcomes(e: EncodedOutcomes, ids: readonly string[]): RowR
     if (tag === FAILED) out.push({ ok: false, error: errors[i]! });
     else if (tag === GONE) out.push({ ok: true, gone: true });
     else {
-      const row = new PackedRow(ids[i], e.numbers[o + 1], e.numbers[o + 2], e.numbers[o + 3], e.numbers[o + 4], null, 0, snapshotIds[i], extras[i]);
+      const row = new PackedRow(ids[i], e.numbers[o + 1], orNull(e.numbers[o + 2]), orNull(e.numbers[o + 3]), e.numbers[o + 4], null, 0, snapshotIds[i], extras[i]);
       out.push(tag === ROW_SIGNED ? { ok: true, row, signature: { key: e.numbers[o + 5], kinds: e.words[e.numbers[o + 6]] } } : { ok: true, row });
     }
   }
   return out;
+}
+
+function orNull(n: number): number | null {
+  return Number.isNaN(n) ? null : n;
 }

@@ -6,7 +6,7 @@
 import { errorFactsOf, type ErrorFacts } from '../errors.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
-import { CONDITIONS, type Condition, type RolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
+import { CONDITIONS, knownVersion, type Condition, type RolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 import { countRollout, emptySummary, type StatusSummary } from '../status/summary.js';
 import type { Verdict, VerdictAnswer } from '../status/verdict.js';
 import type { RowPreview } from './preview.js';
@@ -26,12 +26,13 @@ export interface RolloutRow {
   readonly retired: boolean;
   readonly tornTail: boolean;
   readonly incompleteFlag: boolean;
-  /** Entry lines in J (what `inspect` counts). */
-  readonly calls: number;
+  /** Entry lines in J (what `inspect` counts); null when they could not be counted (unavailable). */
+  readonly calls: number | null;
   readonly danglingIntents: readonly string[];
   /** Call ids in the incomplete-marker file, one per mark, "" kept. */
   readonly incompleteMarkers: readonly string[];
-  readonly version: number;
+  /** The state's version; null when the state could not be read or parsed (never a made-up 0). */
+  readonly version: number | null;
   readonly snapshotId: string;
   /** Newest mtime among the rollout's files (ms since the epoch); 0 when unknown. */
   readonly mtimeMs: number;
@@ -106,8 +107,8 @@ export class PackedRow implements RolloutRow {
   constructor(
     readonly id: string,
     readonly bits: number,
-    readonly calls: number,
-    readonly version: number,
+    readonly calls: number | null,
+    readonly version: number | null,
     readonly mtimeMs: number,
     readonly changedAt: number | null,
     readonly seq: number,
@@ -257,11 +258,15 @@ export interface RowInputs {
   seq: number;
 }
 
-/** Derives a row from what was read. */
+/**
+ * Derives a row from what was read. What was not read is not shown as a value: an unavailable
+ * rollout has no calls, version or intents (null and empty), a state that did not parse no version.
+ */
 export function deriveRow({ id, facts, status, preview, changedAt, seq }: RowInputs): PackedRow {
   let error: RowError | undefined = facts.errors.length > 0 ? errorFactsOf(facts.errors[0]) : undefined;
   if (preview?.kind === 'unreadable') error ??= preview.error;
   const built = preview?.kind === 'built' ? preview : undefined;
+  const unread = status.status === 'unavailable';
   return packFields({
     id,
     loaded: true,
@@ -271,11 +276,11 @@ export function deriveRow({ id, facts, status, preview, changedAt, seq }: RowInp
     retired: facts.retired,
     tornTail: facts.torn_tail,
     incompleteFlag: facts.incomplete_flag,
-    calls: facts.entries,
+    calls: unread ? null : facts.entries,
     // The preview's snapshot is the one the causes were computed from; prefer its view.
-    danglingIntents: built?.danglingIntents ?? facts.dangling_intents,
-    incompleteMarkers: facts.incomplete_marker_calls,
-    version: facts.version,
+    danglingIntents: unread ? NONE : (built?.danglingIntents ?? facts.dangling_intents),
+    incompleteMarkers: unread ? NONE : facts.incomplete_marker_calls,
+    version: unread ? null : knownVersion(facts),
     snapshotId: facts.snapshot_id,
     mtimeMs: facts.mtime_ms,
     changedAt,
@@ -291,7 +296,22 @@ export function deriveRow({ id, facts, status, preview, changedAt, seq }: RowInp
 
 /** A row for a rollout whose read failed as a whole: unavailable, nothing else claimed. */
 export function errorRow(previous: RolloutRow, error: RowError, changedAt: number | null, seq: number): PackedRow {
-  return packRow(previous, { loaded: true, status: 'unavailable', conditions: NONE, verdict: 'unavailable', unbuilt: true, wouldMask: null, causes: NONE, error, changedAt, seq });
+  return packRow(previous, {
+    loaded: true,
+    status: 'unavailable',
+    conditions: NONE,
+    verdict: 'unavailable',
+    unbuilt: true,
+    wouldMask: null,
+    causes: NONE,
+    calls: null,
+    version: null,
+    danglingIntents: NONE,
+    incompleteMarkers: NONE,
+    error,
+    changedAt,
+    seq,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -375,7 +395,7 @@ const COMPARATORS: Record<SortMode, (a: RolloutRow, b: RolloutRow) => number> = 
     Number(b.wouldMask === true) - Number(a.wouldMask === true) ||
     b.mtimeMs - a.mtimeMs ||
     byId(a, b),
-  calls: (a, b) => b.calls - a.calls || byId(a, b),
+  calls: (a, b) => (b.calls ?? -1) - (a.calls ?? -1) || byId(a, b),
 };
 
 /** Filters and sorts (a new array; the input is not modified). */

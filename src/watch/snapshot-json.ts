@@ -10,6 +10,8 @@
  *   "rollouts": {ID: {"status", "conditions", "verdict", "calls", "frozen", "retired",
  *                     "incomplete_flag", "incomplete_marker_calls", "dangling_intents",
  *                     "torn_tail", "version", "snapshot_id", "mtime_ms", "would_mask",
+ *                     (the facts null when the rollout is unavailable; `version` null when
+ *                     the state could not be parsed)
  *                     "mask_causes": [{"code", "message", "calls"?}], "build_error"?,
  *                     "error"?: {"kind", "message"}}}
  * }
@@ -28,15 +30,15 @@ export interface WatchRolloutJson {
   status: RolloutStatus;
   conditions: Condition[];
   verdict: Verdict | null;
-  calls: number;
-  frozen: boolean;
-  retired: boolean;
-  incomplete_flag: boolean;
-  incomplete_marker_calls: string[];
-  dangling_intents: string[];
-  torn_tail: boolean;
-  version: number;
-  snapshot_id: string;
+  calls: number | null;
+  frozen: boolean | null;
+  retired: boolean | null;
+  incomplete_flag: boolean | null;
+  incomplete_marker_calls: string[] | null;
+  dangling_intents: string[] | null;
+  torn_tail: boolean | null;
+  version: number | null;
+  snapshot_id: string | null;
   mtime_ms: number;
   would_mask: boolean | null;
   mask_causes: { code: string; message: string; calls?: string[] }[];
@@ -52,19 +54,22 @@ export interface WatchSnapshotJson {
 }
 
 export function rowJson(r: RolloutRow): WatchRolloutJson {
+  // An unavailable rollout's facts were not read: null, never a made-up value (docs/cli.md#faults).
+  const read = r.status !== 'unavailable';
+  const known = <T>(v: T): T | null => (read ? v : null);
   const out: WatchRolloutJson = {
     status: r.status,
     conditions: [...r.conditions],
     verdict: r.verdict,
-    calls: r.calls,
-    frozen: r.frozen,
-    retired: r.retired,
-    incomplete_flag: r.incompleteFlag,
-    incomplete_marker_calls: [...r.incompleteMarkers],
-    dangling_intents: [...r.danglingIntents],
-    torn_tail: r.tornTail,
-    version: r.version,
-    snapshot_id: r.snapshotId,
+    calls: known(r.calls),
+    frozen: known(r.frozen),
+    retired: known(r.retired),
+    incomplete_flag: known(r.incompleteFlag),
+    incomplete_marker_calls: known([...r.incompleteMarkers]),
+    dangling_intents: known([...r.danglingIntents]),
+    torn_tail: known(r.tornTail),
+    version: known(r.version),
+    snapshot_id: known(r.snapshotId),
     mtime_ms: Math.round(r.mtimeMs),
     would_mask: r.wouldMask,
     mask_causes: r.causes.map((c) => (c.calls ? { code: c.code, message: c.message, calls: [...c.calls] } : { code: c.code, message: c.message })),

@@ -118,7 +118,8 @@ describe('DirectoryView', () => {
     const out = lines(lastFrame());
     expect(out[2]).toContain('1 could not be read');
     expect(out[1]).toContain('1 unavailable');
-    expect(out.find((l) => l.includes('broken'))).toBe('› broken    unavailable     3    0   0    3   0s could not be read: refusing to…');
+    // Its values were not read: `-`, never a number (docs/cli.md#faults).
+    expect(out.find((l) => l.includes('broken'))).toBe('› broken    unavailable     -    -   -    -   0s could not be read: refusing to…');
   });
 
   it('shows a rollout waiting for a lock held elsewhere, counting, and the wait in the header', () => {
