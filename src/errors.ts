@@ -165,6 +165,14 @@ export function noRolloutsSelectedError(where: { file?: string }): TokcapError {
   return new TokcapError('not_found', 'no rollouts selected', where);
 }
 
+/**
+ * The records hold lines that are neither entries nor a torn tail (the `corrupt` condition without
+ * an error of its own): the same line from every command that found them.
+ */
+export function corruptLinesError(rolloutId: string, file: string): TokcapError {
+  return new TokcapError('corrupt', 'the records hold lines that are not valid entries', { rolloutId, file });
+}
+
 /** Any thrown value as a TokcapError (unexpected ones become kind `other`). */
 export function toTokcapError(e: unknown, context: { rolloutId?: string; file?: string } = {}): TokcapError {
   if (e instanceof TokcapError) return e;

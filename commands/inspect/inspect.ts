@@ -9,7 +9,8 @@
  * an id could not read a rollout's lines, its status is still the summary's
  * (src/status/read-status.ts) and the failure is reported beside it.
  */
-import { errorFromFacts, toTokcapError, type ErrorFacts } from '../../src/errors.js';
+import { corruptLinesError, errorFromFacts, toTokcapError, type ErrorFacts } from '../../src/errors.js';
+import { SUFFIX } from '../../src/layout/file-names.js';
 import { directoryFacts, forEachRolloutFacts } from '../../src/facts/directory-facts.js';
 import type { RolloutFacts } from '../../src/facts/rollout-facts.js';
 import { rolloutFacts } from '../../src/facts/rollout-facts.js';
@@ -20,7 +21,7 @@ import { scanDirectory, type DirectoryListing } from '../../src/layout/scan-dire
 import { noSuchRolloutError } from '../../src/errors.js';
 import { statusOfFullRead } from '../../src/status/read-status.js';
 import { loadRolloutDetail } from '../../src/status/rollout-detail.js';
-import { ROLLOUT_STATUSES, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../../src/status/rollout-status.js';
+import { ROLLOUT_STATUSES, knownVersion, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../../src/status/rollout-status.js';
 import { countRollout, emptySummary } from '../../src/status/summary.js';
 import type { CommandContext } from '../cli/context.js';
 import type { SortKey, StatusFilter } from '../cli/options.js';
@@ -57,11 +58,15 @@ function reportUnread(ctx: CommandContext<'inspect'>, id: string, error: ErrorFa
   if (error) ctx.fail(errorFromFacts(error, { rolloutId: id }), id);
 }
 
-/** Warnings for problems met while reading a rollout that still could be read. */
+/**
+ * The problems met reading a rollout that still could be read: a file that did not parse (the
+ * `corrupt` condition) is an error line and exit 3, as every command gives it (docs/cli.md#exit-codes).
+ */
 function warnFacts(ctx: CommandContext<'inspect'>, row: Row): void {
   const [id, f, a, recordsError] = row;
   if (a.status === 'unavailable') return reportUnread(ctx, id, a.error);
-  for (const e of f.errors) ctx.warn(`${id}: ${e.file}: ${e.message}`);
+  for (const e of f.errors) ctx.fail(errorFromFacts(e, { rolloutId: id, file: e.file }), id);
+  if (f.bad_lines > 0 && !f.errors.some((e) => e.file.endsWith(SUFFIX.jsonl))) ctx.fail(corruptLinesError(id, `${id}${SUFFIX.jsonl}`), id);
   reportUnread(ctx, id, recordsError);
 }
 
@@ -184,7 +189,7 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
           known ? String(f.entries) : '-',
           !known ? '-' : f.dangling_intents.length ? s.warn(String(f.dangling_intents.length)) : '0',
           !known ? '-' : f.incomplete_marker_calls.length ? s.warn(String(f.incomplete_marker_calls.length)) : '0',
-          known ? String(f.version) : '-',
+          (known && knownVersion(f)?.toString()) || '-',
           known ? formatBytes(f.file_size) : '-',
           formatAgeSince(now, f.mtime_ms),
         ];
@@ -230,11 +235,8 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
       continue;
     }
     const detail = await loadRolloutDetail(store, id, {}, { deep: true });
-    if (detail.status.status === 'unavailable') reportUnread(ctx, id, detail.status.error);
-    else {
-      for (const e of detail.facts?.errors ?? []) ctx.warn(`${id}: ${e.file}: ${e.message}`);
-      reportUnread(ctx, id, detail.recordsError);
-    }
+    if (detail.status.status === 'unavailable' || !detail.facts) reportUnread(ctx, id, detail.status.error);
+    else warnFacts(ctx, [id, detail.facts, detail.status, detail.recordsError]);
     if (ctx.options.call !== undefined) {
       const t = detail.build ? callTokens(detail.build, ctx.options.call, detail.divergences) : undefined;
       if (t === undefined) {

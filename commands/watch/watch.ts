@@ -12,7 +12,7 @@
  * view (./live.js, imported dynamically, from its bundle when there is one: ./view-loader.ts).
  */
 import type { CommandContext } from '../cli/context.js';
-import { errorFromFacts, TokcapError } from '../../src/errors.js';
+import { corruptLinesError, errorFromFacts, TokcapError } from '../../src/errors.js';
 import { endLockWaits } from '../../src/lock/rollout-lock.js';
 import { DirectoryModel } from '../../src/watch/directory-model.js';
 import { visibleRows, NO_FILTER } from '../../src/watch/rows.js';
@@ -107,6 +107,8 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   // An unreadable rollout is reported (stderr, exit code by kind) and stays in the snapshot.
   for (const r of snapshot.rows) {
     if (r.error) ctx.fail(errorFromFacts(r.error, { rolloutId: r.id }), r.id);
+    // A corrupt file is exit 3 for every command (docs/cli.md#exit-codes), lines of J included.
+    else if (r.conditions.includes('corrupt')) ctx.fail(corruptLinesError(r.id, `${r.id}.tokens.jsonl`), r.id);
   }
   if (ctx.options.json) {
     // Row by row: the document of 100,000 rollouts is never held whole (same bytes as
