@@ -2,9 +2,10 @@
 /**
  * Generates man/tokcap.1 and man/tokcap-<command>.1 from the option table (commands/cli/options.ts,
  * via the markdown of commands/cli/docs.ts) with marked-man, and README.md's command and exit-code
- * tables (between `<!-- NAME:start -->` and `<!-- NAME:end -->`). Output is reproducible: the
- * date is a constant below (bump it when the pages change meaningfully), the version comes from
- * package.json, and nothing depends on the clock, the locale or the machine.
+ * tables and docs/cli.md's fault table (between `<!-- NAME:start -->` and `<!-- NAME:end -->`).
+ * Output is reproducible: the date is a constant below (bump it when the pages change
+ * meaningfully), the version comes from package.json, and nothing depends on the clock, the
+ * locale or the machine.
  *
  *   npm run man            # write man/*.1 and README.md's tables
  *   npm run man -- --check # exit 1 if either is not up to date (for CI)
@@ -13,7 +14,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { allManPages, readmeBlocks } from '../commands/cli/docs.js';
+import { allManPages, cliDocBlocks, readmeBlocks } from '../commands/cli/docs.js';
 
 /** The date printed in every page header (marked-man shows month and year). */
 export const MAN_DATE = '2026-11-30';
@@ -69,25 +70,30 @@ for (const file of readdirSync(manDir)) {
   }
 }
 
-// README.md: each generated block sits between its two markers; the rest is left as written.
-const readmePath = join(root, 'README.md');
-const readme = readFileSync(readmePath, 'utf8');
-let newReadme = readme;
-for (const [name, block] of readmeBlocks()) {
-  const start = `<!-- ${name}:start -->`;
-  const end = `<!-- ${name}:end -->`;
-  const from = newReadme.indexOf(start);
-  const to = newReadme.indexOf(end);
-  if (from === -1 || to < from) {
-    console.error(`gen-man: README.md has no ${start} ... ${end} block`);
-    process.exit(1);
+// README.md and docs/cli.md: each generated block sits between its two markers; the rest is left as written.
+for (const [file, blocks] of [
+  ['README.md', readmeBlocks()],
+  ['docs/cli.md', cliDocBlocks()],
+] as const) {
+  const path = join(root, file);
+  const text = readFileSync(path, 'utf8');
+  let updated = text;
+  for (const [name, block] of blocks) {
+    const start = `<!-- ${name}:start -->`;
+    const end = `<!-- ${name}:end -->`;
+    const from = updated.indexOf(start);
+    const to = updated.indexOf(end);
+    if (from === -1 || to < from) {
+      console.error(`gen-man: ${file} has no ${start} ... ${end} block`);
+      process.exit(1);
+    }
+    updated = `${updated.slice(0, from + start.length)}\n${block}\n${updated.slice(to)}`;
   }
-  newReadme = `${newReadme.slice(0, from + start.length)}\n${block}\n${newReadme.slice(to)}`;
-}
-if (newReadme !== readme) {
-  stale += 1;
-  if (check) console.error('gen-man: the tables in README.md are out of date');
-  else writeFileSync(readmePath, newReadme);
+  if (updated !== text) {
+    stale += 1;
+    if (check) console.error(`gen-man: the tables in ${file} are out of date`);
+    else writeFileSync(path, updated);
+  }
 }
 
 // package.json's "man": the pages npm installs where man(1) looks (`man tokcap-export` after

@@ -4,6 +4,7 @@
  * the same markdown can feed a README section. The markdown uses the ronn header convention
  * (`# name(1) -- summary`).
  */
+import { faultAnswersMarkdown } from './fault-answers.js';
 import {
   BUILTIN_OPTIONS,
   COMMAND_NAMES,
@@ -190,6 +191,12 @@ export function programMarkdown(): string {
     '',
     exitStatusMarkdown(),
     '',
+    '## FAULTS',
+    '',
+    'What every command answers for a rollout with one fault (J the records, S the state, I the intents, M the markers).',
+    '',
+    faultAnswersMarkdown(),
+    '',
     '## EXAMPLES',
     '',
     examplesMarkdown(PROGRAM.examples),
@@ -263,5 +270,11 @@ export function readmeBlocks(): [string, string][] {
   return [
     ['commands', readmeCommandsTable()],
     ['exit-codes', readmeExitCodesTable()],
+    ['faults', faultAnswersMarkdown()],
   ];
+}
+
+/** What scripts/gen-man.ts writes between the markers in docs/cli.md. */
+export function cliDocBlocks(): [string, string][] {
+  return [['faults', faultAnswersMarkdown()]];
 }
