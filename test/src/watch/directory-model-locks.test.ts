@@ -69,7 +69,7 @@ describe('DirectoryModel with one rollout locked by another process', () => {
     }
 
     // A change to another rollout is read meanwhile.
-    const calls = m.row(other)!.calls;
+    const calls = m.row(other)!.calls!;
     await appendEntry({ dir }, entry('call-late', { rollout: other }));
     await m.refresh([other]);
     expect(m.row(other)!.calls).toBe(calls + 1);
