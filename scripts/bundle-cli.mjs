@@ -39,7 +39,7 @@ const WATCH = new Set([join(DIST, 'commands', 'watch', 'watch.js'), join(DIST, '
  * bundled module names dist/cli/NAME.js). watch's reader is not here: `watch` runs from the modules
  * and starts its bundle (below) itself.
  */
-const WORKERS = ['verify/verify-worker', 'build/build-worker', 'export/export-worker', 'facts/facts-worker'];
+const WORKERS = ['verify/verify-worker', 'rollout-read/build-worker', 'export/export-worker', 'facts/facts-worker'];
 /** Bundled packages: commander (every command loads it). */
 const BUNDLED = new Set(['commander']);
 

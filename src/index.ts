@@ -28,7 +28,7 @@ export { directoryFacts, type DirectoryFacts, type DirectoryFactsOptions } from 
 export { ROLLOUT_STATUSES, CONDITIONS, rolloutStatus, type RolloutStatus, type Condition, type RolloutStatusAnswer } from './status/rollout-status.js';
 export { VERDICTS, verdictOf, type Verdict, type VerdictAnswer } from './status/verdict.js';
 export { summarise, type StatusSummary } from './status/summary.js';
-export { readRolloutStatus, type StatusRead, type StatusReadOptions } from './status/read-status.js';
+export { readRolloutStatus, type StatusRead, type StatusReadOptions } from './rollout-read/read-status.js';
 
 // Build: the reference consumer's result (prefix_merging) and why it is masked
 export { buildRollout, buildRolloutDetailed, type BuildRolloutOptions, type DetailedBuild } from './build/build-rollout.js';

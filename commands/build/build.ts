@@ -6,13 +6,13 @@
  * ids are given. With --freeze: exactly the reference consumer (freeze, then build). An invalid
  * id is that rollout's failed build, as in the reference. The human output explains each mask.
  */
-import { buildMany } from '../../src/build/build-many.js';
-import type { BuildOutcome } from '../../src/build/build-outcome.js';
+import { buildMany } from '../../src/rollout-read/build-many.js';
+import type { BuildOutcome } from '../../src/rollout-read/build-outcome.js';
 import { failedBuild, type ConsumerResult } from '../../src/build/consumer-result.js';
 import { errorFromFacts, TokcapError } from '../../src/errors.js';
 import { scanDirectory } from '../../src/layout/scan-directory.js';
 import { RawJsonText } from '../../src/json/canonical-json.js';
-import { statusMembers } from '../../src/status/result-status.js';
+import { statusMembers } from '../../src/rollout-read/result-status.js';
 import { countRollout, emptySummary } from '../../src/status/summary.js';
 import type { CommandContext } from '../cli/context.js';
 import { couldNotBeRead, EXIT_FAILURE, EXIT_NEGATIVE } from '../cli/errors.js';

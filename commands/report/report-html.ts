@@ -9,7 +9,7 @@
 import type { TokenId } from '../../src/digest/token-digest.js';
 import { LOG_PROB_BANDS, logProbBand, type CallTokens } from '../../src/call-text/call-tokens.js';
 import type { Divergence } from '../../src/divergence/first-divergence.js';
-import type { RolloutDetail, TreeNode } from '../../src/status/rollout-detail.js';
+import type { RolloutDetail, TreeNode } from '../../src/rollout-read/rollout-detail.js';
 import type { TokenText } from '../../src/tokenizer/token-text.js';
 import { divergenceLine, formatCount } from '../render/divergence-lines.js';
 

@@ -9,7 +9,7 @@ import { callTokens, type CallTokens } from '../../src/call-text/call-tokens.js'
 import { noCaptureFilesError, TokcapError } from '../../src/errors.js';
 import { refuseTargetInStore, tempPathFor } from '../../src/export/atomic-output.js';
 import { scanDirectory } from '../../src/layout/scan-directory.js';
-import { loadRolloutDetail } from '../../src/status/rollout-detail.js';
+import { loadRolloutDetail } from '../../src/rollout-read/rollout-detail.js';
 import type { CommandContext } from '../cli/context.js';
 import { couldNotBeRead } from '../cli/errors.js';
 import { reportHtml } from './report-html.js';

@@ -55,7 +55,7 @@ export function WatchApp(props: WatchAppProps) {
   // The detail's reader (most of the library's build and verify code) is loaded when a rollout is
   // first opened, not on the way to the first screen.
   const loadDetail = useMemo<DetailLoader>(
-    () => props.loadDetail ?? (async (id) => (await import('../../src/status/rollout-detail.js')).loadRolloutDetail(model.storeOptions, id)),
+    () => props.loadDetail ?? (async (id) => (await import('../../src/rollout-read/rollout-detail.js')).loadRolloutDetail(model.storeOptions, id)),
     [props.loadDetail, model],
   );
 

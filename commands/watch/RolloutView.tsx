@@ -4,7 +4,7 @@
  */
 import { Box, Text } from 'ink';
 import type { Styles } from '../render/styles.js';
-import type { RolloutDetail } from '../../src/status/rollout-detail.js';
+import type { RolloutDetail } from '../../src/rollout-read/rollout-detail.js';
 import type { ErrorFacts } from '../../src/errors.js';
 import { couldNotBeRead } from '../cli/errors.js';
 import { detailLines, type ShownDetail } from './rollout-lines.js';

@@ -6,7 +6,7 @@
 import type { Styles } from '../render/styles.js';
 import { formatAgeSince, showId } from '../cli/shared.js';
 import { couldNotBeRead } from '../cli/errors.js';
-import type { DigestCheck, RolloutDetail, TreeNode } from '../../src/status/rollout-detail.js';
+import type { DigestCheck, RolloutDetail, TreeNode } from '../../src/rollout-read/rollout-detail.js';
 import { knownVersion } from '../../src/status/rollout-status.js';
 import { cellWidth as stringWidth } from './cells.js';
 import { truncate, wrapText } from './fit-text.js';

@@ -36,7 +36,7 @@ import type { DetailLoader } from './hooks/use-rollout-detail.js';
  */
 function decodingDetailLoader(model: DirectoryModel, tokenizers: CommandTokenizers): DetailLoader {
   return async (id, options) => {
-    const { loadRolloutDetail } = await import('../../src/status/rollout-detail.js');
+    const { loadRolloutDetail } = await import('../../src/rollout-read/rollout-detail.js');
     const detail = await loadRolloutDetail(model.storeOptions, id);
     const models = options?.text ? (detail.build?.calls.map((c) => c.entry.model) ?? []) : detail.divergences.map((d) => d.model);
     if (models.length === 0) return detail;

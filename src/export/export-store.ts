@@ -2,7 +2,7 @@ import { tokcapVersion } from '../version.js';
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { errorFromFacts, TokcapError, ioError, systemErrorOf, toTokcapError } from '../errors.js';
-import { serveSnapshotRequest, type SnapshotRequest } from '../build/build-many.js';
+import { serveSnapshotRequest, type SnapshotRequest } from '../rollout-read/build-many.js';
 import { compareCodePoints, JsonWriter, orderedJson } from '../json/canonical-json.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';

@@ -3,7 +3,7 @@
  * rollouts it claims; the locked copy of each comes from the main thread on request.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { workerSnapshotSource } from '../build/build-many.js';
+import { workerSnapshotSource } from '../rollout-read/build-many.js';
 import { JsonWriter } from '../json/canonical-json.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';

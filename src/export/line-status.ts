@@ -6,7 +6,7 @@
  */
 import { orderedJson } from '../json/canonical-json.js';
 import type { StoreOptions } from '../ops/store.js';
-import { statusAfterBuild, statusMembers } from '../status/result-status.js';
+import { statusAfterBuild, statusMembers } from '../rollout-read/result-status.js';
 import type { VerdictAnswer } from '../status/verdict.js';
 import { applyFieldSelection, type FieldSelection } from './fields.js';
 

@@ -12,7 +12,7 @@
  *
  * A text is a view of the bytes being parsed (a copy of J), not a copy. So whoever fills one
  * keeps those bytes unchanged, and the arrays unchanged, until the result is written, then
- * calls `clear` (src/build/build-outcome.ts: parsed arrays are never changed by a build).
+ * calls `clear` (src/rollout-read/build-outcome.ts: parsed arrays are never changed by a build).
  */
 export class IdArrayTexts {
   private readonly texts = new Map<readonly unknown[], Uint8Array>();

@@ -3,7 +3,7 @@ import { ioError } from '../errors.js';
 import { compareCodePoints } from '../json/code-point-order.js';
 import { CAPTURE_SUFFIXES, SUFFIX, TEMP_STATE_PATTERN, type FileKind } from './file-names.js';
 import { isValidRolloutId } from './rollout-id.js';
-import { shardListing, type Shard } from './shard.js';
+import { filterShard, inShard, type Shard } from './shard.js';
 import { rawDirectory, type RawDirectory } from '../native/directory-entries.js';
 import { ByteIdIndex, FNV_OFFSET, fnvStep } from './byte-id-index.js';
 
@@ -303,4 +303,22 @@ function forEachName(dir: string, bufferSize: number, visit: (name: string) => b
       /* already closed */
     }
   }
+}
+
+/**
+ * The part of a listing that belongs to a shard: its rollouts, and the names that belong to no
+ * rollout (invalid names, temporary state files) by the shard of the name itself, so that the
+ * union of the shards' reports is the whole directory's, each name reported once. Only names
+ * are hashed: nothing of a rollout is read here.
+ */
+export function shardListing(listing: DirectoryListing, shard: Shard | undefined): DirectoryListing {
+  if (shard === undefined || shard.count === 1) return listing;
+  const rollouts = new Map<string, ReturnType<DirectoryListing['rollouts']['get']> & object>();
+  for (const [id, files] of listing.rollouts) if (inShard(id, shard)) rollouts.set(id, files);
+  return {
+    rollouts,
+    invalidNames: filterShard(listing.invalidNames, shard),
+    tempStateFiles: filterShard(listing.tempStateFiles, shard),
+    lockOnly: filterShard(listing.lockOnly, shard),
+  };
 }

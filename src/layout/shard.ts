@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import { TokcapError } from '../errors.js';
-import type { DirectoryListing } from './scan-directory.js';
 
 /** Shard `index` of `count` (0 ≤ index < count). */
 export interface Shard {
@@ -41,24 +40,6 @@ export function inShard(id: string, shard: Shard | undefined): boolean {
 /** The ids of `ids` in the shard, order kept. */
 export function filterShard<T extends string>(ids: readonly T[], shard: Shard | undefined): T[] {
   return shard === undefined || shard.count === 1 ? [...ids] : ids.filter((id) => inShard(id, shard));
-}
-
-/**
- * The part of a listing that belongs to a shard: its rollouts, and the names that belong to no
- * rollout (invalid names, temporary state files) by the shard of the name itself, so that the
- * union of the shards' reports is the whole directory's, each name reported once. Only names
- * are hashed: nothing of a rollout is read here.
- */
-export function shardListing(listing: DirectoryListing, shard: Shard | undefined): DirectoryListing {
-  if (shard === undefined || shard.count === 1) return listing;
-  const rollouts = new Map<string, ReturnType<DirectoryListing['rollouts']['get']> & object>();
-  for (const [id, files] of listing.rollouts) if (inShard(id, shard)) rollouts.set(id, files);
-  return {
-    rollouts,
-    invalidNames: filterShard(listing.invalidNames, shard),
-    tempStateFiles: filterShard(listing.tempStateFiles, shard),
-    lockOnly: filterShard(listing.lockOnly, shard),
-  };
 }
 
 /** `part-00003-of-00016` (no extension): the name of shard K of N's part of a dataset. */

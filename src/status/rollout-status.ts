@@ -17,7 +17,7 @@
  * every line) may still time out on a lock the summary did not need. That failure does not
  * change the status and conditions: the parts that need the records are unavailable with the
  * error's facts (verdict `unavailable`, digests unchecked, counts from the index), the rollout
- * is counted as "could not be read" and the exit code is 3 (src/status/read-status.ts).
+ * is counted as "could not be read" and the exit code is 3 (src/rollout-read/read-status.ts).
  * Making it `unavailable` instead would make every listing try every rollout's lock: a listing
  * of a running job would then wait on writers, rollouts would turn unavailable while a writer
  * holds its lock for one call, and 100,000 rollouts would cost 100,000 lock files opened.

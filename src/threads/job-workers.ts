@@ -5,7 +5,7 @@
  * which a job starts one. Imports nothing: it is loaded first thing.
  */
 export const VERIFY_WORKER_URL = new URL('../verify/verify-worker.js', import.meta.url);
-export const BUILD_WORKER_URL = new URL('../build/build-worker.js', import.meta.url);
+export const BUILD_WORKER_URL = new URL('../rollout-read/build-worker.js', import.meta.url);
 
 /**
  * Below about this much JSONL, verify, build and export finish as fast in one thread as with a

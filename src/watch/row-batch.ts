@@ -13,7 +13,7 @@ import type { FileKind } from '../layout/file-names.js';
 import { COPIED_KINDS, closeCopied, copyRolloutInTurn, copyRolloutNow, type CopyArena, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import { copySignature, type CopySignature } from './file-signature.js';
-import { readRow, type RowRead } from './preview.js';
+import { readRow, type RowRead } from '../rollout-read/row-read.js';
 import { deriveRow, type PackedRow, type RowError } from './rows.js';
 
 export type RowReadOutcome =

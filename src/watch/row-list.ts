@@ -8,7 +8,7 @@
  * Immutable: an update returns a new list that shares the blocks it did not change, so a view
  * can keep the list it rendered while the next one is made.
  */
-import type { RolloutRow } from './rows.js';
+import type { RolloutRow } from './rollout-row.js';
 
 /** Rows read by index in display order: a `RowList`, or an array (which has the same methods). */
 export interface IndexedRows {

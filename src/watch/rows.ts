@@ -3,56 +3,17 @@
  * the rollout's facts and a read-only preview build. No UI, no filesystem here: the store reads
  * live in directory-model.ts; the view only ever sees these values.
  */
-import { errorFactsOf, type ErrorFacts } from '../errors.js';
+import { errorFactsOf } from '../errors.js';
 import type { MaskCause } from '../build/mask-causes.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
 import { CONDITIONS, knownVersion, type Condition, type RolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 import { countRollout, emptySummary, type StatusSummary } from '../status/summary.js';
 import type { Verdict, VerdictAnswer } from '../status/verdict.js';
-import type { RowPreview } from './preview.js';
+import type { RowPreview } from '../rollout-read/row-read.js';
 import { RowList, RowListBuilder } from './row-list.js';
 
-/** A row's error: plain data, it crosses from the read worker (batch-codec.ts). */
-export type RowError = ErrorFacts;
-
-export interface RolloutRow {
-  readonly id: string;
-  /** false until the first read of this rollout finished (the other fields are placeholders). */
-  readonly loaded: boolean;
-  /** The rollout's status and conditions (src/status), as every command gives them. */
-  readonly status: RolloutStatus;
-  readonly conditions: readonly Condition[];
-  readonly frozen: boolean;
-  readonly retired: boolean;
-  readonly tornTail: boolean;
-  readonly incompleteFlag: boolean;
-  /** Entry lines in J (what `inspect` counts); null when they could not be counted (unavailable). */
-  readonly calls: number | null;
-  readonly danglingIntents: readonly string[];
-  /** Call ids in the incomplete-marker file, one per mark, "" kept. */
-  readonly incompleteMarkers: readonly string[];
-  /** The state's version; null when the state could not be read or parsed (never a made-up 0). */
-  readonly version: number | null;
-  readonly snapshotId: string;
-  /** Newest mtime among the rollout's files (ms since the epoch); 0 when unknown. */
-  readonly mtimeMs: number;
-  /** When this model saw the rollout change (ms, model clock); null for what the first scan found. */
-  readonly changedAt: number | null;
-  /** The consumer verdict of the preview build (src/status/verdict.ts); null until loaded. */
-  readonly verdict: Verdict | null;
-  /** The preview is the failed-build dictionary ("could not be built"). */
-  readonly unbuilt: boolean;
-  /** `verdict === 'masked'`; null when there is no verdict or it is `unavailable`. */
-  readonly wouldMask: boolean | null;
-  /** Every mask cause, in `build`'s vocabulary (empty when not masked). */
-  readonly causes: readonly MaskCause[];
-  /** The preview build's `error` string, for a failed build. */
-  readonly buildError?: string;
-  /** Why the rollout (or part of it) could not be read; the row still shows what was read. */
-  readonly error?: RowError;
-  /** Bumped every time the row's content changes (views key reloads on it). */
-  readonly seq: number;
-}
+export type { RolloutRow, RowError } from './rollout-row.js';
+import type { RolloutRow, RowError } from './rollout-row.js';
 
 /** One empty list for every empty list of every row (100,000 rows keep no 400,000 arrays). */
 const NONE: readonly never[] = Object.freeze([]);

@@ -11,7 +11,7 @@ import { orderedJson } from '../../src/json/canonical-json.js';
 import { scanDirectory, sortedRolloutIds } from '../../src/layout/scan-directory.js';
 import { readSnapshotReadOnly } from '../../src/ops/read-snapshot.js';
 import { ROOT } from './cli.js';
-import { readRolloutStatus } from '../../src/status/read-status.js';
+import { readRolloutStatus } from '../../src/rollout-read/read-status.js';
 import { CONDITIONS, ROLLOUT_STATUSES, type RolloutStatusAnswer } from '../../src/status/rollout-status.js';
 
 export const DEMO_STORE = join(ROOT, 'fixtures', 'demo-store');

@@ -5,7 +5,7 @@
  */
 import { useEffect } from 'react';
 import { useShownState } from './use-shown-state.js';
-import type { RolloutDetail } from '../../../src/status/rollout-detail.js';
+import type { RolloutDetail } from '../../../src/rollout-read/rollout-detail.js';
 
 /** `text`: the view shows a call's text, so its loader decodes every model of the rollout. */
 export type DetailLoader = (id: string, options?: { text?: boolean }) => Promise<RolloutDetail>;

@@ -15,7 +15,7 @@ import { basename, join, resolve } from 'node:path';
 import { errorFromFacts, TokcapError, ioError, toTokcapError } from '../../errors.js';
 import { reviveError } from '../../jsonl/remote-jsonl.js';
 import { partName } from '../../layout/shard.js';
-import { readRolloutStatus } from '../../status/read-status.js';
+import { readRolloutStatus } from '../../rollout-read/read-status.js';
 import { AtomicOutput, checkOutputTarget } from '../atomic-output.js';
 import type { ExportItem, ExportItemOptions } from '../export-item.js';
 import { abortError, exportIds, forEachExportItem, summaryOf, type ExportHooks, type ExportOptions, type ExportSummary } from '../export-store.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { initialUi, keyOf, PLAIN_KEY, reduceKey, type KeyContext, type UiState } from '../../../commands/watch/keys.js';
 import { rolloutViewLines } from '../../../commands/watch/RolloutView.js';
 import { createStyles } from '../../../commands/render/styles.js';
-import { loadRolloutDetail, type RolloutDetail } from '../../../src/status/rollout-detail.js';
+import { loadRolloutDetail, type RolloutDetail } from '../../../src/rollout-read/rollout-detail.js';
 import { TokenizerSource } from '../../../src/tokenizer/tokenizer-source.js';
 import type { TokenText } from '../../../src/tokenizer/token-text.js';
 import { QWEN3_TOKENIZER_JSON, writeQwen3Rollout } from '../../support/qwen3.js';

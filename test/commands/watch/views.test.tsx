@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createStyles } from '../../../commands/render/styles.js';
 import type { DirectorySnapshot } from '../../../src/watch/directory-model.js';
 import { verdictOf } from '../../../src/status/verdict.js';
-import { assembleDetail } from '../../../src/status/rollout-detail.js';
+import { assembleDetail } from '../../../src/rollout-read/rollout-detail.js';
 import { directoryTotals, NO_FILTER, packRow, placeholderRow, visibleRows, type RolloutRow } from '../../../src/watch/rows.js';
 import { DirectoryView } from '../../../commands/watch/DirectoryView.js';
 import { HEADER_HEIGHT } from '../../../commands/watch/list-header.js';

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { assertValidShard, filterShard, partName, shardListing, shardOf } from '../../../src/layout/shard.js';
+import { assertValidShard, filterShard, partName, shardOf } from '../../../src/layout/shard.js';
+import { shardListing } from '../../../src/layout/scan-directory.js';
 import type { DirectoryListing } from '../../../src/layout/scan-directory.js';
 import { parseShardOption, resolveShard } from '../../../commands/cli/shard.js';
 import { TokcapError } from '../../../src/errors.js';

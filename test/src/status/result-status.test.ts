@@ -3,7 +3,7 @@
  * the parts, written one after the other, are the object with the members as its last keys.
  */
 import { describe, expect, it } from 'vitest';
-import { appendMembers } from '../../../src/status/result-status.js';
+import { appendMembers } from '../../../src/rollout-read/result-status.js';
 
 const joined = (parts: Uint8Array[]) => Buffer.concat(parts).toString('utf8');
 

@@ -13,7 +13,7 @@ import { scanDirectory } from '../../../src/layout/scan-directory.js';
 import type { withRolloutLock as withRolloutLockFromSources } from '../../../src/lock/rollout-lock.js';
 import { DEFAULT_READERS, DirectoryModel, type DirectorySnapshot } from '../../../src/watch/directory-model.js';
 import { NO_FILTER, visibleRows, type RolloutRow } from '../../../src/watch/rows.js';
-import { readRow } from '../../../src/watch/preview.js';
+import { readRow } from '../../../src/rollout-read/row-read.js';
 import { rowOf, type RowReadOutcome } from '../../../src/watch/row-batch.js';
 import { createWorkerReaders as createFromSources } from '../../../src/watch/worker-readers.js';
 import { ROOT, ensureBuilt } from '../../support/cli.js';

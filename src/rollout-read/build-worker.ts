@@ -1,5 +1,5 @@
 /**
- * Worker thread for `buildMany` (src/build/build-many.ts): builds and serialises the rollouts it
+ * Worker thread for `buildMany` (src/rollout-read/build-many.ts): builds and serialises the rollouts it
  * claims, taking each rollout's lock itself in turn with the other threads (src/lock/lock-turns.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';

@@ -17,11 +17,10 @@ import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { Finding } from '../verify/findings.js';
 import { verifyRollout } from '../verify/verify-rollout.js';
-import { previewRollout, type PreviewOutcome } from '../watch/preview.js';
-import type { RowError } from '../watch/rows.js';
+import { previewRollout, type PreviewOutcome } from './row-read.js';
 import { recordsFailure } from './read-status.js';
-import { isUnavailableKind, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from './rollout-status.js';
-import { unavailableVerdict, type Verdict } from './verdict.js';
+import { isUnavailableKind, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
+import { unavailableVerdict, type Verdict } from '../status/verdict.js';
 
 /** The digest check of one call (`verify-digests` findings that name it). */
 export type DigestCheck =
@@ -110,11 +109,11 @@ export interface RolloutDetail {
    * `unavailable` and the digests unchecked); absent otherwise, and when `status` is `unavailable`.
    */
   readonly recordsError?: ErrorFacts;
-  readonly errors: readonly RowError[];
+  readonly errors: readonly ErrorFacts[];
 }
 
 export interface DetailReaders {
-  /** `recordsError`: J's lines could not be read already; they fail with it (src/status/read-status.ts). */
+  /** `recordsError`: J's lines could not be read already; they fail with it (src/rollout-read/read-status.ts). */
   facts(store: StoreOptions, id: string, options: { deep?: boolean; recordsError?: ErrorFacts }): Promise<RolloutFacts>;
   preview: typeof previewRollout;
   verify(store: StoreOptions, id: string): Promise<Finding[]>;
@@ -134,7 +133,7 @@ export interface DetailOptions {
 
 export async function loadRolloutDetail(store: StoreOptions, id: string, readers: Partial<DetailReaders> = {}, options: DetailOptions = {}): Promise<RolloutDetail> {
   const r = { ...DEFAULT_DETAIL_READERS, ...readers };
-  const errors: RowError[] = [];
+  const errors: ErrorFacts[] = [];
   let facts: RolloutFacts | null = null;
   let status: RolloutStatusAnswer;
   // The failure that stopped a read of the records: every later part that needs them is
@@ -188,7 +187,7 @@ export function assembleDetail(
   preview: PreviewOutcome | undefined,
   findings: readonly Finding[] | null,
   digestError: string | undefined,
-  errors: RowError[],
+  errors: ErrorFacts[],
   status: RolloutStatusAnswer = facts ? rolloutStatus(facts) : { status: 'unavailable', conditions: [] },
   recordsError?: ErrorFacts,
 ): RolloutDetail {

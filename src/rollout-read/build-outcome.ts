@@ -1,7 +1,7 @@
 /**
  * One rollout's build as a command writes it out: the result already serialised (`outputJsonBytes`,
  * the `--json` writer) and a small summary for counts and explanations. Plain data, so that a
- * worker thread can compute it (src/build/build-many.ts) and only bytes cross back.
+ * worker thread can compute it (src/rollout-read/build-many.ts) and only bytes cross back.
  */
 import { outputJsonBytes, type JsonWriter } from '../json/canonical-json.js';
 import { IdArrayTexts } from '../json/id-texts.js';
@@ -10,9 +10,9 @@ import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RolloutStatusAnswer } from '../status/rollout-status.js';
 import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
-import { buildRolloutDetailed, localSnapshotSource, type BuildRolloutOptions, type SnapshotSource } from './build-rollout.js';
-import type { CaptureSnapshot, ConsumerResult } from './consumer-result.js';
-import type { MaskCause } from './mask-causes.js';
+import { buildRolloutDetailed, localSnapshotSource, type BuildRolloutOptions, type SnapshotSource } from '../build/build-rollout.js';
+import type { CaptureSnapshot, ConsumerResult } from '../build/consumer-result.js';
+import type { MaskCause } from '../build/mask-causes.js';
 import { firstDivergences, type Divergence } from '../divergence/first-divergence.js';
 
 export interface BuildSummary {

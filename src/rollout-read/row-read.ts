@@ -4,7 +4,7 @@
  * chain build and the snapshot's dangling intents, so that the mask causes are explained from the
  * very snapshot the verdict came from. `preview.test.ts` checks it against `buildRollout`.
  */
-import { toTokcapError } from '../errors.js';
+import { toTokcapError, type ErrorFacts } from '../errors.js';
 import { rolloutFacts, type FactsOptions, type RolloutFacts } from '../facts/rollout-facts.js';
 import type { FileKind } from '../layout/file-names.js';
 import type { ConsumerResult } from '../build/consumer-result.js';
@@ -17,7 +17,6 @@ import type { StoreOptions } from '../ops/store.js';
 import type { JsonBytesReader } from '../json/parse-json.js';
 import { rolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 import { unavailableVerdict, verdictOf, type VerdictAnswer } from '../status/verdict.js';
-import type { RowError } from './rows.js';
 
 export type PreviewOutcome =
   | {
@@ -36,7 +35,7 @@ export type PreviewOutcome =
   | {
       /** The preview could not be computed at all (lock timeout, I/O error, unexpected failure). */
       kind: 'unreadable';
-      error: RowError;
+      error: ErrorFacts;
       verdict: VerdictAnswer;
     };
 
@@ -109,7 +108,7 @@ export type RowPreview =
       causes: MaskCause[];
       verdict: VerdictAnswer;
     }
-  | { kind: 'unreadable'; error: RowError; verdict: VerdictAnswer };
+  | { kind: 'unreadable'; error: ErrorFacts; verdict: VerdictAnswer };
 
 export function rowPreview(p: PreviewOutcome): RowPreview {
   if (p.kind === 'unreadable') return { kind: 'unreadable', error: p.error, verdict: plainVerdict(p.verdict) };

@@ -2,7 +2,7 @@
  * A preview's outcome with its rollout's status, from ONE read of the rollout: its files copied
  * under one shared lock (src/ops/rollout-copy.ts), from which come both the facts behind the
  * status (src/facts/rollout-facts.ts, option `copy`) and the read-only snapshot that is built
- * (`snapshotCopyOf`), as the watch's rows do (src/watch/preview.ts). Before, a preview copied
+ * (`snapshotCopyOf`), as the watch's rows do (src/rollout-read/row-read.ts). Before, a preview copied
  * the rollout under its lock for the build, then read the state, the intents and J's size again
  * and lstat'ed four files for the status: ~5 % of a preview's CPU on full-200x12.
  *
@@ -18,9 +18,9 @@ import { isValidRolloutId } from '../layout/rollout-id.js';
 import { COPIED_KINDS, CopyArena, copyRollout, snapshotCopyOf, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import { rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
-import { statusAfterBuild } from '../status/result-status.js';
+import { statusAfterBuild } from './result-status.js';
 import { buildOutcome, type BuildOutcome } from './build-outcome.js';
-import type { SnapshotSource } from './build-rollout.js';
+import type { SnapshotSource } from '../build/build-rollout.js';
 
 type OutcomeOptions = Omit<Parameters<typeof buildOutcome>[2], 'freeze' | 'source' | 'incompleteContext'>;
 

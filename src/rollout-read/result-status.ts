@@ -9,8 +9,8 @@ import { invalidRolloutIdError, isValidRolloutId } from '../layout/rollout-id.js
 import { outputJsonBytes } from '../json/canonical-json.js';
 import type { StoreOptions } from '../ops/store.js';
 import { readRolloutStatus } from './read-status.js';
-import { unavailableStatus, type RolloutStatusAnswer } from './rollout-status.js';
-import type { VerdictAnswer } from './verdict.js';
+import { unavailableStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
+import type { VerdictAnswer } from '../status/verdict.js';
 
 /** The members added, in this order, after a result's own keys. */
 export interface StatusMembers {

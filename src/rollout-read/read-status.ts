@@ -12,7 +12,7 @@ import { errorFromFacts, toTokcapError, type ErrorFacts } from '../errors.js';
 import { rolloutFacts, type FactsOptions, type RolloutFacts } from '../facts/rollout-facts.js';
 import { SUFFIX } from '../layout/file-names.js';
 import type { StoreOptions } from '../ops/store.js';
-import { isUnavailableKind, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from './rollout-status.js';
+import { isUnavailableKind, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 
 export interface StatusRead {
   /** Absent when the facts could not be gathered at all. */
