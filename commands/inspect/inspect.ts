@@ -4,10 +4,10 @@
  * Without ids: the summary counts (src/status/summary.ts) and a table of rollouts with their
  * status and conditions (src/status/rollout-status.ts), from the state index plus the unindexed
  * tail (no token arrays are read unless --deep). With ids: each rollout's detail
- * (src/status/rollout-detail.ts), rendered as the watch renders it. Read-only: no lock file is
+ * (src/rollout-read/rollout-detail.ts), rendered as the watch renders it. Read-only: no lock file is
  * created, nothing is repaired. This module only renders the library's answers: when --deep or
  * an id could not read a rollout's lines, its status is still the summary's
- * (src/status/read-status.ts) and the failure is reported beside it.
+ * (src/rollout-read/read-status.ts) and the failure is reported beside it.
  */
 import { corruptLinesError, errorFromFacts, toTokcapError, type ErrorFacts } from '../../src/errors.js';
 import { SUFFIX } from '../../src/layout/file-names.js';
@@ -75,7 +75,7 @@ type Row = [string, RolloutFacts, RolloutStatusAnswer, ErrorFacts?];
 
 /**
  * A rollout's row from facts read with --deep: when its lines could not be read, the facts are
- * the summary's (src/status/read-status.ts), so the status is the one every command gives.
+ * the summary's (src/rollout-read/read-status.ts), so the status is the one every command gives.
  */
 async function deepRow(store: StoreOptions, id: string, f: RolloutFacts, files: ReadonlySet<FileKind> | undefined): Promise<Row> {
   const read = await statusOfFullRead(store, id, f, { files });

@@ -4,7 +4,7 @@
  * broken boundary (both windows, the differing ids highlighted), then every placed call's text:
  * the prompt it adds and its generation shaded by log-prob band, each token's id (and log
  * probability) on hover. Every text from the store is HTML-escaped here; the page renders the
- * library's answers (src/status/rollout-detail.ts, src/divergence, src/call-text) and computes none.
+ * library's answers (src/rollout-read/rollout-detail.ts, src/divergence, src/call-text) and computes none.
  */
 import type { TokenId } from '../../src/digest/token-digest.js';
 import { LOG_PROB_BANDS, logProbBand, type CallTokens } from '../../src/call-text/call-tokens.js';
