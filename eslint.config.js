@@ -6,6 +6,20 @@ import tseslint from 'typescript-eslint';
 
 const UI_PACKAGES = ['commander', 'ink', 'ink-*', 'react', 'react/*', 'react-*', 'chalk', 'cli-table3', 'execa'];
 
+/** What no file of src/ imports (a CLI or UI package, commands/). */
+const LIBRARY_PATTERNS = [
+  { group: UI_PACKAGES, message: 'src/ is the library: it imports no CLI or UI package (render in commands/).' },
+  { group: ['**/commands', '**/commands/**'], message: 'src/ must not import from commands/ (commands/ builds on src/, not the reverse).' },
+];
+
+/** For each folder of src/, the folders above it that it must not import (no cycle between folders). */
+const LAYERS_ABOVE = {
+  build: ['status', 'rollout-read', 'watch', 'export'],
+  facts: ['status', 'rollout-read', 'watch', 'export'],
+  status: ['rollout-read', 'watch', 'export'],
+  'rollout-read': ['watch', 'export'],
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'fixtures/**', 'man/**', 'coverage/**'] },
 
@@ -86,12 +100,27 @@ export default tseslint.config(
         'error',
         {
           paths: ['process', 'node:process'].map((name) => ({ name, message: 'src/ is the library: it reads no process state (take options from the caller).' })),
-          patterns: [
-            { group: UI_PACKAGES, message: 'src/ is the library: it imports no CLI or UI package (render in commands/).' },
-            { group: ['**/commands', '**/commands/**'], message: 'src/ must not import from commands/ (commands/ builds on src/, not the reverse).' },
-          ],
+          patterns: LIBRARY_PATTERNS,
         },
       ],
     },
   },
+  // The layers of docs/architecture.md: the pure rules of src/status read nothing, the one reading
+  // of a rollout (src/rollout-read) sits above build, facts and status, and the results (watch,
+  // export) above it. An import against the order would bring back a folder cycle.
+  ...Object.entries(LAYERS_ABOVE).map(([folder, above]) => ({
+    files: [`src/${folder}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['process', 'node:process'].map((name) => ({ name, message: 'src/ is the library: it reads no process state (take options from the caller).' })),
+          patterns: [
+            ...LIBRARY_PATTERNS,
+            ...above.map((up) => ({ group: [`**/${up}/**`], message: `src/${folder} is below src/${up} (docs/architecture.md): import the other way round.` })),
+          ],
+        },
+      ],
+    },
+  })),
 );
