@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { TokcapError, toTokcapError } from '../errors.js';
 import { orderedJson } from '../json/canonical-json.js';
 import { entriesFromBytes } from '../jsonl/read-entries.js';
-import { readIntoCopyBuffer } from '../jsonl/read-into-copy-buffer.js';
-import { readRegularFileSync, withRegularFdSync } from '../layout/safe-open.js';
 import { rolloutPaths, type RolloutPaths } from '../layout/file-names.js';
 import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
@@ -12,6 +10,7 @@ import { parseStateBytes, readState, readStateSync } from '../state/read-state.j
 import { isFrozen, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion, type RolloutState } from '../state/rollout-state.js';
 import { writeState } from '../state/write-state.js';
 import { fullyIndexed, reconcileIndex } from './reconcile.js';
+import { copyRecordFiles } from './record-files.js';
 import { rolloutTarget, type StoreOptions } from './store.js';
 import type { JsonBytesReader } from '../json/parse-json.js';
 
@@ -93,15 +92,7 @@ export async function freezeAndCopy(store: StoreOptions, rolloutId: string): Pro
 function freezeOnceAndCopy(dir: string, paths: RolloutPaths, rolloutId: string, state: RolloutState, changed: boolean): FrozenCopy {
   // Copied before the state is written (the exclusive lock keeps them as they are): a capture
   // file that is not a regular file or cannot be opened is refused with nothing written.
-  const j = readIntoCopyBuffer(paths.jsonl, rolloutId);
-  let intentBytes: Buffer | undefined;
-  try {
-    intentBytes = readRegularFileSync(paths.intents, rolloutId);
-    withRegularFdSync(paths.incomplete, rolloutId, () => undefined);
-  } catch (e) {
-    j?.release();
-    throw e;
-  }
+  const { j, intentBytes } = copyRecordFiles(paths, rolloutId);
   const wrote = !isFrozen(state) || changed;
   if (!isFrozen(state)) {
     state.data.frozen = true;

@@ -4,14 +4,14 @@ import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
 import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { pyRepr } from '../layout/py-repr.js';
-import { readIntoCopyBuffer } from '../jsonl/read-into-copy-buffer.js';
-import { readRegularFileSync, withRegularFdSync } from '../layout/safe-open.js';
+import { readRegularFileSync } from '../layout/safe-open.js';
 import { withRolloutLockSyncFn } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
 import { parseStateBytes } from '../state/read-state.js';
 import { defaultStateData, entryDigests, indexedSize, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion, type RolloutState } from '../state/rollout-state.js';
 import { retiredError } from './freeze.js';
+import { copyRecordFiles } from './record-files.js';
 import { rolloutTarget, type StoreOptions } from './store.js';
 
 /** What a read-only look at a rollout sees: what a freeze would return, without freezing. */
@@ -71,17 +71,7 @@ export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: strin
     const stateBytes = readRegularFileSync(paths.state, rolloutId);
     // A retired rollout fails here already (its J is not copied): parse the state now.
     if (stateBytes !== undefined && isRetired(parseStateBytes(stateBytes, paths.state, rolloutId))) throw retiredError(rolloutId);
-    const j = readIntoCopyBuffer(paths.jsonl, rolloutId);
-    let intentBytes: Buffer | undefined;
-    try {
-      intentBytes = readRegularFileSync(paths.intents, rolloutId);
-      // The markers are part of the rollout's answer (its status): one that cannot be read
-      // leaves the rollout unread, for the build as for every other command.
-      withRegularFdSync(paths.incomplete, rolloutId, () => undefined);
-    } catch (e) {
-      j?.release();
-      throw e;
-    }
+    const { j, intentBytes } = copyRecordFiles(paths, rolloutId);
     return { rolloutId, stateBytes, bytes: j?.bytes, intentBytes, release: j?.release };
   });
 }
