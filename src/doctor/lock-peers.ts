@@ -2,13 +2,17 @@
  * Another process on this node, for the lock checks of `doctor`: a Node process calling flock(2)
  * through koffi (as tokcap does) or a python3 process calling `fcntl.flock` (as the reference
  * writer does). Each runs one of two small scripts given on its command line:
- * - `try FILE`: opens FILE, tries an exclusive then a shared lock without waiting, prints
+ * - `try FILE`: opens FILE, tries an exclusive then a shared lock without waiting, answers
  *   `{"ex": granted, "sh": granted}` (or `{"error": ...}`) and exits;
- * - `hold FILE`: takes an exclusive lock without waiting, prints `held` (or an error), and keeps
+ * - `hold FILE`: takes an exclusive lock without waiting, answers `held` (or an error), and keeps
  *   it until its standard input closes.
+ * The Node peer answers over its IPC channel and is given the C library and EWOULDBLOCK of this
+ * platform (src/native/libc.ts, os.constants); python3 answers a line on its standard output.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { constants } from 'node:os';
+import { libcStatus } from '../native/libc.js';
 
 export type PeerKind = 'node' | 'python3';
 
@@ -19,25 +23,26 @@ export interface TryAnswer {
 }
 
 const NODE_PEER = `
-const [koffiPath, mode, file] = process.argv.slice(1);
+const [koffiPath, libcFile, wouldBlock, mode, file] = process.argv.slice(1);
 const koffi = require(koffiPath);
 const fs = require('fs');
-const flock = koffi.load('libc.so.6').func('int flock(int fd, int operation)');
+const answer = (line, then) => process.send(line, then);
 const EX = 2, SH = 1, NB = 4, UN = 8;
-const attempt = (fd, op) => { koffi.errno(0); const rc = flock(fd, op | NB); const e = koffi.errno(); if (rc === 0) return true; if (e === 11) return false; throw new Error('flock: errno ' + e); };
 try {
+  const flock = koffi.load(libcFile).func('int flock(int fd, int operation)');
+  const attempt = (fd, op) => { koffi.errno(0); const rc = flock(fd, op | NB); const e = koffi.errno(); if (rc === 0) return true; if (e === Number(wouldBlock)) return false; throw new Error('flock: errno ' + e); };
   const fd = fs.openSync(file, 'r+');
   if (mode === 'try') {
     const ex = attempt(fd, EX); if (ex) flock(fd, UN);
     const sh = attempt(fd, SH); if (sh) flock(fd, UN);
-    process.stdout.write(JSON.stringify({ ex, sh }) + '\\n');
+    answer(JSON.stringify({ ex, sh }), () => process.exit(0));
   } else {
     if (!attempt(fd, EX)) throw new Error('the lock is held by another process');
-    process.stdout.write('held\\n');
+    answer('held');
     process.stdin.resume();
     process.stdin.on('end', () => process.exit(0));
   }
-} catch (e) { process.stdout.write(JSON.stringify({ error: e.message }) + '\\n'); process.exit(0); }
+} catch (e) { answer(JSON.stringify({ error: e.message }), () => process.exit(0)); }
 `;
 
 const PYTHON_PEER = `
@@ -76,19 +81,28 @@ export function killPeers(): void {
 function start(kind: PeerKind, mode: 'try' | 'hold', file: string): ChildProcess {
   const child =
     kind === 'node'
-      ? spawn(process.execPath, ['-e', NODE_PEER, createRequire(import.meta.url).resolve('koffi'), mode, file], { stdio: ['pipe', 'pipe', 'ignore'] })
+      ? spawn(process.execPath, ['-e', NODE_PEER, createRequire(import.meta.url).resolve('koffi'), libcFile(), String(constants.errno.EWOULDBLOCK), mode, file], {
+          stdio: ['pipe', 'ignore', 'ignore', 'ipc'],
+        })
       : spawn('python3', ['-c', PYTHON_PEER, mode, file], { stdio: ['pipe', 'pipe', 'ignore'] });
   live.add(child);
   child.on('exit', () => live.delete(child));
   return child;
 }
 
-/** The first line the peer prints (or an error when it exits without one). */
+/** This platform's C library for the Node peer (its load fails there, as an answer, when none was found). */
+function libcFile(): string {
+  const found = libcStatus();
+  return 'file' in found ? found.file : '';
+}
+
+/** The peer's first answer: its IPC message, or python3's first line (or an error when it exits without one). */
 function firstLine(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (d: string) => {
+    child.on('message', (m) => resolve(String(m)));
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (d: string) => {
       text += d;
       const nl = text.indexOf('\n');
       if (nl >= 0) resolve(text.slice(0, nl));
