@@ -151,6 +151,7 @@ function mergeInspect(docs: Doc[]): { doc: Doc; exit: MergeExit } {
   const status: Record<string, number> = {};
   const conditions: Record<string, number> = {};
   const unavailable: string[] = [];
+  const damaged: string[] = [];
   let rollouts = 0;
   for (const d of docs) {
     for (const [id, facts] of Object.entries((d.rollouts ?? {}) as Record<string, Doc>)) {
@@ -159,6 +160,8 @@ function mergeInspect(docs: Doc[]): { doc: Doc; exit: MergeExit } {
       status[s] = (status[s] ?? 0) + 1;
       for (const c of list<string>(facts.conditions)) conditions[c] = (conditions[c] ?? 0) + 1;
       if (s === 'unavailable' || facts.error !== undefined) unavailable.push(id);
+      // A file that did not parse is exit 3 for inspect too, though the rollout was answered.
+      else if (list<unknown>(facts.errors).length > 0 || (typeof facts.bad_lines === 'number' && facts.bad_lines > 0)) damaged.push(id);
     }
   }
   unavailable.sort(compareCodePoints);
@@ -168,9 +171,10 @@ function mergeInspect(docs: Doc[]): { doc: Doc; exit: MergeExit } {
     status: Object.fromEntries(Object.entries(status).sort((a, b) => compareCodePoints(a[0], b[0]))),
     conditions: Object.fromEntries(Object.entries(conditions).sort((a, b) => compareCodePoints(a[0], b[0]))),
     unavailable,
+    damaged: damaged.sort(compareCodePoints),
     invalid_names: docs.flatMap((d) => list<string>(d.invalid_names)).sort(compareCodePoints),
   };
-  return { doc, exit: unavailable.length > 0 ? 3 : 0 };
+  return { doc, exit: unavailable.length > 0 || damaged.length > 0 ? 3 : 0 };
 }
 
 function mergeBuild(docs: Doc[], o: MergeOptions): { doc: Doc; exit: MergeExit } {

@@ -48,7 +48,7 @@ describe('merge of a whole run: the unsharded report and exit code', () => {
     expect(text.stdout).toMatch(/verify-digests, 4 shards: 36 rollouts verified: 2 errors, 4 warnings; ok: false\n$/);
   });
 
-  it('inspect and build: one summary; exit 3 when a rollout could not be read, as unsharded', async () => {
+  it('inspect and build: one summary; exit 3 when a rollout could not be read or is damaged, as unsharded', async () => {
     writeFileSync(join(dir, 'r05.tokens.state.json'), '[1, 2]');
     try {
       const inspect = await cli(['inspect', dir, '--json']);
@@ -56,7 +56,10 @@ describe('merge of a whole run: the unsharded report and exit code', () => {
       expect(merged.code).toBe(inspect.code);
       const m = JSON.parse(merged.stdout);
       expect(m.rollouts).toBe(Object.keys(JSON.parse(inspect.stdout).rollouts).length);
-      expect(m.unavailable.length > 0).toBe(inspect.code === 3);
+      // A state that does not parse leaves the rollout answered but damaged: exit 3 all the same.
+      expect(inspect.code).toBe(3);
+      expect(m.damaged).toEqual(['r05']);
+      expect(m.unavailable.length + m.damaged.length > 0).toBe(inspect.code === 3);
 
       const build = await cli(['build', dir, '--json']);
       const built = await cli(['merge', await shardReports('build', ['build', dir], 3), '--json']);
