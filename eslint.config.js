@@ -14,7 +14,7 @@ const LIBRARY_PATTERNS = [
 
 /** For each folder of src/, the folders above it that it must not import (no cycle between folders). */
 const LAYERS_ABOVE = {
-  build: ['status', 'rollout-read', 'watch', 'export'],
+  chains: ['status', 'rollout-read', 'watch', 'export'],
   facts: ['status', 'rollout-read', 'watch', 'export'],
   status: ['rollout-read', 'watch', 'export'],
   'rollout-read': ['watch', 'export'],

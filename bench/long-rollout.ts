@@ -1,7 +1,7 @@
 // Prints build timings for a 60-call rollout whose prompts grow to 100k tokens (the builder's
 // parent verification must not be quadratic). Run: npx tsx bench/long-rollout.ts
-import { buildChains } from '../src/build/chain-builder.js';
-import { assemble } from '../src/build/consumer-result.js';
+import { buildChains } from '../src/chains/chain-builder.js';
+import { assemble } from '../src/chains/consumer-result.js';
 import { longRollout } from '../test/support/long-rollout.js';
 
 for (const mode of ['full', 'delta', 'recovered'] as const) {

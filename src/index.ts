@@ -31,13 +31,13 @@ export { summarise, type StatusSummary } from './status/summary.js';
 export { readRolloutStatus, type StatusRead, type StatusReadOptions } from './rollout-read/read-status.js';
 
 // Build: the reference consumer's result (prefix_merging) and why it is masked
-export { buildRollout, buildRolloutDetailed, type BuildRolloutOptions, type DetailedBuild } from './build/build-rollout.js';
-export type { ConsumerResult, SuccessfulBuildResult, FailedBuildResult, BuildMetrics, CaptureSnapshot } from './build/consumer-result.js';
-export type { ProjectedResponse } from './build/projection.js';
-export type { ChainBuild, BuildCall, BuildChain, BuildNotes, CallStatus, LinkOutcome, ParentLinkReason } from './build/chain-builder.js';
-export type { DiscardedDuplicate } from './build/dedupe.js';
+export { buildRollout, buildRolloutDetailed, type BuildRolloutOptions, type DetailedBuild } from './chains/build-rollout.js';
+export type { ConsumerResult, SuccessfulBuildResult, FailedBuildResult, BuildMetrics, CaptureSnapshot } from './chains/consumer-result.js';
+export type { ProjectedResponse } from './chains/projection.js';
+export type { ChainBuild, BuildCall, BuildChain, BuildNotes, CallStatus, LinkOutcome, ParentLinkReason } from './chains/chain-builder.js';
+export type { DiscardedDuplicate } from './chains/dedupe.js';
 export type { TokenEntry, TokenEntrySchema, ParentResolution } from './records/token-entry.js';
-export { maskCauses, type MaskCause, type MaskCauseCode, type MaskContext } from './build/mask-causes.js';
+export { maskCauses, type MaskCause, type MaskCauseCode, type MaskContext } from './chains/mask-causes.js';
 
 // Verify
 export { verifyDirectory, type VerifyResult, type VerifyOptions } from './verify/verify-directory.js';

@@ -8,7 +8,7 @@
  */
 import { buildMany } from '../../src/rollout-read/build-many.js';
 import type { BuildOutcome } from '../../src/rollout-read/build-outcome.js';
-import { failedBuild, type ConsumerResult } from '../../src/build/consumer-result.js';
+import { failedBuild, type ConsumerResult } from '../../src/chains/consumer-result.js';
 import { errorFromFacts, TokcapError } from '../../src/errors.js';
 import { scanDirectory } from '../../src/layout/scan-directory.js';
 import { RawJsonText } from '../../src/json/canonical-json.js';

@@ -7,7 +7,7 @@
 import type { Styles } from '../render/styles.js';
 import { formatAgeSince } from '../cli/shared.js';
 import { couldNotBeRead } from '../cli/errors.js';
-import type { MaskCause } from '../../src/build/mask-causes.js';
+import type { MaskCause } from '../../src/chains/mask-causes.js';
 import type { RolloutRow } from '../../src/watch/rows.js';
 import { padEnd, padStart, truncate } from './fit-text.js';
 

@@ -1,5 +1,5 @@
 import type { TokenId } from '../digest/token-digest.js';
-import type { ChainBuild } from '../build/chain-builder.js';
+import type { ChainBuild } from '../chains/chain-builder.js';
 import { firstDivergences, type Divergence } from '../divergence/first-divergence.js';
 
 /**

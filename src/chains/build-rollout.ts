@@ -25,7 +25,7 @@ export interface BuildRolloutOptions {
   /**
    * Where the locked copies come from (default: this thread, `freezeAndCopy` and
    * `copyReadOnlySnapshot`). A worker thread asks the main thread instead, which takes the
-   * locks in turn with its own (src/build/build-worker.ts).
+   * locks in turn with its own (src/rollout-read/build-worker.ts).
    * @internal
    */
   source?: SnapshotSource;

@@ -1,6 +1,6 @@
 import type { TokenId } from '../digest/token-digest.js';
-import type { BuildCall, ChainBuild, ParentLinkReason } from '../build/chain-builder.js';
-import { tokenIdsEqual } from '../build/token-arrays.js';
+import type { BuildCall, ChainBuild, ParentLinkReason } from '../chains/chain-builder.js';
+import { tokenIdsEqual } from '../chains/token-arrays.js';
 import { PrefixTree, type TokenSequence } from './prefix-tree.js';
 
 /**

@@ -7,7 +7,7 @@ import type { TokenId } from '../digest/token-digest.js';
  * the whole tree one node per branching point: a rollout of hundreds of calls of 100k tokens each
  * is compared without comparing every pair.
  *
- * The chain builder's prefix index (src/build/prefix-index.ts) answers another question (which
+ * The chain builder's prefix index (src/chains/prefix-index.ts) answers another question (which
  * stored sequence is a whole prefix of a prompt, keyed by hashes of exact lengths); it cannot say
  * where two sequences part, so this tree is separate.
  */

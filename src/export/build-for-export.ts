@@ -1,8 +1,8 @@
 import type { TokcapError } from '../errors.js';
-import { buildRolloutDetailed, type SnapshotSource } from '../build/build-rollout.js';
-import type { ConsumerResult } from '../build/consumer-result.js';
-import type { ChainBuild } from '../build/chain-builder.js';
-import type { MaskCause } from '../build/mask-causes.js';
+import { buildRolloutDetailed, type SnapshotSource } from '../chains/build-rollout.js';
+import type { ConsumerResult } from '../chains/consumer-result.js';
+import type { ChainBuild } from '../chains/chain-builder.js';
+import type { MaskCause } from '../chains/mask-causes.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { JsonBytesReader } from '../json/parse-json.js';
 import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
@@ -45,7 +45,7 @@ export interface BuildForExportOptions {
 }
 
 /**
- * `buildRolloutDetailed` (src/build/build-rollout.ts) plus the main chain's steps, from the same
+ * `buildRolloutDetailed` (src/chains/build-rollout.ts) plus the main chain's steps, from the same
  * single read. The result is the same dictionary `buildRollout` returns; a lock timeout becomes a
  * failed build with `error` set, so the export goes on.
  */

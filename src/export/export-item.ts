@@ -3,9 +3,9 @@
  * src/export/export-worker.ts): the text to write, already serialised, and the few facts the
  * totals and hooks need. Plain data: only this crosses back from a worker.
  */
-import type { SnapshotSource } from '../build/build-rollout.js';
-import { failedBuild } from '../build/consumer-result.js';
-import { maskCauses } from '../build/mask-causes.js';
+import type { SnapshotSource } from '../chains/build-rollout.js';
+import { failedBuild } from '../chains/consumer-result.js';
+import { maskCauses } from '../chains/mask-causes.js';
 import { TokcapError } from '../errors.js';
 import { orderedJsonLine, type JsonWriter } from '../json/canonical-json.js';
 import type { JsonBytesReader } from '../json/parse-json.js';

@@ -1,4 +1,4 @@
-import type { MaskCause } from '../build/mask-causes.js';
+import type { MaskCause } from '../chains/mask-causes.js';
 
 /** `mask_causes` as exported: `{code, message, calls?}` (calls only when the cause names calls). */
 export function exportedCauses(causes: readonly MaskCause[]): Record<string, unknown>[] {

@@ -4,7 +4,7 @@
  * the summary's verdicts and `--trainable-only`); then the files written. One rollout in memory
  * at a time, in this thread (the copies take locks, which only this thread does).
  */
-import type { SnapshotSource } from '../build/build-rollout.js';
+import type { SnapshotSource } from '../chains/build-rollout.js';
 import { TokcapError } from '../errors.js';
 import { CopyArena, copyError, copyRollout, snapshotCopyOf, spanBytes, COPIED_KINDS, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';

@@ -4,7 +4,7 @@ import { JsonFloat } from '../json/value.js';
 import type { ExportBuild } from './build-for-export.js';
 import type { ExportedRollout } from './export-item.js';
 import { exportedCauses } from './exported-causes.js';
-import { NO_TOKEN_RECORDS } from '../build/consumer-result.js';
+import { NO_TOKEN_RECORDS } from '../chains/consumer-result.js';
 import { compareNatural } from '../layout/natural-order.js';
 
 /**

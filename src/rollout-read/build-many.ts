@@ -20,7 +20,7 @@ import { BUILD_WORKER_URL } from '../threads/job-workers.js';
 import { appendMembers, statusAfterBuild, statusMembers } from './result-status.js';
 import type { BuildOutcome } from './build-outcome.js';
 import { outcomeOf } from './preview-outcome.js';
-import type { SnapshotSource } from '../build/build-rollout.js';
+import type { SnapshotSource } from '../chains/build-rollout.js';
 
 export interface BuildManyOptions {
   freeze: boolean;

@@ -10,9 +10,9 @@ import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RolloutStatusAnswer } from '../status/rollout-status.js';
 import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
-import { buildRolloutDetailed, localSnapshotSource, type BuildRolloutOptions, type SnapshotSource } from '../build/build-rollout.js';
-import type { CaptureSnapshot, ConsumerResult } from '../build/consumer-result.js';
-import type { MaskCause } from '../build/mask-causes.js';
+import { buildRolloutDetailed, localSnapshotSource, type BuildRolloutOptions, type SnapshotSource } from '../chains/build-rollout.js';
+import type { CaptureSnapshot, ConsumerResult } from '../chains/consumer-result.js';
+import type { MaskCause } from '../chains/mask-causes.js';
 import { firstDivergences, type Divergence } from '../divergence/first-divergence.js';
 
 export interface BuildSummary {

@@ -20,7 +20,7 @@ import type { StoreOptions } from '../ops/store.js';
 import { rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 import { statusAfterBuild } from './result-status.js';
 import { buildOutcome, type BuildOutcome } from './build-outcome.js';
-import type { SnapshotSource } from '../build/build-rollout.js';
+import type { SnapshotSource } from '../chains/build-rollout.js';
 
 type OutcomeOptions = Omit<Parameters<typeof buildOutcome>[2], 'freeze' | 'source' | 'incompleteContext'>;
 

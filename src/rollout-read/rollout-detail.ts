@@ -10,8 +10,8 @@
  * part that needs the records is unavailable with that error: no second wait for the same lock.
  */
 import { errorFactsOf, errorFromFacts, toTokcapError, type ErrorFacts } from '../errors.js';
-import type { BuildCall, ChainBuild, LinkOutcome } from '../build/chain-builder.js';
-import { describeReason, type MaskCause } from '../build/mask-causes.js';
+import type { BuildCall, ChainBuild, LinkOutcome } from '../chains/chain-builder.js';
+import { describeReason, type MaskCause } from '../chains/mask-causes.js';
 import { firstDivergences, type Divergence } from '../divergence/first-divergence.js';
 import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
 import type { StoreOptions } from '../ops/store.js';

@@ -7,10 +7,10 @@
 import { toTokcapError, type ErrorFacts } from '../errors.js';
 import { rolloutFacts, type FactsOptions, type RolloutFacts } from '../facts/rollout-facts.js';
 import type { FileKind } from '../layout/file-names.js';
-import type { ConsumerResult } from '../build/consumer-result.js';
-import type { ChainBuild } from '../build/chain-builder.js';
-import { buildRolloutDetailed, type SnapshotSource } from '../build/build-rollout.js';
-import type { MaskCause } from '../build/mask-causes.js';
+import type { ConsumerResult } from '../chains/consumer-result.js';
+import type { ChainBuild } from '../chains/chain-builder.js';
+import { buildRolloutDetailed, type SnapshotSource } from '../chains/build-rollout.js';
+import type { MaskCause } from '../chains/mask-causes.js';
 import { copyReadOnlySnapshot, type ReadOnlyCopySource } from '../ops/read-snapshot.js';
 import { snapshotCopyOf, type RolloutCopyRecord } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';

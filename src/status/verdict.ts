@@ -5,8 +5,8 @@
  * command and the watch view render this answer.
  */
 import { errorFactsOf, type ErrorFacts } from '../errors.js';
-import type { DetailedBuild } from '../build/build-rollout.js';
-import type { MaskCause } from '../build/mask-causes.js';
+import type { DetailedBuild } from '../chains/build-rollout.js';
+import type { MaskCause } from '../chains/mask-causes.js';
 import { isUnavailableKind } from './rollout-status.js';
 
 /**

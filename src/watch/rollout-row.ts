@@ -3,7 +3,7 @@
  * values): rows.ts derives and packs rows, row-list.ts keeps them in order.
  */
 import type { ErrorFacts } from '../errors.js';
-import type { MaskCause } from '../build/mask-causes.js';
+import type { MaskCause } from '../chains/mask-causes.js';
 import type { Condition, RolloutStatus } from '../status/rollout-status.js';
 import type { Verdict } from '../status/verdict.js';
 

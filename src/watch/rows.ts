@@ -4,7 +4,7 @@
  * live in directory-model.ts; the view only ever sees these values.
  */
 import { errorFactsOf } from '../errors.js';
-import type { MaskCause } from '../build/mask-causes.js';
+import type { MaskCause } from '../chains/mask-causes.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
 import { CONDITIONS, knownVersion, type Condition, type RolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 import { countRollout, emptySummary, type StatusSummary } from '../status/summary.js';

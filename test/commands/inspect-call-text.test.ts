@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildChains } from '../../src/build/chain-builder.js';
+import { buildChains } from '../../src/chains/chain-builder.js';
 import { callTokens } from '../../src/call-text/call-tokens.js';
 import { callTextLines, FOLD_AFTER_LINES } from '../../commands/render/call-text-lines.js';
 import { createStyles } from '../../commands/render/styles.js';

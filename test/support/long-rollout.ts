@@ -3,7 +3,7 @@ import { validateTokenEntry, type TokenEntry } from '../../src/records/token-ent
 
 /**
  * A 60-call rollout whose prompts grow to 100k tokens (the builder's parent checks must
- * not be quadratic). Shared by test/src/build/long-rollout.test.ts and bench/long-rollout.ts.
+ * not be quadratic). Shared by test/src/chains/long-rollout.test.ts and bench/long-rollout.ts.
  * - full: every record stores its full prompt, parents resolved;
  * - delta: continuations stored as parent-relative suffixes;
  * - recovered: every claimed parent is missing, so each link is recovered by prefix.

@@ -6,7 +6,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, st
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildRollout } from '../../../src/build/build-rollout.js';
+import { buildRollout } from '../../../src/chains/build-rollout.js';
 import { orderedJson } from '../../../src/json/canonical-json.js';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
 import { cli, fakeIo } from '../../support/cli.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { buildChains } from '../../../src/build/chain-builder.js';
-import { assemble, consumerResultFor, failedBuild, finishConsumerResult, noRecordsResult } from '../../../src/build/consumer-result.js';
-import { CumulativeSequence } from '../../../src/build/cumulative-sequence.js';
-import { PrefixIndex } from '../../../src/build/prefix-index.js';
-import { checkPrefixContiguity, projectChain } from '../../../src/build/projection.js';
+import { buildChains } from '../../../src/chains/chain-builder.js';
+import { assemble, consumerResultFor, failedBuild, finishConsumerResult, noRecordsResult } from '../../../src/chains/consumer-result.js';
+import { CumulativeSequence } from '../../../src/chains/cumulative-sequence.js';
+import { PrefixIndex } from '../../../src/chains/prefix-index.js';
+import { checkPrefixContiguity, projectChain } from '../../../src/chains/projection.js';
 import { computeTokenDigest } from '../../../src/digest/token-digest.js';
 import { makeEntry, plain } from '../../support/entry-factory.js';
 

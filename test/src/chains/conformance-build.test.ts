@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { consumerResultFor, finishConsumerResult } from '../../../src/build/consumer-result.js';
+import { consumerResultFor, finishConsumerResult } from '../../../src/chains/consumer-result.js';
 import { validateTokenEntry, type TokenEntry } from '../../../src/records/token-entry.js';
 import { parseJson } from '../../../src/json/parse-json.js';
 import type { JsonValue } from '../../../src/json/value.js';

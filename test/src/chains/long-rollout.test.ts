@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildChains } from '../../../src/build/chain-builder.js';
-import { assemble } from '../../../src/build/consumer-result.js';
+import { buildChains } from '../../../src/chains/chain-builder.js';
+import { assemble } from '../../../src/chains/consumer-result.js';
 import { LONG_CALLS as CALLS, longRollout as rollout } from '../../support/long-rollout.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkPrefixContiguity, NO_TRAINABLE_TOKENS, projectChainNoting } from '../../../src/build/projection.js';
+import { checkPrefixContiguity, NO_TRAINABLE_TOKENS, projectChainNoting } from '../../../src/chains/projection.js';
 import { mulberry32 } from '../../../src/fixture/prng.js';
 import type { JsonObject } from '../../../src/json/value.js';
 import { makeEntry } from '../../support/entry-factory.js';

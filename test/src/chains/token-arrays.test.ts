@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { concatTokens } from '../../../src/build/token-arrays.js';
+import { concatTokens } from '../../../src/chains/token-arrays.js';
 
 describe('concatTokens', () => {
   it('concatenates in order, ids of both kinds, without touching its inputs', () => {

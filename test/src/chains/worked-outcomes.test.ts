@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildChains } from '../../../src/build/chain-builder.js';
-import { assemble, assembleWithChains, finishConsumerResult } from '../../../src/build/consumer-result.js';
+import { buildChains } from '../../../src/chains/chain-builder.js';
+import { assemble, assembleWithChains, finishConsumerResult } from '../../../src/chains/consumer-result.js';
 import { computeTokenDigest } from '../../../src/digest/token-digest.js';
 import { orderedJson } from '../../../src/json/canonical-json.js';
 import { parseJson } from '../../../src/json/parse-json.js';

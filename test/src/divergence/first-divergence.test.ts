@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildChains } from '../../../src/build/chain-builder.js';
+import { buildChains } from '../../../src/chains/chain-builder.js';
 import { firstDivergences } from '../../../src/divergence/first-divergence.js';
 import { PrefixTree } from '../../../src/divergence/prefix-tree.js';
 import { makeEntry } from '../../support/entry-factory.js';

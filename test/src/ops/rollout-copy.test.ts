@@ -9,7 +9,7 @@ import { appendFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeF
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildRolloutDetailed, type DetailedBuild } from '../../../src/build/build-rollout.js';
+import { buildRolloutDetailed, type DetailedBuild } from '../../../src/chains/build-rollout.js';
 import { rolloutFacts } from '../../../src/facts/rollout-facts.js';
 import { generateStore } from '../../../src/fixture/generate-store.js';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';

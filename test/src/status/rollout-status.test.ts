@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutFacts } from '../../../src/facts/rollout-facts.js';
-import { failedBuild } from '../../../src/build/consumer-result.js';
+import { failedBuild } from '../../../src/chains/consumer-result.js';
 import { ioError, TokcapError } from '../../../src/errors.js';
 import { CONDITIONS, ROLLOUT_STATUSES, rolloutStatus } from '../../../src/status/rollout-status.js';
 import { summarise } from '../../../src/status/summary.js';

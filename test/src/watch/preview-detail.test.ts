@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildRollout } from '../../../src/build/build-rollout.js';
+import { buildRollout } from '../../../src/chains/build-rollout.js';
 import { orderedJson } from '../../../src/json/canonical-json.js';
 import { appendEntry, beginCall, markIncomplete } from '../../../src/ops/writer.js';
 import { rolloutFacts } from '../../../src/facts/rollout-facts.js';
