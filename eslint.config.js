@@ -9,7 +9,10 @@ const UI_PACKAGES = ['commander', 'ink', 'ink-*', 'react', 'react/*', 'react-*',
 /** What no file of src/ imports (a CLI or UI package, commands/). */
 const LIBRARY_PATTERNS = [
   { group: UI_PACKAGES, message: 'src/ is the library: it imports no CLI or UI package (render in commands/).' },
-  { group: ['**/commands', '**/commands/**'], message: 'src/ must not import from commands/ (commands/ builds on src/, not the reverse).' },
+  {
+    group: ['**/commands', '**/commands/**'],
+    message: 'src/ must not import from commands/ (commands/ builds on src/, not the reverse).',
+  },
 ];
 
 /** For each folder of src/, the folders above it that it must not import (no cycle between folders). */
@@ -59,7 +62,13 @@ export default tseslint.config(
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+        {
+          args: 'after-used',
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          caughtErrors: 'none',
+          ignoreRestSiblings: true,
+        },
       ],
     },
   },
@@ -99,7 +108,10 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: ['process', 'node:process'].map((name) => ({ name, message: 'src/ is the library: it reads no process state (take options from the caller).' })),
+          paths: ['process', 'node:process'].map((name) => ({
+            name,
+            message: 'src/ is the library: it reads no process state (take options from the caller).',
+          })),
           patterns: LIBRARY_PATTERNS,
         },
       ],
@@ -114,10 +126,16 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: ['process', 'node:process'].map((name) => ({ name, message: 'src/ is the library: it reads no process state (take options from the caller).' })),
+          paths: ['process', 'node:process'].map((name) => ({
+            name,
+            message: 'src/ is the library: it reads no process state (take options from the caller).',
+          })),
           patterns: [
             ...LIBRARY_PATTERNS,
-            ...above.map((up) => ({ group: [`**/${up}/**`], message: `src/${folder} is below src/${up} (docs/architecture.md): import the other way round.` })),
+            ...above.map((up) => ({
+              group: [`**/${up}/**`],
+              message: `src/${folder} is below src/${up} (docs/architecture.md): import the other way round.`,
+            })),
           ],
         },
       ],

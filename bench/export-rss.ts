@@ -31,8 +31,13 @@ for (const n of sizes) {
       const out = join(root, format === 'jsonl' ? 'out.jsonl' : 'out.tinker');
       const r = await tokcapPeakRss(['export', dir, '--out', out, '--format', format, '-q']);
       if (r.exitCode !== 0) throw new Error(`export failed (${r.exitCode}): ${r.stderr}`);
-      const outSize = format === 'jsonl' ? statSync(out).size : statSync(join(out, 'iteration_000000', 'train_rollout_summaries.jsonl')).size;
-      console.log(`${String(n).padEnd(9)} ${mib(duBytes(dir)).padEnd(11)} ${format.padEnd(7)} ${mib(outSize).padEnd(11)} ${mib(r.maxRssKiB * 1024)}`);
+      const outSize =
+        format === 'jsonl'
+          ? statSync(out).size
+          : statSync(join(out, 'iteration_000000', 'train_rollout_summaries.jsonl')).size;
+      console.log(
+        `${String(n).padEnd(9)} ${mib(duBytes(dir)).padEnd(11)} ${format.padEnd(7)} ${mib(outSize).padEnd(11)} ${mib(r.maxRssKiB * 1024)}`,
+      );
     }
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -34,7 +34,10 @@ function tokenDigest(ids) {
   }
   const body = scratch.subarray(0, 8 * n).swap32();
   hashed += ids.length;
-  return h.update(Buffer.from([1])).update(body).digest('hex');
+  return h
+    .update(Buffer.from([1]))
+    .update(body)
+    .digest('hex');
 }
 
 for (const file of process.argv.slice(2)) {

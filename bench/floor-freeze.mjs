@@ -83,12 +83,26 @@ function sortedJson(v) {
 }
 
 for (const id of ids) {
-  const lock = openSync(join(dir, `${id}.tokens.lock`), constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 0o666);
+  const lock = openSync(
+    join(dir, `${id}.tokens.lock`),
+    constants.O_RDWR | constants.O_CREAT | constants.O_APPEND,
+    0o666,
+  );
   try {
     if (flock(lock, 2) !== 0) throw new Error(`flock ${id} failed`);
     const statePath = join(dir, `${id}.tokens.state.json`);
     const stateBytes = readIfExists(statePath);
-    const state = stateBytes ? JSON.parse(decoder.decode(stateBytes)) : { entry_digests: {}, frozen: false, incomplete: false, indexed_size: 0, retired: false, snapshot_id: '', version: 0 };
+    const state = stateBytes
+      ? JSON.parse(decoder.decode(stateBytes))
+      : {
+          entry_digests: {},
+          frozen: false,
+          incomplete: false,
+          indexed_size: 0,
+          retired: false,
+          snapshot_id: '',
+          version: 0,
+        };
     if (!state.frozen) {
       state.frozen = true;
       state.snapshot_id = randomUUID().replaceAll('-', '');

@@ -16,7 +16,9 @@ function FloorList() {
     else if (input === 'k') setSelected((s) => Math.max(0, s - 1));
     else if (input === 'q') exit();
   });
-  const rows = Array.from({ length: ROWS }, (_, i) => h(Text, { key: i }, `${i === selected ? '›' : ' '} r${String(i).padStart(5, '0')}  live      1 call`));
+  const rows = Array.from({ length: ROWS }, (_, i) =>
+    h(Text, { key: i }, `${i === selected ? '›' : ' '} r${String(i).padStart(5, '0')}  live      1 call`),
+  );
   return h(Box, { flexDirection: 'column' }, ...rows);
 }
 

@@ -11,5 +11,7 @@ for (const mode of ['full', 'delta', 'recovered'] as const) {
   const t1 = performance.now();
   assemble('r', entries);
   const t2 = performance.now();
-  console.log(`${mode.padEnd(9)} buildChains ${(t1 - t0).toFixed(0).padStart(5)} ms   assemble ${(t2 - t1).toFixed(0).padStart(5)} ms`);
+  console.log(
+    `${mode.padEnd(9)} buildChains ${(t1 - t0).toFixed(0).padStart(5)} ms   assemble ${(t2 - t1).toFixed(0).padStart(5)} ms`,
+  );
 }

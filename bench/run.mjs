@@ -29,14 +29,53 @@ const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 
 /** name, fixture arguments, which commands run on it. */
 const STORES = [
-  { name: 'mix-2k', args: ['--rollouts', '2000', '--calls', '6', '--prompt', '300', '--gen', '60', '--turn', '80', '--mix', '--seed', '7'], what: 'all' },
-  { name: 'full-200x12', args: ['--rollouts', '200', '--calls', '12'], what: 'all', sideBySide: true, note: 'first prompt 1,000 tokens, +200 generated, +300 per turn (the build target store)' },
+  {
+    name: 'mix-2k',
+    args: [
+      '--rollouts',
+      '2000',
+      '--calls',
+      '6',
+      '--prompt',
+      '300',
+      '--gen',
+      '60',
+      '--turn',
+      '80',
+      '--mix',
+      '--seed',
+      '7',
+    ],
+    what: 'all',
+  },
+  {
+    name: 'full-200x12',
+    args: ['--rollouts', '200', '--calls', '12'],
+    what: 'all',
+    sideBySide: true,
+    note: 'first prompt 1,000 tokens, +200 generated, +300 per turn (the build target store)',
+  },
   // Many small rollouts: each command's ratio to `cat DIR/* | sha256sum`.
-  { name: 'small-5k', args: ['--rollouts', '5000', '--calls', '2', '--prompt', '300', '--gen', '60', '--turn', '80'], what: 'small', note: 'many small rollouts' },
+  {
+    name: 'small-5k',
+    args: ['--rollouts', '5000', '--calls', '2', '--prompt', '300', '--gen', '60', '--turn', '80'],
+    what: 'small',
+    note: 'many small rollouts',
+  },
   { name: 'delta-200x12', args: ['--rollouts', '200', '--calls', '12', '--delta'], what: 'all' },
   { name: 'full-800x12', args: ['--rollouts', '800', '--calls', '12', '--seed', '3'], what: 'rss' },
-  ...(process.env.BENCH_BIG ? [{ name: 'full-6000x12', args: ['--rollouts', '6000', '--calls', '12', '--seed', '4'], what: 'rss' }] : []),
-  ...(process.env.BENCH_SKIP_100K ? [] : [{ name: 'small-100k', args: ['--rollouts', '100000', '--calls', '1', '--prompt', '8', '--gen', '2', '--turn', '0', '--prefix', 'x'], what: 'inspect' }]),
+  ...(process.env.BENCH_BIG
+    ? [{ name: 'full-6000x12', args: ['--rollouts', '6000', '--calls', '12', '--seed', '4'], what: 'rss' }]
+    : []),
+  ...(process.env.BENCH_SKIP_100K
+    ? []
+    : [
+        {
+          name: 'small-100k',
+          args: ['--rollouts', '100000', '--calls', '1', '--prompt', '8', '--gen', '2', '--turn', '0', '--prefix', 'x'],
+          what: 'inspect',
+        },
+      ]),
   // `watch` on many small rollouts (bench/watch-bench.mjs).
   ...WATCH_STORES,
 ].filter((s) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').includes(s.name));
@@ -56,7 +95,9 @@ function ensureStore(store) {
   mkdirSync(CACHE, { recursive: true });
   process.stderr.write(`generating ${store.name} ...\n`);
   const t0 = performance.now();
-  const r = sh(process.execPath, [BIN, 'fixture', dir, ...store.args, '--quiet'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const r = sh(process.execPath, [BIN, 'fixture', dir, ...store.args, '--quiet'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (r.status !== 0) throw new Error(`fixture ${store.name} failed`);
   writeFileSync(stamp, want);
   process.stderr.write(`  ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
@@ -87,7 +128,11 @@ function timeOnce(argv, { shell = false, figures = false } = {}) {
   const cmd = shell ? ['sh', '-c', argv] : argv;
   const full = TIME ? [TIME, '-f', '%U %S %M', '-o', statFile, ...cmd] : cmd;
   const t0 = performance.now();
-  const r = spawnSync(full[0], full.slice(1), { stdio: ['ignore', figures ? 'pipe' : 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync(full[0], full.slice(1), {
+    stdio: ['ignore', figures ? 'pipe' : 'ignore', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
   const ms = performance.now() - t0;
   let rssKb;
   let cpuMs;
@@ -158,7 +203,10 @@ const tokcap = (...args) => [process.execPath, BIN, ...args];
  */
 function sameAsOneThread(dir) {
   const digest = (workers, args) => {
-    const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, TOKCAP_WORKERS: String(workers) }, maxBuffer: 1 << 30 });
+    const r = spawnSync(process.execPath, [BIN, ...args], {
+      env: { ...process.env, TOKCAP_WORKERS: String(workers) },
+      maxBuffer: 1 << 30,
+    });
     return createHash('sha256').update(r.stdout).digest('hex') + ` exit ${r.status}`;
   };
   const same = (args) => digest(1, args) === digest(2, args);
@@ -216,10 +264,19 @@ for (const store of STORES) {
   if (floors) {
     jobs.push({ label: 'floor: cat \\| sha256sum', argv: `xargs -0 cat < '${listFile}' | sha256sum`, shell: true });
     // Every file of the store, side files and lock files included (the floor for many small rollouts).
-    if (store.what === 'small') jobs.push({ label: 'floor: cat DIR/* \\| sha256sum', argv: `cat '${dir}'/* | sha256sum`, shell: true });
-    jobs.push({ label: 'floor: node scan+parse+hash', argv: `xargs -0 ${process.execPath} ${FLOOR} < '${listFile}'`, shell: true });
+    if (store.what === 'small')
+      jobs.push({ label: 'floor: cat DIR/* \\| sha256sum', argv: `cat '${dir}'/* | sha256sum`, shell: true });
+    jobs.push({
+      label: 'floor: node scan+parse+hash',
+      argv: `xargs -0 ${process.execPath} ${FLOOR} < '${listFile}'`,
+      shell: true,
+    });
     // Not a target's floor: the node floor plus the token digests verify cannot skip.
-    jobs.push({ label: '(floor + token digests)', argv: `xargs -0 ${process.execPath} ${FLOOR_DIGESTS} < '${listFile}'`, shell: true });
+    jobs.push({
+      label: '(floor + token digests)',
+      argv: `xargs -0 ${process.execPath} ${FLOOR_DIGESTS} < '${listFile}'`,
+      shell: true,
+    });
     // Nor this: tokcap's locked copies of every rollout (docs/format.md#locking), before any parsing.
     jobs.push({ label: '(locked copies only)', argv: [process.execPath, LOCKED_COPIES, dir] });
   }
@@ -235,7 +292,8 @@ for (const store of STORES) {
   });
   // Nor this: the node floor plus the lock and durable state write a first freeze must make per
   // rollout (docs/format.md#freeze); the floor beside `build --all --freeze`.
-  if (floors && store.what === 'all') jobs.push({ label: '(floor + freeze writes)', ...onCopy((c) => [process.execPath, FLOOR_FREEZE, c]) });
+  if (floors && store.what === 'all')
+    jobs.push({ label: '(floor + freeze writes)', ...onCopy((c) => [process.execPath, FLOOR_FREEZE, c]) });
   const out = join(CACHE, `${store.name}.export.jsonl`);
   const dataset = join(CACHE, `${store.name}.export.parquet`);
   if (store.what === 'watch') {
@@ -258,7 +316,10 @@ for (const store of STORES) {
       add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
       add('build (preview, all)', tokcap('build', dir, '--json'));
       // --mix stores hold retired rollouts: their builds fail as in the reference (exit 3).
-      const freezeCopy = (...flags) => ({ ...onCopy((c) => tokcap('build', c, '--all', '--freeze', ...flags)), okStatus: [0, 1, 3] });
+      const freezeCopy = (...flags) => ({
+        ...onCopy((c) => tokcap('build', c, '--all', '--freeze', ...flags)),
+        okStatus: [0, 1, 3],
+      });
       add('build --all --freeze (copy)', null, freezeCopy('--json'));
       // The reference consumer's job with a text summary instead of the results.
       if (store.sideBySide) {
@@ -274,8 +335,13 @@ for (const store of STORES) {
       add('inspect --deep', tokcap('inspect', dir, '--deep', '--json'));
       add('build (preview, all)', tokcap('build', dir, '--json'));
     }
-    if (exportAvailable) add('export --format jsonl', tokcap('export', dir, '--out', out, '--format', 'jsonl', '--force', '--json'));
-    if (parquetAvailable) add('export --format parquet', tokcap('export', dir, '--out', dataset, '--format', 'parquet', '--force', '--json'));
+    if (exportAvailable)
+      add('export --format jsonl', tokcap('export', dir, '--out', out, '--format', 'jsonl', '--force', '--json'));
+    if (parquetAvailable)
+      add(
+        'export --format parquet',
+        tokcap('export', dir, '--out', dataset, '--format', 'parquet', '--force', '--json'),
+      );
   }
   const rows = measureAll(jobs, dir);
   rmSync(copy, { recursive: true, force: true });
@@ -317,21 +383,37 @@ function targetTables(sections) {
     const verify = row(full, 'verify-digests');
     const digests = row(full, '(floor + token digests)');
     const freezeFloor = row(full, '(floor + freeze writes)');
-    lines.push(`${full.store.name}, medians of this run. "vs the reference": the reference consumer's time is not measured here; it is`);
-    lines.push(`taken as ${REFERENCE_X}× this run's node floor, the ratio measured side by side on one machine (3.69 s / 0.61 s).`);
+    lines.push(
+      `${full.store.name}, medians of this run. "vs the reference": the reference consumer's time is not measured here; it is`,
+    );
+    lines.push(
+      `taken as ${REFERENCE_X}× this run's node floor, the ratio measured side by side on one machine (3.69 s / 0.61 s).`,
+    );
     lines.push('');
     lines.push('| whole process | time | vs the reference | vs node floor |');
     lines.push('|---|---:|---:|---:|');
-    const line = (label, r, note = '') => lines.push(`| ${label} | ${r ? fmtMs(r.ms) : '–'} | ${r && ref ? (r.ms / ref).toFixed(2) : '–'} | ${r && node ? `${(r.ms / node.ms).toFixed(2)}×` : '–'}${note} |`);
-    lines.push(`| reference: freeze + build every rollout (derived: ${REFERENCE_X}× node floor) | ${ref ? fmtMs(ref) : '–'} | 1 | ${REFERENCE_X.toFixed(1)}× |`);
+    const line = (label, r, note = '') =>
+      lines.push(
+        `| ${label} | ${r ? fmtMs(r.ms) : '–'} | ${r && ref ? (r.ms / ref).toFixed(2) : '–'} | ${r && node ? `${(r.ms / node.ms).toFixed(2)}×` : '–'}${note} |`,
+      );
+    lines.push(
+      `| reference: freeze + build every rollout (derived: ${REFERENCE_X}× node floor) | ${ref ? fmtMs(ref) : '–'} | 1 | ${REFERENCE_X.toFixed(1)}× |`,
+    );
     const vsFreeze = (r) => (r && freezeFloor ? ` (${(r.ms / freezeFloor.ms).toFixed(2)}× floor + freeze writes)` : '');
     line('`tokcap build DIR --all --freeze --json > /dev/null`', json, vsFreeze(json));
     line('`tokcap build DIR --all --freeze` (text summary)', text, vsFreeze(text));
     line('`tokcap build DIR --json` (preview of every rollout)', preview);
-    line('`tokcap verify-digests DIR`', verify, verify && sha ? ` (${(verify.ms / sha.ms).toFixed(2)}× \`cat \\| sha256sum\`)` : '');
+    line(
+      '`tokcap verify-digests DIR`',
+      verify,
+      verify && sha ? ` (${(verify.ms / sha.ms).toFixed(2)}× \`cat \\| sha256sum\`)` : '',
+    );
     line('node floor (bench/floor-scan.mjs)', node);
     line('node floor + token digests (bench/floor-digests.mjs)', digests);
-    line('node floor + freeze writes (bench/floor-freeze.mjs: per rollout a lock and a durable state write)', freezeFloor);
+    line(
+      'node floor + freeze writes (bench/floor-freeze.mjs: per rollout a lock and a durable state write)',
+      freezeFloor,
+    );
     lines.push('');
     lines.push('| target | this run |');
     lines.push('|---|---|');
@@ -344,7 +426,9 @@ function targetTables(sections) {
   if (small) {
     if (!full) lines.push('| target | this run |', '|---|---|');
     for (const label of ['verify-digests', 'inspect --deep', 'build (preview, all)', 'watch --once --json']) {
-      lines.push(`| ${small.store.name}: ${label} ≤ 3× \`cat DIR/* \\| sha256sum\` | ${verdict(x(row(small, label), small.catAll), 3)} |`);
+      lines.push(
+        `| ${small.store.name}: ${label} ≤ 3× \`cat DIR/* \\| sha256sum\` | ${verdict(x(row(small, label), small.catAll), 3)} |`,
+      );
     }
   }
   // Peak RSS within the limit: <= 200 MB for verify-digests, inspect and both exports on the 2 GB
@@ -353,13 +437,22 @@ function targetTables(sections) {
   for (const label of ['verify-digests', 'inspect (summary)', 'export --format jsonl', 'export --format parquet']) {
     const r = row(big, label);
     const mb = r?.rssKb === undefined ? undefined : r.rssKb / 1024;
-    const status = mb === undefined ? (big ? '–' : '– (the 2 GB store runs with BENCH_BIG=1)') : mb <= 200 ? `met (${mb.toFixed(0)} MB)` : `**missed** (${mb.toFixed(0)} MB)`;
+    const status =
+      mb === undefined
+        ? big
+          ? '–'
+          : '– (the 2 GB store runs with BENCH_BIG=1)'
+        : mb <= 200
+          ? `met (${mb.toFixed(0)} MB)`
+          : `**missed** (${mb.toFixed(0)} MB)`;
     lines.push(`| peak RSS of ${label} on full-6000x12 (2 GB) ≤ 200 MB | ${status} |`);
   }
   for (const sec of [full, small].filter((s) => s?.sameOutputs)) {
     const { verify, build } = sec.sameOutputs;
     const said = (ok) => (ok ? 'met' : '**missed**');
-    lines.push(`| ${sec.store.name}: verify-digests and build \`--json\` byte-identical with a worker and in one thread | verify ${said(verify)}, build ${said(build)} |`);
+    lines.push(
+      `| ${sec.store.name}: verify-digests and build \`--json\` byte-identical with a worker and in one thread | verify ${said(verify)}, build ${said(build)} |`,
+    );
   }
   lines.push('');
   return lines;
@@ -371,7 +464,9 @@ const lines = [];
 const out = (s = '') => lines.push(s);
 out('## Latest generated run');
 out();
-out(`Written by \`npm run bench\` (bench/run.mjs): medians of ${REPS} runs in rounds, peak RSS of the largest run; the`);
+out(
+  `Written by \`npm run bench\` (bench/run.mjs): medians of ${REPS} runs in rounds, peak RSS of the largest run; the`,
+);
 out('method and the rows are described above. Do not edit between the markers: the next run replaces it.');
 out();
 out(`- date: ${info.date}; commit ${info.commit}`);
@@ -380,32 +475,42 @@ out(`- memory: ${info.memory}`);
 out(`- node ${info.node}; ${info.sha256sum}`);
 out(`- peak RSS from ${TIME ? '`/usr/bin/time -f %M`' : 'unavailable'}`);
 out(`- export: ${exportAvailable ? 'benchmarked' : 'not present at the time of the run'}`);
-out(`- export --format parquet: ${parquetAvailable ? 'benchmarked (a dataset of one part per table, zstd)' : 'not present at the time of the run'}`);
+out(
+  `- export --format parquet: ${parquetAvailable ? 'benchmarked (a dataset of one part per table, zstd)' : 'not present at the time of the run'}`,
+);
 out();
 for (const { store, st, rows, node, sha, catAll } of sections) {
   out(`### ${store.name}: \`tokcap fixture DIR ${store.args.join(' ')}\``);
   out();
-  out(`${fmtSize(st.bytes)} on disk, ${fmtSize(st.jsonl)} of JSONL in ${st.files.length} files${store.note ? `; ${store.note}` : ''}.`);
+  out(
+    `${fmtSize(st.bytes)} on disk, ${fmtSize(st.jsonl)} of JSONL in ${st.files.length} files${store.note ? `; ${store.note}` : ''}.`,
+  );
   out();
   if (store.what === 'watch') {
     for (const l of watchTable(rows)) out(l);
     out();
     continue;
   }
-  out(`| command | median | × node floor | × sha256sum |${catAll ? ' × cat DIR/\\* |' : ''} CPU (user+sys) | peak RSS |`);
+  out(
+    `| command | median | × node floor | × sha256sum |${catAll ? ' × cat DIR/\\* |' : ''} CPU (user+sys) | peak RSS |`,
+  );
   out(`|---|---:|---:|---:|${catAll ? '---:|' : ''}---:|---:|`);
   for (const r of rows) {
     const xn = node ? (r.ms / node.ms).toFixed(2) : '–';
     const xs = sha ? (r.ms / sha.ms).toFixed(2) : '–';
     const xc = catAll ? ` ${(r.ms / catAll.ms).toFixed(2)} |` : '';
-    out(`| ${r.label} | ${fmtMs(r.ms)} | ${xn} | ${xs} |${xc} ${r.cpuMs === undefined ? '–' : fmtMs(r.cpuMs)} | ${fmtMb(r.rssKb)} |`);
+    out(
+      `| ${r.label} | ${fmtMs(r.ms)} | ${xn} | ${xs} |${xc} ${r.cpuMs === undefined ? '–' : fmtMs(r.cpuMs)} | ${fmtMb(r.rssKb)} |`,
+    );
   }
   out();
   // The Parquet dataset against the jsonl export of the same store (the RSS limit is 200 MB).
   const jsonl = rows.find((r) => r.label === 'export --format jsonl');
   const parquet = rows.find((r) => r.label === 'export --format parquet');
   if (jsonl && parquet) {
-    out(`\`export --format parquet\`: ${(parquet.ms / jsonl.ms).toFixed(2)}× the time of \`export --format jsonl\`, peak RSS ${fmtMb(parquet.rssKb)} (jsonl ${fmtMb(jsonl.rssKb)}; limit 200 MB).`);
+    out(
+      `\`export --format parquet\`: ${(parquet.ms / jsonl.ms).toFixed(2)}× the time of \`export --format jsonl\`, peak RSS ${fmtMb(parquet.rssKb)} (jsonl ${fmtMb(jsonl.rssKb)}; limit 200 MB).`,
+    );
     out();
   }
 }

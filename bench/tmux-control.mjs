@@ -18,7 +18,10 @@ export class TmuxControl {
 
   /** `tmuxArgs`: what comes before the command (`-L SOCKET -f /dev/null`); `session`: the one to attach. */
   constructor(tmuxArgs, session, env) {
-    this.#child = spawn('tmux', [...tmuxArgs, '-C', 'attach-session', '-t', session], { stdio: ['pipe', 'pipe', 'ignore'], env });
+    this.#child = spawn('tmux', [...tmuxArgs, '-C', 'attach-session', '-t', session], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+      env,
+    });
     this.ready = new Promise((resolve, reject) => this.#pending.push({ resolve, reject }));
     this.#child.stdout.setEncoding('utf8');
     this.#child.stdout.on('data', (chunk) => this.#take(chunk));

@@ -54,7 +54,17 @@ const PY_STORE = join(ROOT, 'test', 'support', 'py_store.py');
 /** The writers' rollouts: a prefix no fixture uses, removed before and after. */
 const WRITER_PREFIX = 'zzbenchw';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { timeout: { type: 'string', default: '600' }, 'no-writers': { type: 'boolean', default: false }, 'no-keys': { type: 'boolean', default: false }, floor: { type: 'boolean', default: false }, 'floor-bundled': { type: 'boolean', default: false }, polled: { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    timeout: { type: 'string', default: '600' },
+    'no-writers': { type: 'boolean', default: false },
+    'no-keys': { type: 'boolean', default: false },
+    floor: { type: 'boolean', default: false },
+    'floor-bundled': { type: 'boolean', default: false },
+    polled: { type: 'boolean', default: false },
+  },
+});
 const floor = values.floor || values['floor-bundled'];
 const dir = positionals[0];
 if (!dir) {
@@ -78,9 +88,19 @@ const rowsOf = (pane) => pane.split('\n').flatMap((l) => (ROW.test(l) ? [ROW.exe
 
 /** bench/ink-floor.mjs bundled as scripts/bundle-view.mjs bundles the live view (a temporary file). */
 async function bundledFloor() {
-  const [{ build }, { inkInBundle, NODE_BUNDLE }] = await Promise.all([import('esbuild'), import('../scripts/bundle-settings.mjs')]);
+  const [{ build }, { inkInBundle, NODE_BUNDLE }] = await Promise.all([
+    import('esbuild'),
+    import('../scripts/bundle-settings.mjs'),
+  ]);
   const out = join(mkdtempSync(join(tmpdir(), 'tokcap-bench-floor-')), 'ink-floor.bundle.mjs');
-  await build({ entryPoints: [FLOOR_APP], ...NODE_BUNDLE, metafile: false, absWorkingDir: ROOT, outfile: out, plugins: [{ name: 'ink', setup: inkInBundle }] });
+  await build({
+    entryPoints: [FLOOR_APP],
+    ...NODE_BUNDLE,
+    metafile: false,
+    absWorkingDir: ROOT,
+    outfile: out,
+    plugins: [{ name: 'ink', setup: inkInBundle }],
+  });
   return out;
 }
 
@@ -89,18 +109,47 @@ const removeWriterFiles = () => {
 };
 removeWriterFiles();
 
-const result = { firstRowsMs: null, screenMs: null, upToDateMs: null, rssKb: null, keyToFrameMs: null, writersKeyToFrameMs: null, writersKeyToFrameMaxMs: null };
+const result = {
+  firstRowsMs: null,
+  screenMs: null,
+  upToDateMs: null,
+  rssKb: null,
+  keyToFrameMs: null,
+  writersKeyToFrameMs: null,
+  writersKeyToFrameMaxMs: null,
+};
 // Before the clock starts.
 const floorApp = values['floor-bundled'] ? await bundledFloor() : FLOOR_APP;
 const t0 = performance.now();
-const app = floor ? `${JSON.stringify(floorApp)} ${LIST_ROWS}` : `${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`;
+const app = floor
+  ? `${JSON.stringify(floorApp)} ${LIST_ROWS}`
+  : `${JSON.stringify(BIN)} watch ${JSON.stringify(resolve(dir))}`;
 // React's production build for the bundled floor, as `tokcap watch` sets for itself.
 const floorEnv = values['floor-bundled'] ? ['-e', 'NODE_ENV=production'] : [];
-tmux('new-session', '-d', '-s', 'w', '-x', String(WIDTH), '-y', String(HEIGHT), '-e', 'CI=false', '-e', 'NO_COLOR=1', ...floorEnv, `exec ${JSON.stringify(process.execPath)} ${app}`);
+tmux(
+  'new-session',
+  '-d',
+  '-s',
+  'w',
+  '-x',
+  String(WIDTH),
+  '-y',
+  String(HEIGHT),
+  '-e',
+  'CI=false',
+  '-e',
+  'NO_COLOR=1',
+  ...floorEnv,
+  `exec ${JSON.stringify(process.execPath)} ${app}`,
+);
 const pid = Number(tmux('list-panes', '-t', 'w', '-F', '#{pane_pid}').trim());
 // If this harness is killed (a SIGTERM, `timeout`) its `finally` does not run, and the tmux server
 // and the watch inside would go on reading the directory: a detached watchdog ends them.
-spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; tmux -L ${socket} kill-server 2>/dev/null`], { detached: true, stdio: 'ignore', env }).unref();
+spawn(
+  'sh',
+  ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 2; done; tmux -L ${socket} kill-server 2>/dev/null`],
+  { detached: true, stdio: 'ignore', env },
+).unref();
 const peakRssKb = () => {
   try {
     return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) || null;
@@ -159,7 +208,23 @@ async function underWriters() {
   const log = mkdtempSync(join(tmpdir(), 'tokcap-bench-writers-'));
   const writers = [0, 1, 2, 3].map((w) => {
     const ids = Array.from({ length: 8 }, (_, i) => `${WRITER_PREFIX}${w}x${i}`).join(',');
-    return spawn('python3', [PY_STORE, resolve(dir), 'writer', '--rollouts', ids, '--seconds', '6', '--seed', String(w + 1), '--log', join(log, `w${w}`)], { stdio: 'ignore' });
+    return spawn(
+      'python3',
+      [
+        PY_STORE,
+        resolve(dir),
+        'writer',
+        '--rollouts',
+        ids,
+        '--seconds',
+        '6',
+        '--seed',
+        String(w + 1),
+        '--log',
+        join(log, `w${w}`),
+      ],
+      { stdio: 'ignore' },
+    );
   });
   const done = Promise.all(writers.map((c) => new Promise((r) => c.once('close', r))));
   const times = [];
@@ -200,7 +265,8 @@ try {
       result.rssKb = peakRssKb();
       break;
     }
-    if (performance.now() - t0 > timeoutMs) throw new Error(`no "up to date" after ${timeoutMs} ms; the pane shows:\n${pane}`);
+    if (performance.now() - t0 > timeoutMs)
+      throw new Error(`no "up to date" after ${timeoutMs} ms; the pane shows:\n${pane}`);
     // During the load, now and then: a key, and the time until the selection moved on screen.
     if (!values['no-keys'] && rows.length >= 2 && performance.now() - t0 - lastKeyAt > 500) {
       keyTimes.push(await pressAndWait());
@@ -226,5 +292,6 @@ try {
   if (floorApp !== FLOOR_APP) rmSync(dirname(floorApp), { recursive: true, force: true });
 }
 if (keyTimes.length > 0) result.keyToFrameMs = [...keyTimes].sort((a, b) => a - b)[Math.floor(keyTimes.length / 2)];
-for (const k of Object.keys(result)) if (typeof result[k] === 'number' && k !== 'rssKb') result[k] = Math.round(result[k]);
+for (const k of Object.keys(result))
+  if (typeof result[k] === 'number' && k !== 'rssKb') result[k] = Math.round(result[k]);
 console.log(JSON.stringify(result));

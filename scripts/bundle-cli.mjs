@@ -74,8 +74,10 @@ const plugins = [
         if (!text.includes('import.meta.url')) return { contents: text, loader: 'js' };
         // A bundled worker, started from its bundle beside this chunk (kept apart from the
         // rewrite below by a placeholder).
-        text = text.replace(/new URL\('(?:\.\/|\.\.\/[a-z-]+\/)([a-z-]+-worker)\.js', import\.meta\.url\)/g, (whole, name) =>
-          WORKERS.some((w) => w.endsWith(`/${name}`)) ? `new URL('./${name}.js', __TOKCAP_CHUNK_URL__)` : whole,
+        text = text.replace(
+          /new URL\('(?:\.\/|\.\.\/[a-z-]+\/)([a-z-]+-worker)\.js', import\.meta\.url\)/g,
+          (whole, name) =>
+            WORKERS.some((w) => w.endsWith(`/${name}`)) ? `new URL('./${name}.js', __TOKCAP_CHUNK_URL__)` : whole,
         );
         const own = `new URL(${JSON.stringify(fromOut(args.path))}, import.meta.url).href`;
         text = text.replaceAll('import.meta.url', own).replaceAll('__TOKCAP_CHUNK_URL__', 'import.meta.url');
@@ -125,6 +127,13 @@ const reader = await build({
   outdir: OUTDIR,
   plugins,
 });
-writeStamp({ root: ROOT, dir: OUTDIR, bundle: join(OUTDIR, 'read-worker.cjs'), metafile: reader.metafile, ours: DIST, stamp: join(OUTDIR, 'read-worker.json') });
+writeStamp({
+  root: ROOT,
+  dir: OUTDIR,
+  bundle: join(OUTDIR, 'read-worker.cjs'),
+  metafile: reader.metafile,
+  ours: DIST,
+  stamp: join(OUTDIR, 'read-worker.json'),
+});
 
 writeBuildInfo(ROOT, join(DIST, 'build-info.json'));

@@ -10,7 +10,9 @@ export const NODE_BUNDLE = {
   target: 'node20',
   metafile: true,
   logLevel: 'warning',
-  banner: { js: "import { createRequire as __tokcapCreateRequire } from 'node:module';\nconst require = __tokcapCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __tokcapCreateRequire } from 'node:module';\nconst require = __tokcapCreateRequire(import.meta.url);",
+  },
 };
 
 /**
@@ -28,11 +30,17 @@ export function inkInBundle(b) {
   b.onLoad({ filter: /[\\/]yoga-layout[\\/]dist[\\/]binaries[\\/]yoga-wasm-base64-esm\.js$/ }, (args) => {
     const source = readFileSync(args.path, 'utf8');
     const FETCHED = 'return w||"function"!=typeof fetch?Promise.resolve()';
-    if (!source.includes(FETCHED)) return { contents: source, loader: 'js', warnings: [{ text: "yoga's wasm loader changed: it may load through fetch() again" }] };
+    if (!source.includes(FETCHED))
+      return {
+        contents: source,
+        loader: 'js',
+        warnings: [{ text: "yoga's wasm loader changed: it may load through fetch() again" }],
+      };
     return { contents: source.replace(FETCHED, 'return true?Promise.resolve()'), loader: 'js' };
   });
   b.onLoad({ filter: /.*/, namespace: 'tokcap-absent' }, () => ({
-    contents: "const e = new Error(\"Cannot find package 'react-devtools-core'\"); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;",
+    contents:
+      "const e = new Error(\"Cannot find package 'react-devtools-core'\"); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;",
     loader: 'js',
   }));
 }

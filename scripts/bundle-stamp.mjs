@@ -32,7 +32,8 @@ export function writeStamp({ root, dir, bundle, metafile, ours, stamp }) {
   }
   for (const output of Object.keys(metafile.outputs)) files.add(fromDir(resolve(root, output)));
   const packages = join(root, 'node_modules', '.package-lock.json');
-  if (statSync(packages, { throwIfNoEntry: false }) === undefined) throw new Error(`${packages} is missing (run npm install)`);
+  if (statSync(packages, { throwIfNoEntry: false }) === undefined)
+    throw new Error(`${packages} is missing (run npm install)`);
   files.add(fromDir(packages));
   const inputs = [...files].sort();
   writeFileSync(stamp, `${JSON.stringify({ sha256: contentHash(dir, inputs), inputs }, null, 1)}\n`);

@@ -35,7 +35,9 @@ for (const name of ['NO_COLOR', 'FORCE_COLOR', 'TOKCAP_DEBUG', 'TOKCAP_DIR', 'CI
 
 let failures = 0;
 function check(what, ok, detail = '') {
-  console.log(`${ok ? 'ok  ' : 'FAIL'} node ${major}: ${what}${ok || !detail ? '' : `\n     ${detail.replaceAll('\n', '\n     ')}`}`);
+  console.log(
+    `${ok ? 'ok  ' : 'FAIL'} node ${major}: ${what}${ok || !detail ? '' : `\n     ${detail.replaceAll('\n', '\n     ')}`}`,
+  );
   if (!ok) failures++;
 }
 
@@ -62,18 +64,33 @@ function checkFound() {
   }
   check(
     '--version --json names the Node under test, the platform and a working lock backend',
-    j.status === 0 && facts.version === version && facts.node === nodeVersion && facts.platform === `${process.platform}-${process.arch}` && facts.lock_backend === 'flock',
+    j.status === 0 &&
+      facts.version === version &&
+      facts.node === nodeVersion &&
+      facts.platform === `${process.platform}-${process.arch}` &&
+      facts.lock_backend === 'flock',
     shown(j),
   );
 }
 
 function checkAnswers() {
   const text = tokcap('inspect', DEMO);
-  check('inspect of the demo store lists its 8 rollouts', text.status === 0 && /^8 rollouts /m.test(text.stdout), shown(text));
+  check(
+    'inspect of the demo store lists its 8 rollouts',
+    text.status === 0 && /^8 rollouts /m.test(text.stdout),
+    shown(text),
+  );
   // The JSON forms carry no ages, so the checkout's answer is byte for byte the same.
-  for (const args of [['inspect', DEMO, '--json'], ['verify-digests', DEMO, '--json']]) {
+  for (const args of [
+    ['inspect', DEMO, '--json'],
+    ['verify-digests', DEMO, '--json'],
+  ]) {
     const got = tokcap(...args);
-    check(`${args[0]} --json of the demo store answers as the checkout does`, same(got, expected(...args)) && got.stdout !== '', shown(got));
+    check(
+      `${args[0]} --json of the demo store answers as the checkout does`,
+      same(got, expected(...args)) && got.stdout !== '',
+      shown(got),
+    );
   }
 }
 
@@ -81,18 +98,30 @@ async function checkParquet() {
   const out = (name) => join(WORK, name);
   const got = tokcap('export', DEMO, '--format', 'parquet', '--out', out('installed'));
   const want = expected('export', DEMO, '--format', 'parquet', '--out', out('checkout'));
-  check('export --format parquet exits as the checkout does', got.status === 0 && got.status === want.status, shown(got));
+  check(
+    'export --format parquet exits as the checkout does',
+    got.status === 0 && got.status === want.status,
+    shown(got),
+  );
   const db = await (await DuckDBInstance.create(':memory:')).connect();
   for (const table of ['rollouts', 'calls']) {
     const rows = async (dir) => {
       try {
-        return JSON.stringify((await db.runAndReadAll(`SELECT * FROM read_parquet('${join(dir, table)}/*.parquet') ORDER BY ALL`)).getRowObjectsJson());
+        return JSON.stringify(
+          (
+            await db.runAndReadAll(`SELECT * FROM read_parquet('${join(dir, table)}/*.parquet') ORDER BY ALL`)
+          ).getRowObjectsJson(),
+        );
       } catch (e) {
         return `unreadable: ${e.message}`;
       }
     };
     const [a, b] = [await rows(out('installed')), await rows(out('checkout'))];
-    check(`the Parquet ${table} table, read back with DuckDB, holds the checkout's rows`, a === b && a.startsWith('[{'), `${a.slice(0, 300)}\nwant ${b.slice(0, 300)}`);
+    check(
+      `the Parquet ${table} table, read back with DuckDB, holds the checkout's rows`,
+      a === b && a.startsWith('[{'),
+      `${a.slice(0, 300)}\nwant ${b.slice(0, 300)}`,
+    );
   }
 }
 
@@ -125,7 +154,11 @@ async function checkWatch(how) {
     // Ink shows the cursor again on stderr as it exits: control sequences only, no text.
     // eslint-disable-next-line no-control-regex
     const stderr = (existsSync(err) ? readFileSync(err, 'utf8') : '').replace(/\x1b\[\??[0-9;]*[a-zA-Z]/g, '');
-    check(`watch (${how}): q quits with exit 0 and nothing on stderr`, quit && readFileSync(rc, 'utf8').trim() === '0' && stderr === '', `${quit ? `exit ${readFileSync(rc, 'utf8').trim()}` : 'still running'}\nstderr: ${stderr}\n${pane()}`);
+    check(
+      `watch (${how}): q quits with exit 0 and nothing on stderr`,
+      quit && readFileSync(rc, 'utf8').trim() === '0' && stderr === '',
+      `${quit ? `exit ${readFileSync(rc, 'utf8').trim()}` : 'still running'}\nstderr: ${stderr}\n${pane()}`,
+    );
   } finally {
     tmux('kill-server');
   }
@@ -144,11 +177,20 @@ async function checkWatchBothWays() {
 
 function checkManAndCompletion() {
   const man = run('man', ['-w', 'tokcap-export'], { env: { ...env, MANPATH: join(PREFIX, 'share', 'man') } });
-  check('man -w tokcap-export finds the installed page', man.status === 0 && man.stdout.trim().startsWith(PREFIX + '/'), shown(man));
-  const script = 'source <(tokcap completion bash); for w in "tokcap exp" "tokcap inspect DEMO demo-"; do COMP_WORDS=($w); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _tokcap; echo "${COMPREPLY[*]}"; done';
+  check(
+    'man -w tokcap-export finds the installed page',
+    man.status === 0 && man.stdout.trim().startsWith(PREFIX + '/'),
+    shown(man),
+  );
+  const script =
+    'source <(tokcap completion bash); for w in "tokcap exp" "tokcap inspect DEMO demo-"; do COMP_WORDS=($w); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _tokcap; echo "${COMPREPLY[*]}"; done';
   const r = run('bash', ['-c', script.replace('DEMO', DEMO)], { cwd: WORK });
   const [commands, ids] = r.stdout.split('\n');
-  check('bash completion completes a command and rollout ids', r.status === 0 && commands === 'export' && /^demo-0 .*demo-7$/.test(ids ?? ''), shown(r));
+  check(
+    'bash completion completes a command and rollout ids',
+    r.status === 0 && commands === 'export' && /^demo-0 .*demo-7$/.test(ids ?? ''),
+    shown(r),
+  );
 }
 
 /** Without koffi's native module (its platform package removed): one line, exit 3, nothing read. */
@@ -158,15 +200,31 @@ function checkWithoutNativeModule() {
   try {
     const r = tokcap('inspect', DEMO);
     const lines = r.stderr.split('\n').filter(Boolean);
-    check('without the native module: one line on stderr, exit 3, nothing on stdout', r.status === 3 && lines.length === 1 && r.stdout === '', shown(r));
+    check(
+      'without the native module: one line on stderr, exit 3, nothing on stdout',
+      r.status === 3 && lines.length === 1 && r.stdout === '',
+      shown(r),
+    );
     const missing = tokcap('inspect', join(WORK, 'no-such-dir'));
-    check('without the native module: said before the directory is touched (the same line for a missing DIR)', missing.status === 3 && missing.stderr === r.stderr, shown(missing));
+    check(
+      'without the native module: said before the directory is touched (the same line for a missing DIR)',
+      missing.status === 3 && missing.stderr === r.stderr,
+      shown(missing),
+    );
     // watch on a terminal starts its read worker before the command line is parsed: stopped.
     const tty = run('script', ['-qec', `tokcap watch '${DEMO}'`, '/dev/null'], { cwd: WORK, timeout: 30_000 });
     const ttyLines = tty.stdout.split(/\r?\n/).filter(Boolean);
-    check('without the native module: watch on a terminal says the same one line and exits 3', tty.status === 3 && ttyLines.length === 1 && ttyLines[0] === lines[0], shown(tty));
+    check(
+      'without the native module: watch on a terminal says the same one line and exits 3',
+      tty.status === 3 && ttyLines.length === 1 && ttyLines[0] === lines[0],
+      shown(tty),
+    );
     const v = tokcap('--version', '--json');
-    check('without the native module: --version --json says there is no lock backend', v.status === 0 && JSON.parse(v.stdout).lock_backend === null, shown(v));
+    check(
+      'without the native module: --version --json says there is no lock backend',
+      v.status === 0 && JSON.parse(v.stdout).lock_backend === null,
+      shown(v),
+    );
   } finally {
     renameSync(`${native}.aside`, native);
   }

@@ -31,7 +31,9 @@ const requireFromMarkedMan = createRequire(markedManPackage);
 const { Marked } = (await import(pathToFileURL(requireFromMarkedMan.resolve('marked')).href)) as {
   Marked: new () => { use(ext: unknown): void; parse(md: string, options: unknown): string };
 };
-const markedMan = ((await import(pathToFileURL(join(dirname(markedManPackage), 'src', 'index.js')).href)) as { default: object }).default;
+const markedMan = (
+  (await import(pathToFileURL(join(dirname(markedManPackage), 'src', 'index.js')).href)) as { default: object }
+).default;
 
 function toRoff(markdown: string): string {
   // A fresh instance per page: marked-man keeps per-document state on the parser.

@@ -6,6 +6,9 @@ import { generateStore } from '../src/fixture/generate-store.js';
 
 const dir = resolve(import.meta.dirname ?? '.', '..', 'fixtures', 'demo-store');
 rmSync(dir, { recursive: true, force: true });
-await generateStore({ dir }, { rollouts: 8, calls: 4, prompt: 40, gen: 8, turn: 6, mix: true, seed: 7, prefix: 'demo-' });
+await generateStore(
+  { dir },
+  { rollouts: 8, calls: 4, prompt: 40, gen: 8, turn: 6, mix: true, seed: 7, prefix: 'demo-' },
+);
 for (const n of readdirSync(dir)) if (n.endsWith('.tokens.lock')) rmSync(join(dir, n));
 console.log(`demo store written to ${dir}`);

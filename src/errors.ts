@@ -114,7 +114,11 @@ function defaultPyClass(kind: ErrorKind): PyErrorClass {
 export function systemErrorOf(e: unknown): SystemError | undefined {
   const x = e as NodeJS.ErrnoException | null | undefined;
   if (!(x instanceof Error) || typeof x.code !== 'string' || !('errno' in x)) return undefined;
-  return { code: x.code, ...(typeof x.syscall === 'string' ? { syscall: x.syscall } : {}), ...(typeof x.path === 'string' ? { path: x.path } : {}) };
+  return {
+    code: x.code,
+    ...(typeof x.syscall === 'string' ? { syscall: x.syscall } : {}),
+    ...(typeof x.path === 'string' ? { path: x.path } : {}),
+  };
 }
 
 /** Only the ErrorFacts of `x` (without the `file` or anything else it carries). */

@@ -10,7 +10,15 @@
  */
 
 // Errors: every failure is a TokcapError with a kind (docs/cli.md#exit-codes maps kinds to exit codes).
-export { TokcapError, isTokcapError, type ErrorKind, type ErrorFacts, type TokcapErrorOptions, type PyErrorClass, type SystemError } from './errors.js';
+export {
+  TokcapError,
+  isTokcapError,
+  type ErrorKind,
+  type ErrorFacts,
+  type TokcapErrorOptions,
+  type PyErrorClass,
+  type SystemError,
+} from './errors.js';
 
 // A store, its rollouts and their ids
 export { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './ops/store.js';
@@ -25,16 +33,42 @@ export { rolloutFacts, type RolloutFacts, type FactsOptions } from './facts/roll
 export { directoryFacts, type DirectoryFacts, type DirectoryFactsOptions } from './facts/directory-facts.js';
 
 // Status, conditions, verdict and summary counts (docs/cli.md#status)
-export { ROLLOUT_STATUSES, CONDITIONS, rolloutStatus, type RolloutStatus, type Condition, type RolloutStatusAnswer } from './status/rollout-status.js';
+export {
+  ROLLOUT_STATUSES,
+  CONDITIONS,
+  rolloutStatus,
+  type RolloutStatus,
+  type Condition,
+  type RolloutStatusAnswer,
+} from './status/rollout-status.js';
 export { VERDICTS, verdictOf, type Verdict, type VerdictAnswer } from './status/verdict.js';
 export { summarise, type StatusSummary } from './status/summary.js';
 export { readRolloutStatus, type StatusRead, type StatusReadOptions } from './rollout-read/read-status.js';
 
 // Build: the reference consumer's result (prefix_merging) and why it is masked
-export { buildRollout, buildRolloutDetailed, type BuildRolloutOptions, type DetailedBuild } from './chains/build-rollout.js';
-export type { ConsumerResult, SuccessfulBuildResult, FailedBuildResult, BuildMetrics, CaptureSnapshot } from './chains/consumer-result.js';
+export {
+  buildRollout,
+  buildRolloutDetailed,
+  type BuildRolloutOptions,
+  type DetailedBuild,
+} from './chains/build-rollout.js';
+export type {
+  ConsumerResult,
+  SuccessfulBuildResult,
+  FailedBuildResult,
+  BuildMetrics,
+  CaptureSnapshot,
+} from './chains/consumer-result.js';
 export type { ProjectedResponse } from './chains/projection.js';
-export type { ChainBuild, BuildCall, BuildChain, BuildNotes, CallStatus, LinkOutcome, ParentLinkReason } from './chains/chain-builder.js';
+export type {
+  ChainBuild,
+  BuildCall,
+  BuildChain,
+  BuildNotes,
+  CallStatus,
+  LinkOutcome,
+  ParentLinkReason,
+} from './chains/chain-builder.js';
 export type { DiscardedDuplicate } from './chains/dedupe.js';
 export type { TokenEntry, TokenEntrySchema, ParentResolution } from './records/token-entry.js';
 export { maskCauses, type MaskCause, type MaskCauseCode, type MaskContext } from './chains/mask-causes.js';
@@ -51,7 +85,13 @@ export { deleteRollouts } from './ops/delete.js';
 export { sweepRetired, type SweepOptions, type SweepResult, type SweepCandidate } from './ops/sweep.js';
 
 // Export
-export { exportStore, type ExportOptions, type ExportHooks, type ExportSummary, type ExportStream } from './export/export-store.js';
+export {
+  exportStore,
+  type ExportOptions,
+  type ExportHooks,
+  type ExportSummary,
+  type ExportStream,
+} from './export/export-store.js';
 export type { ExportedRollout } from './export/export-item.js';
 export { EXPORT_FORMATS, type ExportFormatName } from './export/formats.js';
 export { parseFieldSelection, type FieldSelection } from './export/fields.js';

@@ -30,18 +30,29 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
   // rollouts. A named id without files keeps the reference's "no records" answer.
   if (!ctx.options.freeze) requireCaptureFiles(ctx);
   if (ctx.idsGiven && !ctx.options.all && !ctx.options.freeze) await assertListableDir(ctx.dir);
-  const ids = ctx.idsGiven && !ctx.options.all ? [...ctx.ids] : [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort();
+  const ids =
+    ctx.idsGiven && !ctx.options.all
+      ? [...ctx.ids]
+      : [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort();
   requireSelection(ctx, ids.length);
-  const bar = ids.length > 20 ? ctx.progress({ title: ctx.options.freeze ? 'freezing and building' : 'building', total: ids.length }) : undefined;
+  const bar =
+    ids.length > 20
+      ? ctx.progress({ title: ctx.options.freeze ? 'freezing and building' : 'building', total: ids.length })
+      : undefined;
   // Results are written as they come, in id order: the document is never held whole.
   // A sharded run's report says which shard it covers (docs/cli.md#sharded-runs): the results are then its `results`.
   const out = ctx.jsonArray(ctx.shard ? { head: shardMember(ctx, ids.length), key: 'results' } : undefined);
   const summary = emptySummary();
   const human: string[] = [];
   // Read nothing until a masked rollout has a divergence to show.
-  const note = tokenizerNote(ctx.options.tokenizer, ctx.env, (l) => ctx.warn(l), (l) => {
-    if (!ctx.options.json && !ctx.options.quiet) human.push(ctx.styles.dim(l));
-  });
+  const note = tokenizerNote(
+    ctx.options.tokenizer,
+    ctx.env,
+    (l) => ctx.warn(l),
+    (l) => {
+      if (!ctx.options.json && !ctx.options.quiet) human.push(ctx.styles.dim(l));
+    },
+  );
   const tokenizers = new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), note);
   const textsOf = async (o: BuildOutcome) => {
     const texts = new Map<string, TokenText | null>();
@@ -65,7 +76,9 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
       const id = ids[i];
       // Without --json the results were not serialised: the summary is all the output needs.
       // Waiting for a slow reader of stdout holds the next builds back.
-      const written = ctx.options.json ? out.push(o.output !== undefined ? new RawJsonText(o.output) : unwritableResult(ctx, id, o), o.release) : undefined;
+      const written = ctx.options.json
+        ? out.push(o.output !== undefined ? new RawJsonText(o.output) : unwritableResult(ctx, id, o), o.release)
+        : undefined;
       countRollout(summary, o.status!, o.verdict);
       const kind = o.verdict.error?.kind;
       // A tombstone in a directory-wide preview is expected, not a store failure.
@@ -74,11 +87,14 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
         if (kind === 'invalid_rollout_id') {
           // The JSON keeps the reference's "ValueError: Invalid rollout id: ..."; the line says it
           // in words, naming the id quoted (an invalid id may hold anything; controls escaped).
-          ctx.err(`tokcap: ${terminalSafe(`'${id}'`)}: invalid rollout id (see docs/format.md#rollout-ids); nothing was built for it`);
+          ctx.err(
+            `tokcap: ${terminalSafe(`'${id}'`)}: invalid rollout id (see docs/format.md#rollout-ids); nothing was built for it`,
+          );
           ctx.raise(EXIT_FAILURE);
         } else ctx.fail(errorFromFacts(o.verdict.error!, { rolloutId: id }), id);
       }
-      if (!ctx.options.json && !ctx.options.quiet) human.push(...explain(ctx, id, o, o.divergences ? await textsOf(o) : undefined));
+      if (!ctx.options.json && !ctx.options.quiet)
+        human.push(...explain(ctx, id, o, o.divergences ? await textsOf(o) : undefined));
       return written;
     },
   });
@@ -99,25 +115,40 @@ export async function run(ctx: CommandContext<'build'>): Promise<void> {
  * rollout's failed build, reported on stderr (exit 3).
  */
 function unwritableResult(ctx: CommandContext<'build'>, id: string, o: BuildOutcome): object {
-  const err = new TokcapError('corrupt', `the build result cannot be written as JSON: ${o.unwritable}`, { rolloutId: id });
+  const err = new TokcapError('corrupt', `the build result cannot be written as JSON: ${o.unwritable}`, {
+    rolloutId: id,
+  });
   ctx.fail(err, id);
   const failed: ConsumerResult = failedBuild(id, err.pythonString(), o.summary.nCalls);
   if (o.summary.captureSnapshot) failed._capture_snapshot = o.summary.captureSnapshot;
-  return o.status ? { ...failed, ...statusMembers(o.status, { ...o.verdict, verdict: 'masked', unbuilt: true, error: err.facts() }) } : failed;
+  return o.status
+    ? { ...failed, ...statusMembers(o.status, { ...o.verdict, verdict: 'masked', unbuilt: true, error: err.facts() }) }
+    : failed;
 }
 
-function explain(ctx: CommandContext<'build'>, id: string, o: BuildOutcome, texts?: Map<string, TokenText | null>): string[] {
+function explain(
+  ctx: CommandContext<'build'>,
+  id: string,
+  o: BuildOutcome,
+  texts?: Map<string, TokenText | null>,
+): string[] {
   const s = ctx.styles;
   const r = o.summary;
-  const lines = [`${s.id(id)}  ${s.badge(o.verdict.verdict)}${o.status ? `  ${s.badge(o.status.status)}${o.status.conditions.map((c) => ' ' + s.badge(c)).join('')}` : ''}`];
+  const lines = [
+    `${s.id(id)}  ${s.badge(o.verdict.verdict)}${o.status ? `  ${s.badge(o.status.status)}${o.status.conditions.map((c) => ' ' + s.badge(c)).join('')}` : ''}`,
+  ];
   // A rollout that could not be read has no mask causes, only the reason it could not be read.
   const unread = o.verdict.verdict === 'unavailable';
-  if (unread) lines.push(`  ${s.error('•')} ${couldNotBeRead(o.verdict.error ?? { kind: 'other', message: r.error ?? '' })}`);
+  if (unread)
+    lines.push(`  ${s.error('•')} ${couldNotBeRead(o.verdict.error ?? { kind: 'other', message: r.error ?? '' })}`);
   else for (const c of o.causes) lines.push(`  ${s.warn('•')} ${c.message}`);
   for (const d of o.divergences ?? []) lines.push(`  ${s.warn('↳')} ${divergenceLine(d, texts?.get(d.model) ?? null)}`);
-  if (o.tornTailAt !== undefined) lines.push(`  ${s.warn('•')} the JSONL ends with a torn line (never acknowledged); a freeze truncates it`);
+  if (o.tornTailAt !== undefined)
+    lines.push(`  ${s.warn('•')} the JSONL ends with a torn line (never acknowledged); a freeze truncates it`);
   if (r.built) {
-    const failures = Object.entries(r.linkFailures ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
+    const failures = Object.entries(r.linkFailures ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
     lines.push(
       s.dim(
         `  calls ${r.nCalls}, chains ${r.chains}, roots ${r.roots}, quarantined ${r.quarantinedCalls}, ` +

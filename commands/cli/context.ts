@@ -241,6 +241,8 @@ export function createContext<N extends CommandName>(init: ContextInit<N>): Comm
 export function threadOptions(settings: Settings, err: (line: string) => void): ThreadOptions {
   return {
     threads: settings.threads,
-    onWorkers: settings.debug ? (n, items) => err(`tokcap: debug: ${n} worker thread(s) for ${items} rollouts`) : undefined,
+    onWorkers: settings.debug
+      ? (n, items) => err(`tokcap: debug: ${n} worker thread(s) for ${items} rollouts`)
+      : undefined,
   };
 }

@@ -23,7 +23,15 @@ import {
 } from './options.js';
 import { formatDuration } from './duration.js';
 
-export const MAN_SECTIONS = ['SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'EXIT STATUS', 'EXAMPLES', 'ENVIRONMENT', 'SEE ALSO'] as const;
+export const MAN_SECTIONS = [
+  'SYNOPSIS',
+  'DESCRIPTION',
+  'OPTIONS',
+  'EXIT STATUS',
+  'EXAMPLES',
+  'ENVIRONMENT',
+  'SEE ALSO',
+] as const;
 
 export function manPageName(name: CommandName | 'tokcap'): string {
   return name === 'tokcap' ? 'tokcap' : `tokcap-${name}`;
@@ -33,7 +41,12 @@ export function manPageName(name: CommandName | 'tokcap'): string {
 function flagsMarkdown(flags: string): string {
   return flags
     .split(/,\s*/)
-    .map((part) => part.replace(/^(-[-\w]*)(?:\s+<([^>]+)>)?$/, (_m, flag: string, value?: string) => `\`${flag}\`${value ? ` *${value}*` : ''}`))
+    .map((part) =>
+      part.replace(
+        /^(-[-\w]*)(?:\s+<([^>]+)>)?$/,
+        (_m, flag: string, value?: string) => `\`${flag}\`${value ? ` *${value}*` : ''}`,
+      ),
+    )
     .join(', ');
 }
 
@@ -109,7 +122,12 @@ function seeAlso(self: CommandName | 'tokcap'): string {
 export function commandMarkdown<N extends CommandName>(name: N): string {
   const spec = COMMANDS[name] as CommandSpec<CommandName>;
   const own = Object.values(spec.options) as OptionSpec<unknown>[];
-  const synopsis = [`\`tokcap ${name}\``, argsSynopsisMarkdown(spec.args), ...own.map(optionSynopsis), '[*global options*]']
+  const synopsis = [
+    `\`tokcap ${name}\``,
+    argsSynopsisMarkdown(spec.args),
+    ...own.map(optionSynopsis),
+    '[*global options*]',
+  ]
     .filter((s) => s !== '')
     .join(' ');
   const optionSection = [...spec.args.map(argItem), ...own.map(optionItem)].join('\n\n');
@@ -214,7 +232,10 @@ export function programMarkdown(): string {
 
 /** Every page: [page name, markdown]. */
 export function allManPages(): [string, string][] {
-  return [['tokcap', programMarkdown()], ...COMMAND_NAMES.map((n): [string, string] => [manPageName(n), commandMarkdown(n)])];
+  return [
+    ['tokcap', programMarkdown()],
+    ...COMMAND_NAMES.map((n): [string, string] => [manPageName(n), commandMarkdown(n)]),
+  ];
 }
 
 // ------------------------------------------------------------------------------ README tables
@@ -234,7 +255,10 @@ function changesTheStore(spec: CommandSpec<CommandName>): string {
   const defaults = defaultOptions(spec);
   if (mutates(defaults)) return 'yes';
   const flags = (Object.entries(spec.options) as [string, OptionSpec<unknown>][])
-    .filter(([key, o]) => optionValueName(o.flags) === undefined && defaults[key] === false && mutates({ ...defaults, [key]: true }))
+    .filter(
+      ([key, o]) =>
+        optionValueName(o.flags) === undefined && defaults[key] === false && mutates({ ...defaults, [key]: true }),
+    )
     .map(([, o]) => `\`${/--[a-z][a-z0-9-]*/.exec(o.flags)?.[0]}\``);
   return flags.length === 0 ? 'no' : `no (${flags.join(', ')}: yes)`;
 }
@@ -242,8 +266,12 @@ function changesTheStore(spec: CommandSpec<CommandName>): string {
 /** `tokcap export [DIR] [ID...] --out <path>`: arguments and required options. */
 function usageLine(name: CommandName): string {
   const spec = COMMANDS[name] as CommandSpec<CommandName>;
-  const args = spec.args.map((a) => (a.choices ? a.choices.join('|') : `${a.name}${a.variadic ? '...' : ''}`)).map((inner, i) => (spec.args[i].required ? inner : `[${inner}]`));
-  const required = (Object.values(spec.options) as OptionSpec<unknown>[]).filter((o) => o.required).map((o) => o.flags.replace(/^-\w, /, ''));
+  const args = spec.args
+    .map((a) => (a.choices ? a.choices.join('|') : `${a.name}${a.variadic ? '...' : ''}`))
+    .map((inner, i) => (spec.args[i].required ? inner : `[${inner}]`));
+  const required = (Object.values(spec.options) as OptionSpec<unknown>[])
+    .filter((o) => o.required)
+    .map((o) => o.flags.replace(/^-\w, /, ''));
   return ['tokcap', name, ...args, ...required].join(' ');
 }
 

@@ -17,7 +17,13 @@ import { startEarlyWorker } from '../../src/threads/early-workers.js';
 import { BUILD_WORKER_URL, earlyWorkerPays, VERIFY_WORKER_URL } from '../../src/threads/job-workers.js';
 
 /** verify-digests' options that leave its job every rollout of DIR. */
-const VERIFY_KEEPS: readonly (keyof (GlobalOptions & VerifyDigestsCommandOptions))[] = ['quiet', 'strict', 'json', 'color', 'lockWait'];
+const VERIFY_KEEPS: readonly (keyof (GlobalOptions & VerifyDigestsCommandOptions))[] = [
+  'quiet',
+  'strict',
+  'json',
+  'color',
+  'lockWait',
+];
 
 /**
  * Each command's worker module and, if it starts one early by default, the options that leave

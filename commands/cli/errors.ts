@@ -2,7 +2,14 @@
  * The ONE place that maps errors to exit codes and formats them (docs/cli.md#exit-codes,
  * docs/cli.md#errors). Nothing else in commands/ decides an exit code for an error.
  */
-import { errorFromFacts, systemErrorOf, TokcapError, type ErrorFacts, type ErrorKind, type SystemError } from '../../src/errors.js';
+import {
+  errorFromFacts,
+  systemErrorOf,
+  TokcapError,
+  type ErrorFacts,
+  type ErrorKind,
+  type SystemError,
+} from '../../src/errors.js';
 import { terminalSafe } from '../../src/text/terminal-safe.js';
 
 export const EXIT_OK = 0;
@@ -128,7 +135,9 @@ function errnoFallback(code: string): string | undefined {
 function describeErrno(subject: string | undefined, e: SystemError): string | undefined {
   const words = errnoWords(e);
   if (words === undefined) return undefined;
-  const parts = [subject, e.path !== undefined && e.path !== subject ? e.path : undefined].filter((p): p is string => p !== undefined && p !== '');
+  const parts = [subject, e.path !== undefined && e.path !== subject ? e.path : undefined].filter(
+    (p): p is string => p !== undefined && p !== '',
+  );
   return [...parts.map(oneLine), words].join(': ');
 }
 

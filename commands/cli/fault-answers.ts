@@ -24,8 +24,10 @@ export const FAULT_ANSWERS: readonly FaultAnswer[] = [
   {
     fault: 'J, S, I or M not a regular file (FIFO, directory, symbolic link inside or outside DIR) or not readable',
     answer: '`unavailable`, verdict `unavailable`',
-    readers: 'the rollout on stderr, exit 3; never counted trainable, verified or ok; left out of exports; its unread values `-` in text, null in JSON',
-    writers: 'a freeze refuses before writing (exit 3, nothing changed); retire, delete and sweep remove the name itself, never a target',
+    readers:
+      'the rollout on stderr, exit 3; never counted trainable, verified or ok; left out of exports; its unread values `-` in text, null in JSON',
+    writers:
+      'a freeze refuses before writing (exit 3, nothing changed); retire, delete and sweep remove the name itself, never a target',
   },
   {
     fault: 'S that does not parse (corrupt bytes, invalid UTF-8, empty)',
@@ -37,7 +39,8 @@ export const FAULT_ANSWERS: readonly FaultAnswer[] = [
     fault: 'I with invalid UTF-8',
     answer: 'condition `corrupt`',
     readers: 'exit 3; build: a failed build',
-    writers: 'a freeze writes first, as the reference does, then says so: `frozen at snapshot S, version V; then: ...`, exit 3',
+    writers:
+      'a freeze writes first, as the reference does, then says so: `frozen at snapshot S, version V; then: ...`, exit 3',
   },
   {
     fault: 'J with a line that is not an entry, past the index',
@@ -54,7 +57,8 @@ export const FAULT_ANSWERS: readonly FaultAnswer[] = [
   {
     fault: "the rollout's lock held, J fully indexed",
     answer: '`live`, verdict `unavailable`',
-    readers: 'the summary (inspect) as usual; what needs the records (build, verify-digests, export, `--deep`, `inspect DIR ID`, watch) waits `--lock-wait`, then exit 3 (`lock_timeout`)',
+    readers:
+      'the summary (inspect) as usual; what needs the records (build, verify-digests, export, `--deep`, `inspect DIR ID`, watch) waits `--lock-wait`, then exit 3 (`lock_timeout`)',
     writers: 'wait `--lock-wait`, then exit 3, nothing changed',
   },
   {
@@ -89,6 +93,12 @@ function cell(text: string): string {
 
 /** The table as Markdown. */
 export function faultAnswersMarkdown(): string {
-  const rows = FAULT_ANSWERS.map((f) => `| ${cell(f.fault)} | ${cell(f.answer)} | ${cell(f.readers)} | ${cell(f.writers)} |`);
-  return ['| fault | status and verdict (every command) | read-only commands | commands that write |', '| --- | --- | --- | --- |', ...rows].join('\n');
+  const rows = FAULT_ANSWERS.map(
+    (f) => `| ${cell(f.fault)} | ${cell(f.answer)} | ${cell(f.readers)} | ${cell(f.writers)} |`,
+  );
+  return [
+    '| fault | status and verdict (every command) | read-only commands | commands that write |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }

@@ -48,7 +48,11 @@ export async function readIdsFrom(source: string, stdin: NodeJS.ReadableStream):
 }
 
 /** Positional ids, then --ids-from ids, deduplicated keeping order. */
-export async function collectIds(positional: readonly string[], idsFrom: string | undefined, stdin: NodeJS.ReadableStream): Promise<string[]> {
+export async function collectIds(
+  positional: readonly string[],
+  idsFrom: string | undefined,
+  stdin: NodeJS.ReadableStream,
+): Promise<string[]> {
   const fromFile = idsFrom === undefined ? [] : await readIdsFrom(idsFrom, stdin);
   return dedupeIds([...positional, ...fromFile]);
 }

@@ -71,7 +71,13 @@ function arrayWriter(stdout: OutStream, writer: JsonWriter, within?: ArrayWithin
     // Copied at once: the writer's buffer may be reused by the next document.
     const members = Buffer.from(membersOf(writer.outputBytes(within.head)));
     const key = Buffer.from(writer.outputBytes(within.key));
-    open = Buffer.concat([Buffer.from('{'), members, Buffer.from(members.length > 0 ? ',' : ''), key, Buffer.from(':[')]);
+    open = Buffer.concat([
+      Buffer.from('{'),
+      members,
+      Buffer.from(members.length > 0 ? ',' : ''),
+      key,
+      Buffer.from(':['),
+    ]);
     close = ']}\n';
   }
   let count = 0;
@@ -80,7 +86,8 @@ function arrayWriter(stdout: OutStream, writer: JsonWriter, within?: ArrayWithin
     push(value, written) {
       if (ended) throw new Error('internal: jsonArray().push() after end()');
       // Bytes, not text: a build result is hundreds of KB of JSON, already UTF-8.
-      const bytes = value instanceof RawJsonText && typeof value.text !== 'string' ? value.text : writer.outputBytes(value);
+      const bytes =
+        value instanceof RawJsonText && typeof value.text !== 'string' ? value.text : writer.outputBytes(value);
       const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
       let full = stdout.write(count++ === 0 ? open : ',') === false;
       let told = false;

@@ -16,8 +16,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   const plan = planOf(argv);
   const settings = readSettings(process.env);
   // The live view's listing (../watch/early.ts).
-  if (plan.command === 'watch') (await import('../watch/early.js')).startEarly(plan, settings, process.env, process.stdout.isTTY === true);
+  if (plan.command === 'watch')
+    (await import('../watch/early.js')).startEarly(plan, settings, process.env, process.stdout.isTTY === true);
   // verify-digests' and build's worker thread, while this thread loads the command (./early-job.ts).
-  if (plan.command === 'verify-digests' || plan.command === 'build') (await import('./early-job.js')).startEarlyJob(plan, settings);
+  if (plan.command === 'verify-digests' || plan.command === 'build')
+    (await import('./early-job.js')).startEarlyJob(plan, settings);
   return (await import('./run.js')).run(argv);
 }

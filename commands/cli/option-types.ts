@@ -120,7 +120,6 @@ export type StatusFilter = (typeof STATUS_FILTERS)[number];
 export const SORT_KEYS = ['id', 'state', 'calls', 'version', 'size', 'age'] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
-
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
 

@@ -7,7 +7,16 @@
  * A plan never fails: a word the table does not know for the command (an unknown option,
  * `--help`, `--version`) leaves `options` undefined, and nothing is started early.
  */
-import { commandOptionEntries, COMMAND_NAMES, GLOBAL_OPTIONS, optionLongFlag, optionShortFlag, optionValueName, type CommandName, type OptionSpec } from './options.js';
+import {
+  commandOptionEntries,
+  COMMAND_NAMES,
+  GLOBAL_OPTIONS,
+  optionLongFlag,
+  optionShortFlag,
+  optionValueName,
+  type CommandName,
+  type OptionSpec,
+} from './options.js';
 import type { Settings } from './settings.js';
 
 export interface Plan {
@@ -51,7 +60,13 @@ const isOption = (word: string) => word.startsWith('-') && word !== '-';
  * not know. `stopAtPositional`: stops at the first positional (the command's word), returned as
  * `at`.
  */
-function readWords(words: readonly string[], flags: ReadonlyMap<string, Flag>, options: Map<string, string | true>, positionals: string[], stopAtPositional: boolean): number | undefined {
+function readWords(
+  words: readonly string[],
+  flags: ReadonlyMap<string, Flag>,
+  options: Map<string, string | true>,
+  positionals: string[],
+  stopAtPositional: boolean,
+): number | undefined {
   for (let i = 0; i < words.length; i++) {
     const word = words[i];
     if (word === '--') {
@@ -89,7 +104,12 @@ export function planOf(argv: readonly string[]): Plan {
   if (at === undefined) {
     // An option the program does not know before the command: find the word all the same.
     const word = words.find((w) => !isOption(w));
-    return { word, command: word !== undefined && isCommandName(word) ? word : undefined, options: undefined, positionals };
+    return {
+      word,
+      command: word !== undefined && isCommandName(word) ? word : undefined,
+      options: undefined,
+      positionals,
+    };
   }
   const word = at < words.length ? words[at] : undefined;
   if (word === undefined || !isCommandName(word)) return { word, command: undefined, options: undefined, positionals };

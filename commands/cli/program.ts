@@ -114,7 +114,8 @@ function toCommanderOption(spec: OptionSpec<unknown>, group?: string): Option {
 }
 
 function addGlobalOptions(cmd: Command): void {
-  for (const spec of Object.values(GLOBAL_OPTIONS) as OptionSpec<unknown>[]) cmd.addOption(toCommanderOption(spec, GLOBAL_GROUP));
+  for (const spec of Object.values(GLOBAL_OPTIONS) as OptionSpec<unknown>[])
+    cmd.addOption(toCommanderOption(spec, GLOBAL_GROUP));
   const help = BUILTIN_OPTIONS[0];
   cmd.addHelpOption(new Option(help.flags, help.description).helpGroup(GLOBAL_GROUP));
 }
@@ -148,7 +149,10 @@ function readGlobalOptions(program: Command, sub: Command): GlobalOptions {
 
 /** Reformats a commander error ("error: ...\n(Did you mean ...?)\n") as one line. */
 export function formatCommanderError(raw: string, commandPath: string, takesIds: boolean): string {
-  let msg = raw.trim().replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ');
+  let msg = raw
+    .trim()
+    .replace(/^error:\s*/, '')
+    .replace(/\s*\n\s*/g, ' ');
   const invalid = /^option '([^']+)' argument '(.*)' is invalid\. (.*)$/s.exec(msg);
   if (invalid) {
     const [, flags, value, reason] = invalid;
@@ -211,7 +215,11 @@ export interface BuildProgramOptions {
   loaders?: CommandLoaders;
 }
 
-export function buildProgram({ io, exitCode = new ExitCodeAccumulator(), loaders = COMMAND_LOADERS }: BuildProgramOptions): Command {
+export function buildProgram({
+  io,
+  exitCode = new ExitCodeAccumulator(),
+  loaders = COMMAND_LOADERS,
+}: BuildProgramOptions): Command {
   const program = new Command('tokcap');
   program
     .description(plain(PROGRAM.description))
@@ -227,7 +235,8 @@ export function buildProgram({ io, exitCode = new ExitCodeAccumulator(), loaders
     .description('show help for a command')
     .action((name?: string) => {
       const sub = name === undefined ? undefined : program.commands.find((c) => c.name() === name && name !== 'help');
-      if (name !== undefined && sub === undefined) program.error(`unknown command '${name}'`, { code: 'commander.unknownCommand', exitCode: 2 });
+      if (name !== undefined && sub === undefined)
+        program.error(`unknown command '${name}'`, { code: 'commander.unknownCommand', exitCode: 2 });
       (sub ?? program).help();
     });
   // Command list: `inspect [DIR] [ID...]` (every command has options; saying so costs width).
@@ -245,7 +254,8 @@ export function buildProgram({ io, exitCode = new ExitCodeAccumulator(), loaders
       if (a.choices) arg.choices(a.choices);
       sub.addArgument(arg);
     }
-    for (const optSpec of Object.values(spec.options) as OptionSpec<unknown>[]) sub.addOption(toCommanderOption(optSpec));
+    for (const optSpec of Object.values(spec.options) as OptionSpec<unknown>[])
+      sub.addOption(toCommanderOption(optSpec));
     addGlobalOptions(sub);
     // docs/cli.md#common-options: every command accepts -V/--version; retire owns --version <n>, so there only -V.
     sub.version(packageVersion(), name === 'retire' ? '-V' : BUILTIN_OPTIONS[1].flags, 'print the tokcap version');
@@ -312,7 +322,18 @@ async function invoke<N extends CommandName>(
     }
   }
   await preloadChalk({ color: options.color, env: io.env, stdoutIsTTY: io.stdout.isTTY === true });
-  const ctx = createContext<N>({ command: name, dir, ids: finalIds, idsGiven, shard, positionals, options, io, exitCode, settings });
+  const ctx = createContext<N>({
+    command: name,
+    dir,
+    ids: finalIds,
+    idsGiven,
+    shard,
+    positionals,
+    options,
+    io,
+    exitCode,
+    settings,
+  });
   const mod = await loaders[name]();
   await mod.run(ctx);
 }

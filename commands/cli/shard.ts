@@ -36,7 +36,8 @@ const NATURAL = /^(0|[1-9][0-9]{0,8})$/;
 export function parseShardOption(raw: string): ShardOption {
   if (raw === 'auto') return 'auto';
   const m = /^([0-9]+)\/([0-9]+)$/.exec(raw);
-  if (!m || !NATURAL.test(m[1]) || !NATURAL.test(m[2])) usage(`expected K/N (e.g. 3/16, with 0 <= K < N) or 'auto', got '${raw}'`);
+  if (!m || !NATURAL.test(m[1]) || !NATURAL.test(m[2]))
+    usage(`expected K/N (e.g. 3/16, with 0 <= K < N) or 'auto', got '${raw}'`);
   return check(Number(m[1]), Number(m[2]));
 }
 
@@ -64,13 +65,18 @@ export function resolveShard(option: ShardOption | undefined, env: NodeJS.Proces
     const count = envInt(env, 'SLURM_ARRAY_TASK_COUNT');
     const max = present(env, 'SLURM_ARRAY_TASK_MAX') ? envInt(env, 'SLURM_ARRAY_TASK_MAX') : undefined;
     if (max !== undefined && max - min + 1 !== count) {
-      usage(`--shard auto: the Slurm array ${min}-${max} has ${count} tasks, not ${max - min + 1}: use a contiguous array without a step (--array=0-${count - 1})`);
+      usage(
+        `--shard auto: the Slurm array ${min}-${max} has ${count} tasks, not ${max - min + 1}: use a contiguous array without a step (--array=0-${count - 1})`,
+      );
     }
     if (id < min) usage(`--shard auto: SLURM_ARRAY_TASK_ID (${id}) is below SLURM_ARRAY_TASK_MIN (${min})`);
     return check(id - min, count, '--shard auto (Slurm)');
   }
   if (present(env, 'JOB_COMPLETION_INDEX')) {
-    if (!present(env, 'TOKCAP_SHARDS')) usage('--shard auto: JOB_COMPLETION_INDEX is set but TOKCAP_SHARDS is not: set TOKCAP_SHARDS to the Job\'s completions');
+    if (!present(env, 'TOKCAP_SHARDS'))
+      usage(
+        "--shard auto: JOB_COMPLETION_INDEX is set but TOKCAP_SHARDS is not: set TOKCAP_SHARDS to the Job's completions",
+      );
     return check(envInt(env, 'JOB_COMPLETION_INDEX'), envInt(env, 'TOKCAP_SHARDS'), '--shard auto (Kubernetes)');
   }
   return usage(

@@ -14,7 +14,10 @@ import type { CommandName } from './options.js';
  * covers and how many rollouts its selection held, so that `tokcap merge` can tell a missing,
  * repeated or foreign report. Empty without --shard.
  */
-export function shardMember(ctx: CommandContext<CommandName>, selected: number): { shard?: { index: number; count: number; selected: number } } {
+export function shardMember(
+  ctx: CommandContext<CommandName>,
+  selected: number,
+): { shard?: { index: number; count: number; selected: number } } {
   return ctx.shard === undefined ? {} : { shard: { index: ctx.shard.index, count: ctx.shard.count, selected } };
 }
 
@@ -35,7 +38,9 @@ export async function assertListableDir(dir: string): Promise<void> {
  * files`; docs/cli.md#unavailable): it is almost always a mistyped or emptied DIR, and "0 rollouts verified"
  * would pass a CI gate. `--allow-empty` makes an empty DIR an answer.
  */
-export function requireCaptureFiles(ctx: CommandContext<'inspect' | 'build' | 'verify-digests' | 'export' | 'watch'>): void {
+export function requireCaptureFiles(
+  ctx: CommandContext<'inspect' | 'build' | 'verify-digests' | 'export' | 'watch'>,
+): void {
   // Even with --allow-empty a DIR that cannot be listed fails here, so the line names what is
   // wrong with it (commands/cli/errors.ts) the same way for every command.
   const found = hasCaptureFiles(ctx.dir);
@@ -47,7 +52,10 @@ export function requireCaptureFiles(ctx: CommandContext<'inspect' | 'build' | 'v
  * (exit 3, `tokcap: DIR: no rollouts selected`; docs/cli.md#unavailable) unless --allow-empty:
  * "0 rollouts verified" must not pass a CI gate.
  */
-export function requireSelection(ctx: CommandContext<'inspect' | 'build' | 'verify-digests' | 'export'>, selected: number): void {
+export function requireSelection(
+  ctx: CommandContext<'inspect' | 'build' | 'verify-digests' | 'export'>,
+  selected: number,
+): void {
   if (selected === 0 && !ctx.options.allowEmpty) throw noRolloutsSelectedError({ file: ctx.dir });
 }
 

@@ -70,7 +70,10 @@ export class CommandTokenizers {
 }
 
 /** The decoders of several models (each looked up once), for a view that renders synchronously. */
-export async function textsByModel(tokenizers: CommandTokenizers, models: Iterable<string>): Promise<Map<string, TokenText | null>> {
+export async function textsByModel(
+  tokenizers: CommandTokenizers,
+  models: Iterable<string>,
+): Promise<Map<string, TokenText | null>> {
   const texts = new Map<string, TokenText | null>();
   for (const m of models) if (!texts.has(m)) texts.set(m, await tokenizers.textFor(m));
   return texts;

@@ -28,7 +28,9 @@ export function asksVersionJson(args: readonly string[]): boolean {
 function builtCommit(): string | null {
   try {
     // dist/build-info.json, beside dist/commands/ (a bundled module keeps its own import.meta.url).
-    const { commit } = JSON.parse(readFileSync(new URL('../../build-info.json', import.meta.url), 'utf8')) as { commit?: unknown };
+    const { commit } = JSON.parse(readFileSync(new URL('../../build-info.json', import.meta.url), 'utf8')) as {
+      commit?: unknown;
+    };
     return typeof commit === 'string' ? commit : null;
   } catch {
     return null; // not built by scripts/bundle-cli.mjs

@@ -63,7 +63,12 @@ function short(text: string): string {
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
 
-function flag(spec: { flags: string; description: string; choices?: readonly string[]; complete?: CompletionHint }): Flag {
+function flag(spec: {
+  flags: string;
+  description: string;
+  choices?: readonly string[];
+  complete?: CompletionHint;
+}): Flag {
   return {
     long: optionLongFlag(spec.flags),
     short: optionShortFlag(spec.flags),
@@ -108,7 +113,8 @@ function flagCandidates(flags: readonly Flag[], cur: string): Candidate[] {
 
 /** The value of an option: its choices, or what the shell should complete. */
 function valueCompletion(f: Flag, cur: string, prefix = ''): Completion {
-  if (f.choices) return { candidates: matching(f.choices, cur).map((c) => ({ value: prefix + c.value })), directive: 'none' };
+  if (f.choices)
+    return { candidates: matching(f.choices, cur).map((c) => ({ value: prefix + c.value })), directive: 'none' };
   if (f.complete === 'file') return { candidates: [], directive: 'files' };
   if (f.complete === 'dir') return { candidates: [], directive: 'dirs' };
   return { candidates: [], directive: 'none' };
@@ -163,7 +169,9 @@ export function complete(words: readonly string[], { env, isDir = isDirectory }:
 
   if (commandWord === 'help') {
     const described = (name: string) => COMMANDS[name as CommandName].summary;
-    return rest.length === 0 ? { candidates: matching(COMMAND_NAMES, cur, described), directive: 'none' } : { candidates: [], directive: 'none' };
+    return rest.length === 0
+      ? { candidates: matching(COMMAND_NAMES, cur, described), directive: 'none' }
+      : { candidates: [], directive: 'none' };
   }
   if (!(COMMAND_NAMES as readonly string[]).includes(commandWord)) return { candidates: [], directive: 'none' };
   const name = commandWord as CommandName;
@@ -198,7 +206,9 @@ export function complete(words: readonly string[], { env, isDir = isDirectory }:
     const eq = cur.indexOf('=');
     if (eq > 0) {
       const f = findFlag(flags, cur.slice(0, eq));
-      return f?.takesValue ? valueCompletion(f, cur.slice(eq + 1), cur.slice(0, eq + 1)) : { candidates: [], directive: 'none' };
+      return f?.takesValue
+        ? valueCompletion(f, cur.slice(eq + 1), cur.slice(0, eq + 1))
+        : { candidates: [], directive: 'none' };
     }
     return { candidates: flagCandidates(flags, cur), directive: 'none' };
   }
@@ -226,7 +236,8 @@ function beforeCommand(typed: readonly string[], cur: string, flags: readonly Fl
   const f = last === undefined ? undefined : findFlag(flags, last);
   if (f?.takesValue) return valueCompletion(f, cur);
   if (cur.startsWith('-')) return { candidates: flagCandidates(flags, cur), directive: 'none' };
-  const summary = (name: string) => (name === 'help' ? 'show help for a command' : COMMANDS[name as CommandName].summary);
+  const summary = (name: string) =>
+    name === 'help' ? 'show help for a command' : COMMANDS[name as CommandName].summary;
   return { candidates: matching([...COMMAND_NAMES, 'help'], cur, summary), directive: 'none' };
 }
 
@@ -240,7 +251,11 @@ export function formatCompletion({ candidates, directive }: Completion): string 
 }
 
 /** Entry point of the hidden `tokcap __complete`: never fails, never writes to stderr. */
-export function runComplete(words: readonly string[], out: { write(s: string): unknown }, env: NodeJS.ProcessEnv): number {
+export function runComplete(
+  words: readonly string[],
+  out: { write(s: string): unknown },
+  env: NodeJS.ProcessEnv,
+): number {
   let answer: Completion;
   try {
     answer = complete(words, { env });

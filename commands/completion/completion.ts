@@ -93,7 +93,8 @@ export function completionScript(shell: Shell): string {
 
 export async function run(ctx: CommandContext<'completion'>): Promise<void> {
   const shell = ctx.positionals[0];
-  if (!(SHELLS as readonly string[]).includes(shell)) throw usageError(`completion: unknown shell '${shell}' (bash, zsh or fish)`);
+  if (!(SHELLS as readonly string[]).includes(shell))
+    throw usageError(`completion: unknown shell '${shell}' (bash, zsh or fish)`);
   const script = completionScript(shell as Shell);
   if (ctx.options.json) ctx.json({ shell, script });
   // The script is what was asked for (like export's --out -): written even with --quiet.

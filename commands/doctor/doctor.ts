@@ -7,7 +7,15 @@
 import { readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ioError, TokcapError } from '../../src/errors.js';
-import { clockCheck, filesystemCheck, lockChecks, removeScratch, renameAndFsyncChecks, spaceChecks, type CheckAnswer } from '../../src/doctor/checks.js';
+import {
+  clockCheck,
+  filesystemCheck,
+  lockChecks,
+  removeScratch,
+  renameAndFsyncChecks,
+  spaceChecks,
+  type CheckAnswer,
+} from '../../src/doctor/checks.js';
 import { killPeers } from '../../src/doctor/lock-peers.js';
 import { probe, startHold, type HoldHandle } from '../../src/doctor/two-node.js';
 import { formatDuration } from '../cli/duration.js';
@@ -51,7 +59,14 @@ const MARK = { ok: 'ok', warning: 'warning', unsafe: 'UNSAFE', skipped: 'skipped
 
 function line(ctx: CommandContext<'doctor'>, a: CheckAnswer): string {
   const s = ctx.styles;
-  const mark = a.verdict === 'ok' ? s.ok(MARK.ok) : a.verdict === 'unsafe' ? s.error(MARK.unsafe) : a.verdict === 'warning' ? s.warn(MARK.warning) : s.dim(MARK.skipped);
+  const mark =
+    a.verdict === 'ok'
+      ? s.ok(MARK.ok)
+      : a.verdict === 'unsafe'
+        ? s.error(MARK.unsafe)
+        : a.verdict === 'warning'
+          ? s.warn(MARK.warning)
+          : s.dim(MARK.skipped);
   return `${mark.padEnd(7 + mark.length - MARK[a.verdict].length)}  ${a.check}: ${a.message}`;
 }
 
@@ -82,15 +97,21 @@ async function checks(ctx: CommandContext<'doctor'>): Promise<void> {
   if (!ctx.options.quiet) {
     ctx.out(
       unsafe.length === 0
-        ? ctx.styles.ok(`nothing found that makes tokcap unsafe in ${ctx.dir} on this node; across nodes, run --hold on one and --probe on another`)
-        : ctx.styles.error(`${unsafe.length} check${unsafe.length > 1 ? 's' : ''} found tokcap unsafe in ${ctx.dir}: ${unsafe.map((a) => a.check).join(', ')}`),
+        ? ctx.styles.ok(
+            `nothing found that makes tokcap unsafe in ${ctx.dir} on this node; across nodes, run --hold on one and --probe on another`,
+          )
+        : ctx.styles.error(
+            `${unsafe.length} check${unsafe.length > 1 ? 's' : ''} found tokcap unsafe in ${ctx.dir}: ${unsafe.map((a) => a.check).join(', ')}`,
+          ),
     );
   }
 }
 
 async function holdFor(ctx: CommandContext<'doctor'>, hold: HoldHandle, seconds: number): Promise<void> {
   if (!ctx.options.json && !ctx.options.quiet) {
-    ctx.err(`holding an exclusive lock on ${hold.path} for ${formatDuration(seconds)} (host ${hold.holder.host}); run \`tokcap doctor ${ctx.dir} --probe\` on another node now`);
+    ctx.err(
+      `holding an exclusive lock on ${hold.path} for ${formatDuration(seconds)} (host ${hold.holder.host}); run \`tokcap doctor ${ctx.dir} --probe\` on another node now`,
+    );
   }
   await sleep(seconds * 1000);
   hold.release();
@@ -117,5 +138,15 @@ async function probeHolder(ctx: CommandContext<'doctor'>): Promise<void> {
     ctx.raise(EXIT_NEGATIVE);
     ctx.err(`tokcap: ${ctx.dir}: ${message}`);
   } else if (!ctx.options.quiet) ctx.out(line(ctx, { check: 'lock across nodes', verdict, message }));
-  ctx.json({ dir: ctx.dir, ok: verdict !== 'unsafe', check: 'lock across nodes', verdict, message, holder: a.holder.host, prober: here, same_node: a.sameNode, excluded: a.excluded });
+  ctx.json({
+    dir: ctx.dir,
+    ok: verdict !== 'unsafe',
+    check: 'lock across nodes',
+    verdict,
+    message,
+    holder: a.holder.host,
+    prober: here,
+    same_node: a.sameNode,
+    excluded: a.excluded,
+  });
 }

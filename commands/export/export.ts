@@ -113,7 +113,8 @@ export function summaryLine(s: ExportSummary, trainableOnly: boolean): string {
   const to = s.out === STDOUT_TARGET ? 'standard output' : s.out;
   // The verdict words and the "could not be built" / "could not be read" of every summary.
   const failed = s.failed > 0 ? ` (${s.failed} could not be built)` : '';
-  const unread = s.trainable + s.masked < s.rollouts ? `, ${s.rollouts - s.trainable - s.masked} could not be read (left out)` : '';
+  const unread =
+    s.trainable + s.masked < s.rollouts ? `, ${s.rollouts - s.trainable - s.masked} could not be read (left out)` : '';
   if (s.output_error) {
     return `nothing exported to ${to} (${s.format}): the output could not be written; ${plural(s.rollouts, 'rollout')} read: ${s.trainable} trainable, ${s.masked} masked${failed}${unread}`;
   }
@@ -121,6 +122,7 @@ export function summaryLine(s: ExportSummary, trainableOnly: boolean): string {
     return `exported ${s.exported} of ${plural(s.rollouts, 'rollout')} to ${to} (${s.format}): ${s.trainable} trainable; ${s.masked} masked left out${failed}${unread}`;
   }
   // A rollout that could not be read is not written: the count says what was (docs/cli.md#unavailable).
-  const count = s.exported < s.rollouts ? `${s.exported} of ${plural(s.rollouts, 'rollout')}` : plural(s.rollouts, 'rollout');
+  const count =
+    s.exported < s.rollouts ? `${s.exported} of ${plural(s.rollouts, 'rollout')}` : plural(s.rollouts, 'rollout');
   return `exported ${count} to ${to} (${s.format}): ${s.trainable} trainable, ${s.masked} masked${failed}${unread}`;
 }

@@ -30,7 +30,10 @@ export function settleParquetMemory(): void {
   growHeap('slowly');
   try {
     const koffi = createRequire(import.meta.url)('koffi') as typeof KoffiModule;
-    const mallopt = koffi.load('libc.so.6').func('int mallopt(int param, int value)') as (param: number, value: number) => number;
+    const mallopt = koffi.load('libc.so.6').func('int mallopt(int param, int value)') as (
+      param: number,
+      value: number,
+    ) => number;
     mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
   } catch {
     // Not glibc (no mallopt there): only the memory figure differs.

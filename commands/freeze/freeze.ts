@@ -17,7 +17,10 @@ export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
   let ids = [...ctx.ids];
   if (ctx.options.all) {
     // --all means every rollout that can still be frozen: retired tombstones are left out.
-    const all = await freezableRollouts(ctx.dir, [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort());
+    const all = await freezableRollouts(
+      ctx.dir,
+      [...(await scanDirectory(ctx.dir, { shard: ctx.shard })).rollouts.keys()].sort(),
+    );
     ids = all.freezable;
     skippedTombstones = all.tombstones.length;
   }
@@ -28,7 +31,10 @@ export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
     ctx.json(
       ids.map((id) =>
         isValidRolloutId(id)
-          ? errorJson(new TokcapError('other', 'not frozen: the batch contains an invalid rollout id, so nothing was changed'), id)
+          ? errorJson(
+              new TokcapError('other', 'not frozen: the batch contains an invalid rollout id, so nothing was changed'),
+              id,
+            )
           : errorJson(invalidRolloutIdError(id), id),
       ),
     );
@@ -58,13 +64,23 @@ export async function run(ctx: CommandContext<'freeze'>): Promise<void> {
   if (rows.length > 0) {
     ctx.out(
       ctx.table(
-        [{ header: 'rollout' }, { header: 'snapshot id' }, { header: 'version', align: 'right' }, { header: 'entries', align: 'right' }, { header: 'incomplete' }, { header: 'dangling intents' }],
+        [
+          { header: 'rollout' },
+          { header: 'snapshot id' },
+          { header: 'version', align: 'right' },
+          { header: 'entries', align: 'right' },
+          { header: 'incomplete' },
+          { header: 'dangling intents' },
+        ],
         rows,
       ),
     );
   }
   if (!ctx.options.quiet) {
-    const extra = [rows.length < ids.length ? `${ids.length - rows.length} failed` : '', skippedTombstones ? `${plural(skippedTombstones, 'retired tombstone')} left alone` : '']
+    const extra = [
+      rows.length < ids.length ? `${ids.length - rows.length} failed` : '',
+      skippedTombstones ? `${plural(skippedTombstones, 'retired tombstone')} left alone` : '',
+    ]
       .filter(Boolean)
       .join(', ');
     ctx.out(ctx.styles.dim(`froze ${plural(rows.length, 'rollout')}${extra ? `, ${extra}` : ''}`));

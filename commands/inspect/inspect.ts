@@ -21,7 +21,13 @@ import { scanDirectory, type DirectoryListing } from '../../src/layout/scan-dire
 import { noSuchRolloutError } from '../../src/errors.js';
 import { statusOfFullRead } from '../../src/rollout-read/read-status.js';
 import { loadRolloutDetail } from '../../src/rollout-read/rollout-detail.js';
-import { ROLLOUT_STATUSES, knownVersion, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../../src/status/rollout-status.js';
+import {
+  ROLLOUT_STATUSES,
+  knownVersion,
+  rolloutStatus,
+  unavailableStatus,
+  type RolloutStatusAnswer,
+} from '../../src/status/rollout-status.js';
 import { countRollout, emptySummary } from '../../src/status/summary.js';
 import type { CommandContext } from '../cli/context.js';
 import type { SortKey, StatusFilter } from '../cli/options.js';
@@ -48,8 +54,14 @@ export function matchesStatus(a: RolloutStatusAnswer, filter: StatusFilter): boo
 function factsJson(f: RolloutFacts | undefined, a: RolloutStatusAnswer, recordsError?: ErrorFacts): object {
   // Errors as the contract shows them: kind and message (their system facts are for the lines).
   const shown = (e: ErrorFacts | undefined) => e && { kind: e.kind, message: e.message };
-  if (a.status === 'unavailable' || f === undefined) return { status: a.status, conditions: a.conditions, error: shown(a.error) };
-  const json = { ...f, errors: f.errors.map((e) => ({ file: e.file, kind: e.kind, message: e.message })), status: a.status, conditions: a.conditions };
+  if (a.status === 'unavailable' || f === undefined)
+    return { status: a.status, conditions: a.conditions, error: shown(a.error) };
+  const json = {
+    ...f,
+    errors: f.errors.map((e) => ({ file: e.file, kind: e.kind, message: e.message })),
+    status: a.status,
+    conditions: a.conditions,
+  };
   return recordsError ? { ...json, error: shown(recordsError) } : json;
 }
 
@@ -66,7 +78,8 @@ function warnFacts(ctx: CommandContext<'inspect'>, row: Row): void {
   const [id, f, a, recordsError] = row;
   if (a.status === 'unavailable') return reportUnread(ctx, id, a.error);
   for (const e of f.errors) ctx.fail(errorFromFacts(e, { rolloutId: id, file: e.file }), id);
-  if (f.bad_lines > 0 && !f.errors.some((e) => e.file.endsWith(SUFFIX.jsonl))) ctx.fail(corruptLinesError(id, `${id}${SUFFIX.jsonl}`), id);
+  if (f.bad_lines > 0 && !f.errors.some((e) => e.file.endsWith(SUFFIX.jsonl)))
+    ctx.fail(corruptLinesError(id, `${id}${SUFFIX.jsonl}`), id);
   reportUnread(ctx, id, recordsError);
 }
 
@@ -77,7 +90,12 @@ type Row = [string, RolloutFacts, RolloutStatusAnswer, ErrorFacts?];
  * A rollout's row from facts read with --deep: when its lines could not be read, the facts are
  * the summary's (src/rollout-read/read-status.ts), so the status is the one every command gives.
  */
-async function deepRow(store: StoreOptions, id: string, f: RolloutFacts, files: ReadonlySet<FileKind> | undefined): Promise<Row> {
+async function deepRow(
+  store: StoreOptions,
+  id: string,
+  f: RolloutFacts,
+  files: ReadonlySet<FileKind> | undefined,
+): Promise<Row> {
   const read = await statusOfFullRead(store, id, f, { files });
   return [id, read.facts ?? f, read.status, read.recordsError];
 }
@@ -86,7 +104,10 @@ function compareBy(sort: SortKey, now: number): (a: Row, b: Row) => number {
   const byId = (ia: string, ib: string) => (ia < ib ? -1 : ia > ib ? 1 : 0);
   switch (sort) {
     case 'state':
-      return ([ia, , a], [ib, , b]) => ROLLOUT_STATUSES.indexOf(a.status) - ROLLOUT_STATUSES.indexOf(b.status) || b.conditions.length - a.conditions.length || byId(ia, ib);
+      return ([ia, , a], [ib, , b]) =>
+        ROLLOUT_STATUSES.indexOf(a.status) - ROLLOUT_STATUSES.indexOf(b.status) ||
+        b.conditions.length - a.conditions.length ||
+        byId(ia, ib);
     case 'calls':
       return ([ia, a], [ib, b]) => b.entries - a.entries || byId(ia, ib);
     case 'version':
@@ -111,7 +132,8 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   const listing = await scanDirectory(ctx.dir, { shard: ctx.shard });
   requireSelection(ctx, ctx.idsGiven ? ctx.ids.length : listing.rollouts.size);
   if (ctx.idsGiven) return inspectRollouts(ctx, listing);
-  const bar = listing.rollouts.size > 500 ? ctx.progress({ title: 'reading', total: listing.rollouts.size }) : undefined;
+  const bar =
+    listing.rollouts.size > 500 ? ctx.progress({ title: 'reading', total: listing.rollouts.size }) : undefined;
   if (ctx.options.json && ctx.options.sort === 'id') {
     // In id order the rows are written as they come, never held: memory stays that of the
     // rollouts in flight however many the directory has.
@@ -128,18 +150,29 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
       // A slower reader of stdout holds the next rollouts back instead of the rows piling up.
       return written;
     };
-    await forEachRolloutFacts(store, { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) }, (id, f) =>
-      ctx.options.deep ? deepRow(store, id, f, listing.rollouts.get(id)).then(write) : write([id, f, rolloutStatus(f)]),
+    await forEachRolloutFacts(
+      store,
+      { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) },
+      (id, f) =>
+        ctx.options.deep
+          ? deepRow(store, id, f, listing.rollouts.get(id)).then(write)
+          : write([id, f, rolloutStatus(f)]),
     );
     bar?.done();
     out.end({ invalid_names: listing.invalidNames, temp_state_files: listing.tempStateFiles });
     return;
   }
-  const facts = await directoryFacts(store, { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) });
+  const facts = await directoryFacts(store, {
+    deep: ctx.options.deep,
+    listing,
+    threads: ctx.threads,
+    onProgress: (d) => bar?.update(d),
+  });
   bar?.done();
   const now = Date.now();
   const all: Row[] = [];
-  for (const [id, f] of facts.rollouts) all.push(ctx.options.deep ? await deepRow(store, id, f, listing.rollouts.get(id)) : [id, f, rolloutStatus(f)]);
+  for (const [id, f] of facts.rollouts)
+    all.push(ctx.options.deep ? await deepRow(store, id, f, listing.rollouts.get(id)) : [id, f, rolloutStatus(f)]);
   let rows = all.filter(([, , a]) => matchesStatus(a, ctx.options.status));
   const order = compareBy(ctx.options.sort, now);
   // The facts come in id order: sorting 100,000 rows by id again is not free.
@@ -148,8 +181,16 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   if (ctx.options.json) {
     // Written as bytes member by member: no document-sized object, no string per rollout (the
     // same bytes as serialising `Object.fromEntries(rows)`, with the rows' order kept).
-    const rollouts = new RawJsonText(orderedJsonMembers(rows.map(([id, f, a, recordsError]) => [id, factsJson(f, a, recordsError)])));
-    ctx.json({ dir: ctx.dir, ...shardMember(ctx, listing.rollouts.size), rollouts, invalid_names: facts.invalidNames, temp_state_files: facts.tempStateFiles });
+    const rollouts = new RawJsonText(
+      orderedJsonMembers(rows.map(([id, f, a, recordsError]) => [id, factsJson(f, a, recordsError)])),
+    );
+    ctx.json({
+      dir: ctx.dir,
+      ...shardMember(ctx, listing.rollouts.size),
+      rollouts,
+      invalid_names: facts.invalidNames,
+      temp_state_files: facts.tempStateFiles,
+    });
   }
   for (const row of all) warnFacts(ctx, row);
   // The rest is human output only (ctx.out prints nothing under --json): skip building it.
@@ -161,8 +202,12 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   ctx.out(s.heading(ctx.dir));
   for (const line of summaryLines(summary, s, { verdicts: false })) ctx.out(line);
   ctx.out(`invalid names ${facts.invalidNames.length}`);
-  if (facts.tempStateFiles.length) ctx.out(s.dim(`temporary state files: ${facts.tempStateFiles.join(', ')} (a write in progress, or orphans of a crash)`));
-  if (facts.invalidNames.length) ctx.out(s.dim(`invalid names (ignored): ${facts.invalidNames.map((n) => JSON.stringify(n)).join(', ')}`));
+  if (facts.tempStateFiles.length)
+    ctx.out(
+      s.dim(`temporary state files: ${facts.tempStateFiles.join(', ')} (a write in progress, or orphans of a crash)`),
+    );
+  if (facts.invalidNames.length)
+    ctx.out(s.dim(`invalid names (ignored): ${facts.invalidNames.map((n) => JSON.stringify(n)).join(', ')}`));
   if (rows.length === 0) {
     ctx.out(s.dim(all.length ? `no rollout matches --status ${ctx.options.status}` : 'no rollouts'));
     return;
@@ -197,7 +242,8 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
     ),
   );
   if (rows.length < facts.rollouts.size) ctx.out(s.dim(`showing ${rows.length} of ${facts.rollouts.size}`));
-  if (!ctx.options.deep && all.some(([, f]) => f.entries_source === 'index')) ctx.out(s.dim('calls counted from the state index plus the unindexed tail; --deep reads every line'));
+  if (!ctx.options.deep && all.some(([, f]) => f.entries_source === 'index'))
+    ctx.out(s.dim('calls counted from the state index plus the unindexed tail; --deep reads every line'));
   const unread = all.filter(([, , , recordsError]) => recordsError !== undefined).length;
   if (unread > 0) ctx.out(s.error(`${unread} could not be read line by line: calls counted from the state index`));
 }
@@ -210,9 +256,15 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
   const width = ctx.tty.stdout ? Math.max(60, ctx.terminal.columns ?? 100) : Infinity;
   // Nothing is read for decoding until a divergence or a call's text is shown.
   let tokenizers: CommandTokenizers | undefined;
-  const note = tokenizerNote(ctx.options.tokenizer, ctx.env, (l) => ctx.warn(l), (l) => blocks.push([ctx.styles.dim(l)]));
+  const note = tokenizerNote(
+    ctx.options.tokenizer,
+    ctx.env,
+    (l) => ctx.warn(l),
+    (l) => blocks.push([ctx.styles.dim(l)]),
+  );
   const decoders = () => (tokenizers ??= new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), note));
-  if (ctx.options.call !== undefined && ctx.ids.length !== 1) throw new TokcapError('usage', 'inspect: --call needs exactly one rollout ID');
+  if (ctx.options.call !== undefined && ctx.ids.length !== 1)
+    throw new TokcapError('usage', 'inspect: --call needs exactly one rollout ID');
   for (const id of ctx.ids) {
     // A named rollout without any capture file is an error (docs/cli.md#unavailable), never empty facts.
     if (!listing.rollouts.has(id)) {
@@ -247,7 +299,13 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
       blocks.push(callTextLines(t, await decoders().textFor(t.model), width, ctx.styles));
       continue;
     }
-    const texts = detail.divergences.length > 0 ? await textsByModel(decoders(), detail.divergences.map((d) => d.model)) : undefined;
+    const texts =
+      detail.divergences.length > 0
+        ? await textsByModel(
+            decoders(),
+            detail.divergences.map((d) => d.model),
+          )
+        : undefined;
     blocks.push(detailLines(detail, width, Date.now(), ctx.styles, texts));
   }
   ctx.json({ dir: ctx.dir, ...shardMember(ctx, ctx.ids.length), rollouts: doc, invalid_names: listing.invalidNames });

@@ -8,8 +8,20 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TokcapError, ioError } from '../../src/errors.js';
-import { datasetState, DATASET_TABLES, isParquetDataset, type DatasetState } from '../../src/export/parquet/dataset-manifest.js';
-import { isWhole, mergeReports, problemLines, shardProblems, type MergedReport, type ShardReport } from '../../src/merge/merge-reports.js';
+import {
+  datasetState,
+  DATASET_TABLES,
+  isParquetDataset,
+  type DatasetState,
+} from '../../src/export/parquet/dataset-manifest.js';
+import {
+  isWhole,
+  mergeReports,
+  problemLines,
+  shardProblems,
+  type MergedReport,
+  type ShardReport,
+} from '../../src/merge/merge-reports.js';
 import { compareCodePoints } from '../../src/json/canonical-json.js';
 import type { CommandContext } from '../cli/context.js';
 import { EXIT_FAILURE } from '../cli/errors.js';
@@ -20,7 +32,8 @@ export async function run(ctx: CommandContext<'merge'>): Promise<void> {
   const datasets: string[] = [];
   for (const p of paths) if ((await isDirectory(p)) && (await isParquetDataset(p))) datasets.push(p);
   if (datasets.length > 0) {
-    if (paths.length > 1) throw new TokcapError('usage', 'merge: give one Parquet dataset directory, or report files; not both');
+    if (paths.length > 1)
+      throw new TokcapError('usage', 'merge: give one Parquet dataset directory, or report files; not both');
     return checkDataset(ctx, datasets[0]);
   }
   const reports = await readReports(paths);
@@ -38,10 +51,15 @@ export async function run(ctx: CommandContext<'merge'>): Promise<void> {
     });
     return;
   }
-  const merged = mergeReports(reports, { strict: ctx.options.strict, failOnMask: ctx.options.failOnMask, allowEmpty: ctx.options.allowEmpty });
+  const merged = mergeReports(reports, {
+    strict: ctx.options.strict,
+    failOnMask: ctx.options.failOnMask,
+    allowEmpty: ctx.options.allowEmpty,
+  });
   ctx.raise(merged.exit);
   ctx.json({ command: merged.command, ...merged.doc });
-  if (merged.exit === 3 && merged.doc.rollouts === 0 && !ctx.options.allowEmpty) ctx.err('tokcap: merge: no rollouts selected in any shard (--allow-empty makes that an answer)');
+  if (merged.exit === 3 && merged.doc.rollouts === 0 && !ctx.options.allowEmpty)
+    ctx.err('tokcap: merge: no rollouts selected in any shard (--allow-empty makes that an answer)');
   for (const line of humanLines(merged)) ctx.out(line);
 }
 
@@ -86,7 +104,10 @@ async function readReports(paths: readonly string[]): Promise<ShardReport[]> {
       throw new TokcapError('corrupt', `not a JSON document (${(e as Error).message})`, { file });
     }
     // An array is an unsharded build or freeze report: it carries no shard.
-    reports.push({ source: file, doc: doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>) : {} });
+    reports.push({
+      source: file,
+      doc: doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>) : {},
+    });
   }
   return reports;
 }
@@ -114,22 +135,36 @@ function humanLines(m: MergedReport): string[] {
     case 'verify-digests': {
       const lines = d.findings.map((f) => `${f.rollout_id}  ${f.severity} ${f.code}: ${f.message}`);
       const errors = d.findings.filter((f) => f.severity === 'error').length;
-      const unread = d.unchecked.length ? `; ${plural(d.unchecked.length, 'rollout')} could not be read (not verified)` : '';
-      lines.push(`${head} ${plural(d.rollouts - d.unchecked.length, 'rollout')} verified: ${plural(errors, 'error')}, ${plural(d.findings.length - errors, 'warning')}${unread}; ok: ${d.ok}`);
+      const unread = d.unchecked.length
+        ? `; ${plural(d.unchecked.length, 'rollout')} could not be read (not verified)`
+        : '';
+      lines.push(
+        `${head} ${plural(d.rollouts - d.unchecked.length, 'rollout')} verified: ${plural(errors, 'error')}, ${plural(d.findings.length - errors, 'warning')}${unread}; ok: ${d.ok}`,
+      );
       return lines;
     }
     case 'inspect': {
-      const status = Object.entries(d.status).map(([k, v]) => `${v} ${k}`).join(', ');
+      const status = Object.entries(d.status)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ');
       const unavailable = d.unavailable as string[];
       const unread = unavailable.length ? `; could not be read: ${unavailable.join(', ')}` : '';
-      return [`${head} ${plural(d.rollouts, 'rollout')}${status ? ` (${status})` : ''}, ${plural(d.invalid_names.length, 'invalid name')}${unread}`];
+      return [
+        `${head} ${plural(d.rollouts, 'rollout')}${status ? ` (${status})` : ''}, ${plural(d.invalid_names.length, 'invalid name')}${unread}`,
+      ];
     }
     case 'build':
-      return [`${head} ${plural(d.rollouts, 'rollout')}: ${d.trainable} trainable, ${d.masked} masked, ${d.unavailable} could not be read${d.failed.length ? `; failed: ${d.failed.join(', ')}` : ''}`];
+      return [
+        `${head} ${plural(d.rollouts, 'rollout')}: ${d.trainable} trainable, ${d.masked} masked, ${d.unavailable} could not be read${d.failed.length ? `; failed: ${d.failed.join(', ')}` : ''}`,
+      ];
     case 'export':
-      return [`${head} exported ${d.exported} of ${plural(d.rollouts, 'rollout')} to ${Array.isArray(d.out) ? d.out.join(', ') : d.out} (${d.format}): ${d.trainable} trainable, ${d.masked} masked`];
+      return [
+        `${head} exported ${d.exported} of ${plural(d.rollouts, 'rollout')} to ${Array.isArray(d.out) ? d.out.join(', ') : d.out} (${d.format}): ${d.trainable} trainable, ${d.masked} masked`,
+      ];
     case 'freeze':
-      return [`${head} froze ${plural(d.frozen, 'rollout')} of ${d.rollouts}${d.failed.length ? `; failed: ${d.failed.join(', ')}` : ''}`];
+      return [
+        `${head} froze ${plural(d.frozen, 'rollout')} of ${d.rollouts}${d.failed.length ? `; failed: ${d.failed.join(', ')}` : ''}`,
+      ];
   }
 }
 
@@ -157,7 +192,15 @@ function datasetJson(s: DatasetState): Record<string, unknown> {
   const tables: Record<string, unknown> = {};
   for (const t of DATASET_TABLES) {
     const x = s.tables[t];
-    tables[t] = { parts: x.complete.length, missing: x.missing, mismatched: x.mismatched, other_count: x.foreign, rows: x.rows, bytes: x.bytes, success: x.success };
+    tables[t] = {
+      parts: x.complete.length,
+      missing: x.missing,
+      mismatched: x.mismatched,
+      other_count: x.foreign,
+      rows: x.rows,
+      bytes: x.bytes,
+      success: x.success,
+    };
   }
   return { dataset: s.dataset, complete: s.complete, count: s.count ?? null, success: s.success, tables };
 }
@@ -166,13 +209,18 @@ function datasetLines(s: DatasetState): string[] {
   const n = s.count ?? 0;
   if (s.complete) {
     const rows = DATASET_TABLES.map((t) => `${s.tables[t].rows} in ${t}`).join(', ');
-    return [`complete: ${n} of ${n} parts in ${DATASET_TABLES.join(' and ')} (rows: ${rows})${s.success ? ', _SUCCESS present' : ', but _SUCCESS is missing (its last task stopped before writing it)'}`];
+    return [
+      `complete: ${n} of ${n} parts in ${DATASET_TABLES.join(' and ')} (rows: ${rows})${s.success ? ', _SUCCESS present' : ', but _SUCCESS is missing (its last task stopped before writing it)'}`,
+    ];
   }
   const lines: string[] = [];
   if (s.count === undefined) lines.push('incomplete: no parts');
   for (const t of DATASET_TABLES) {
     const x = s.tables[t];
-    if (x.missing.length) lines.push(`incomplete: ${t}: part${x.missing.length > 1 ? 's' : ''} ${x.missing.join(', ')} of ${n} missing (no part file or no manifest)`);
+    if (x.missing.length)
+      lines.push(
+        `incomplete: ${t}: part${x.missing.length > 1 ? 's' : ''} ${x.missing.join(', ')} of ${n} missing (no part file or no manifest)`,
+      );
     for (const f of x.mismatched) lines.push(`incomplete: ${f}: does not match its manifest (size or SHA-256)`);
     for (const f of x.foreign) lines.push(`incomplete: ${f}: a part of another shard count than ${n}`);
   }

@@ -32,7 +32,10 @@ interface Line {
   ids: number;
 }
 
-function piecesOf(ids: readonly TokenId[], text: TokenText | null): { text: string; ids: readonly TokenId[]; index: number }[] {
+function piecesOf(
+  ids: readonly TokenId[],
+  text: TokenText | null,
+): { text: string; ids: readonly TokenId[]; index: number }[] {
   if (text) return text.pieces(ids);
   return ids.map((id, index) => ({ text: `${String(id)} `, ids: [id], index }));
 }
@@ -82,13 +85,26 @@ export function callTextLines(t: CallTokens, text: TokenText | null, width: numb
   out.push(styles.heading(`call ${showId(t.callId)}`) + `  ${model}  ${text ? 'decoded' : 'ids (no tokenizer)'}`);
 
   const added = t.prompt.slice(t.inheritedLength);
-  out.push(section(`prompt (${formatCount(t.prompt.length)} tokens, ${formatCount(added.length)} added)`, width, styles));
+  out.push(
+    section(`prompt (${formatCount(t.prompt.length)} tokens, ${formatCount(added.length)} added)`, width, styles),
+  );
   if (t.inheritedLength > 0 && t.inheritedFrom !== null) {
-    const whose = t.parentId !== null ? `from its parent ${showId(t.inheritedFrom)} (prompt + generation)` : `shared with ${showId(t.inheritedFrom)}, the candidate parent`;
+    const whose =
+      t.parentId !== null
+        ? `from its parent ${showId(t.inheritedFrom)} (prompt + generation)`
+        : `shared with ${showId(t.inheritedFrom)}, the candidate parent`;
     out.push(styles.dim(`${indent}┆ ${formatCount(t.inheritedLength)} tokens ${whose}, folded`));
   }
-  if (t.divergence?.position !== null && t.divergence?.position !== undefined && t.divergence.candidateParentId !== null) {
-    out.push(styles.mark(`${indent}▶ diverges here from ${showId(t.divergence.candidateParentId)} at token ${formatCount(t.divergence.position)}`));
+  if (
+    t.divergence?.position !== null &&
+    t.divergence?.position !== undefined &&
+    t.divergence.candidateParentId !== null
+  ) {
+    out.push(
+      styles.mark(
+        `${indent}▶ diverges here from ${showId(t.divergence.candidateParentId)} at token ${formatCount(t.divergence.position)}`,
+      ),
+    );
   } else if (added.length > 0) {
     out.push(styles.dim(`${indent}▶ added by this call:`));
   }

@@ -34,14 +34,16 @@ function run(ids: readonly TokenId[], text: TokenText | null): string {
 /** The one line of a divergence. */
 export function divergenceLine(d: Divergence, text: TokenText | null): string {
   const call = showId(d.callId);
-  if (d.candidateParentId === null) return `${call} shares no token with an earlier call (its prompt starts ${run(d.rerendered.ids, text)})`;
+  if (d.candidateParentId === null)
+    return `${call} shares no token with an earlier call (its prompt starts ${run(d.rerendered.ids, text)})`;
   const parent = showId(d.candidateParentId);
   if (d.position === null) {
     return d.sharedLength >= d.candidateLength
       ? `${call} extends ${parent}'s ${formatCount(d.candidateLength)} tokens without a difference (the tokens agree; the link was not made: ${d.reason ?? 'a root record'})`
       : `${call}'s prompt (${formatCount(d.promptLength)} tokens) is a prefix of ${parent}'s tokens (a retry of the same request?)`;
   }
-  const [theirs, ours] = d.candidatePart === 'generation' ? ['generated', 're-rendered'] : [`${parent}'s prompt`, 'this prompt'];
+  const [theirs, ours] =
+    d.candidatePart === 'generation' ? ['generated', 're-rendered'] : [`${parent}'s prompt`, 'this prompt'];
   return `${call} diverges from ${parent} at token ${formatCount(d.position)}: ${theirs} ${run(d.hunk.generated, text)}, ${ours} ${run(d.hunk.rerendered, text)}`;
 }
 
@@ -49,6 +51,10 @@ export function divergenceLine(d: Divergence, text: TokenText | null): string {
 export function windowLines(d: Divergence, text: TokenText | null): string[] {
   if (d.candidateParentId === null) return [];
   const at = d.generated.start;
-  const side = (label: string, ids: readonly TokenId[]) => `${label} @${formatCount(at)} ${text ? `${quotedPieces(ids, text)}  ` : ''}${idList(ids)}`;
-  return [side(d.candidatePart === 'prompt' ? 'theirs     ' : 'generated  ', d.generated.ids), side(d.candidatePart === 'prompt' ? 'ours       ' : 're-rendered', d.rerendered.ids)];
+  const side = (label: string, ids: readonly TokenId[]) =>
+    `${label} @${formatCount(at)} ${text ? `${quotedPieces(ids, text)}  ` : ''}${idList(ids)}`;
+  return [
+    side(d.candidatePart === 'prompt' ? 'theirs     ' : 'generated  ', d.generated.ids),
+    side(d.candidatePart === 'prompt' ? 'ours       ' : 're-rendered', d.rerendered.ids),
+  ];
 }

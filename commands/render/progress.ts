@@ -35,7 +35,7 @@ export function noProgress(): Progress {
 }
 
 export class ProgressLine {
-  private active: Progress & { clear(): void; redraw(): void } | undefined;
+  private active: (Progress & { clear(): void; redraw(): void }) | undefined;
   constructor(private readonly stream: ProgressStream) {}
 
   /** Erase the current bar (before writing a message); `restore()` draws it again. */

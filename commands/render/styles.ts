@@ -37,7 +37,9 @@ import { CONDITIONS, ROLLOUT_STATUSES, type Condition, type RolloutStatus } from
 import { VERDICTS, type Verdict } from '../../src/status/verdict.js';
 
 /** Every word a badge shows: statuses, conditions and verdicts (src/status). */
-export const ROLLOUT_STATES = [...new Set<string>([...ROLLOUT_STATUSES, ...CONDITIONS, ...VERDICTS])] as (RolloutStatus | Condition | Verdict)[];
+export const ROLLOUT_STATES = [...new Set<string>([...ROLLOUT_STATUSES, ...CONDITIONS, ...VERDICTS])] as (
+  RolloutStatus | Condition | Verdict
+)[];
 export type BadgeWord = RolloutStatus | Condition | Verdict;
 
 export interface ColorInputs {

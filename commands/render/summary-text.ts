@@ -14,7 +14,9 @@ export interface SummaryToken {
 }
 
 export function statusTokens(s: StatusSummary, styles: Styles): SummaryToken[] {
-  const out: SummaryToken[] = [{ text: plural(s.rollouts, 'rollout'), styled: styles.heading(plural(s.rollouts, 'rollout')) }];
+  const out: SummaryToken[] = [
+    { text: plural(s.rollouts, 'rollout'), styled: styles.heading(plural(s.rollouts, 'rollout')) },
+  ];
   for (const st of ROLLOUT_STATUSES) {
     const n = s.byStatus[st];
     out.push({ text: `${n} ${st}`, styled: st === 'unavailable' && n > 0 ? `${n} ${styles.badge(st)}` : `${n} ${st}` });
@@ -23,7 +25,10 @@ export function statusTokens(s: StatusSummary, styles: Styles): SummaryToken[] {
 }
 
 export function conditionTokens(s: StatusSummary, styles: Styles): SummaryToken[] {
-  return CONDITIONS.filter((c) => s.byCondition[c] > 0).map((c) => ({ text: `${s.byCondition[c]} ${c}`, styled: `${s.byCondition[c]} ${styles.badge(c)}` }));
+  return CONDITIONS.filter((c) => s.byCondition[c] > 0).map((c) => ({
+    text: `${s.byCondition[c]} ${c}`,
+    styled: `${s.byCondition[c]} ${styles.badge(c)}`,
+  }));
 }
 
 export function verdictTokens(s: StatusSummary, styles: Styles): SummaryToken[] {
@@ -31,8 +36,15 @@ export function verdictTokens(s: StatusSummary, styles: Styles): SummaryToken[] 
   const unbuilt = s.unbuilt ? ` (${s.unbuilt} could not be built)` : '';
   return [
     { text: `${v.trainable} trainable`, styled: styles.ok(`${v.trainable} trainable`) },
-    { text: `${v.masked} masked${unbuilt}`, styled: v.masked > 0 ? `${v.masked} ${styles.badge('masked')}${unbuilt}` : `${v.masked} masked${unbuilt}` },
-    { text: `${v.unavailable} could not be read`, styled: v.unavailable > 0 ? styles.error(`${v.unavailable} could not be read`) : `${v.unavailable} could not be read` },
+    {
+      text: `${v.masked} masked${unbuilt}`,
+      styled: v.masked > 0 ? `${v.masked} ${styles.badge('masked')}${unbuilt}` : `${v.masked} masked${unbuilt}`,
+    },
+    {
+      text: `${v.unavailable} could not be read`,
+      styled:
+        v.unavailable > 0 ? styles.error(`${v.unavailable} could not be read`) : `${v.unavailable} could not be read`,
+    },
   ];
 }
 

@@ -36,7 +36,11 @@ function pad(cell: string, width: number, align: Align): string {
   return align === 'right' ? fill + cell : cell + fill;
 }
 
-export function renderPlainTable(columns: readonly Column[], rows: readonly (readonly string[])[], headingStyle?: (s: string) => string): string {
+export function renderPlainTable(
+  columns: readonly Column[],
+  rows: readonly (readonly string[])[],
+  headingStyle?: (s: string) => string,
+): string {
   const all = [columns.map((c) => c.header), ...rows.map((r) => columns.map((_, i) => r[i] ?? ''))];
   const widths = columns.map((_, i) => Math.max(...all.map((r) => visibleWidth(r[i]))));
   const lines = all.map((r, rowIndex) => {
@@ -52,7 +56,11 @@ export function renderPlainTable(columns: readonly Column[], rows: readonly (rea
 /** cli-table3 (CommonJS), loaded on the first boxed table: scripts and cron never draw one. */
 let Table: typeof TableConstructor | undefined;
 
-export function renderBoxedTable(columns: readonly Column[], rows: readonly (readonly string[])[], headingStyle?: (s: string) => string): string {
+export function renderBoxedTable(
+  columns: readonly Column[],
+  rows: readonly (readonly string[])[],
+  headingStyle?: (s: string) => string,
+): string {
   Table ??= createRequire(import.meta.url)('cli-table3') as typeof TableConstructor;
   const table = new Table({
     head: columns.map((c) => (headingStyle ? headingStyle(c.header) : c.header)),
@@ -64,7 +72,11 @@ export function renderBoxedTable(columns: readonly Column[], rows: readonly (rea
   return table.toString();
 }
 
-export function renderTable(columns: readonly Column[], rows: readonly (readonly string[])[], options: TableOptions): string {
+export function renderTable(
+  columns: readonly Column[],
+  rows: readonly (readonly string[])[],
+  options: TableOptions,
+): string {
   return options.layout === 'boxed'
     ? renderBoxedTable(columns, rows, options.headingStyle)
     : renderPlainTable(columns, rows, options.headingStyle);

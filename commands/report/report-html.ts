@@ -79,22 +79,40 @@ function folded(all: TokenSpan[]): string {
 function treeHtml(tree: readonly TreeNode[]): string {
   if (tree.length === 0) return '<p class="dim">no placed calls</p>';
   const rows = tree.map((n) => {
-    const marks = [n.onMain ? 'main' : '', n.quarantined ? 'quarantined retry' : '', n.unresolvedRetry ? 'unresolved retry' : ''].filter(Boolean);
+    const marks = [
+      n.onMain ? 'main' : '',
+      n.quarantined ? 'quarantined retry' : '',
+      n.unresolvedRetry ? 'unresolved retry' : '',
+    ].filter(Boolean);
     const cls = n.unresolvedBoundary ? 'bad' : n.quarantined || n.unresolvedRetry ? 'warn' : n.onMain ? 'ok' : '';
-    const outcome = n.outcome === 'boundary' ? `unresolved (${n.reason ?? ''})` : n.outcome === 'linked' ? 'resolved' : n.outcome;
+    const outcome =
+      n.outcome === 'boundary' ? `unresolved (${n.reason ?? ''})` : n.outcome === 'linked' ? 'resolved' : n.outcome;
     return `<li class="${cls}" style="margin-left:${n.depth * 1.5}em"><a href="#call-${escapeHtml(n.id)}">${escapeHtml(n.id)}</a> · ${escapeHtml(outcome)} · prompt ${n.promptLength ?? '?'} · gen ${n.generationLength}${marks.length ? ` · <b>${escapeHtml(marks.join(', '))}</b>` : ''}</li>`;
   });
   return `<ul class="tree">${rows.join('')}</ul>`;
 }
 
-function windowHtml(label: string, w: Divergence['generated'], position: number | null, text: TokenText | null): string {
-  const parts = spans(w.ids, text, w.start).map((s) => ({ ...s, cls: position !== null && s.at + s.ids.length > position ? 'diff' : undefined }));
+function windowHtml(
+  label: string,
+  w: Divergence['generated'],
+  position: number | null,
+  text: TokenText | null,
+): string {
+  const parts = spans(w.ids, text, w.start).map((s) => ({
+    ...s,
+    cls: position !== null && s.at + s.ids.length > position ? 'diff' : undefined,
+  }));
   return `<div class="window"><div class="label">${escapeHtml(label)} <span class="dim">from token ${formatCount(w.start)}</span></div><pre class="tokens">${parts.map(spanHtml).join('')}</pre><div class="ids dim">[${w.ids.map(String).join(', ')}]</div></div>`;
 }
 
 function divergenceHtml(d: Divergence, text: TokenText | null): string {
-  const [theirs, ours] = d.candidatePart === 'prompt' ? ["candidate's prompt", 'this prompt'] : ['generated', 're-rendered'];
-  const windows = d.candidateParentId === null ? '' : windowHtml(`${theirs} (${d.candidateParentId})`, d.generated, d.position, text) + windowHtml(`${ours} (${d.callId})`, d.rerendered, d.position, text);
+  const [theirs, ours] =
+    d.candidatePart === 'prompt' ? ["candidate's prompt", 'this prompt'] : ['generated', 're-rendered'];
+  const windows =
+    d.candidateParentId === null
+      ? ''
+      : windowHtml(`${theirs} (${d.candidateParentId})`, d.generated, d.position, text) +
+        windowHtml(`${ours} (${d.callId})`, d.rerendered, d.position, text);
   return `<div class="divergence" id="divergence-${escapeHtml(d.callId)}"><p>${escapeHtml(divergenceLine(d, text))}</p><div class="windows">${windows}</div></div>`;
 }
 
@@ -105,7 +123,10 @@ function callHtml(t: CallTokens, text: TokenText | null): string {
       ? `<p class="dim">${formatCount(t.inheritedLength)} tokens ${t.parentId !== null ? `from its parent ${escapeHtml(t.inheritedFrom)}` : `shared with ${escapeHtml(t.inheritedFrom)}, the candidate parent`}, not repeated</p>`
       : '';
   const divergeAt = t.divergence?.position ?? null;
-  const promptSpans = spans(added, text, t.inheritedLength).map((s) => ({ ...s, cls: divergeAt !== null && s.at < divergeAt + 8 ? 'diff' : undefined }));
+  const promptSpans = spans(added, text, t.inheritedLength).map((s) => ({
+    ...s,
+    cls: divergeAt !== null && s.at < divergeAt + 8 ? 'diff' : undefined,
+  }));
   const genSpans = spans(t.generation, text, t.prompt.length).map((s) => {
     const lps = t.logProbs.slice(s.at - t.prompt.length, s.at - t.prompt.length + s.ids.length);
     const band = lps.reduce((b, lp) => Math.max(b, logProbBand(lp)), 0);

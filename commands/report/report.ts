@@ -20,7 +20,8 @@ export async function run(ctx: CommandContext<'report'>): Promise<void> {
   if (ctx.ids.length !== 1) throw new TokcapError('usage', 'report: give exactly one rollout ID');
   const [id] = ctx.ids;
   const out = ctx.options.out;
-  if (!/\.html?$/i.test(out)) throw new TokcapError('usage', `report: --out ${out}: the report is an HTML file (name it FILE.html)`);
+  if (!/\.html?$/i.test(out))
+    throw new TokcapError('usage', `report: --out ${out}: the report is an HTML file (name it FILE.html)`);
   await refuseTargetInStore(out, [ctx.dir]);
   const listing = await scanDirectory(ctx.dir);
   if (!listing.rollouts.has(id)) throw noCaptureFilesError({ rolloutId: id });
@@ -40,7 +41,10 @@ export async function run(ctx: CommandContext<'report'>): Promise<void> {
     notes.push(line);
     ctx.warn(line);
   });
-  const texts = await textsByModel(tokenizers, [...calls.map((c) => c.model), ...detail.divergences.map((d) => d.model)]);
+  const texts = await textsByModel(tokenizers, [
+    ...calls.map((c) => c.model),
+    ...detail.divergences.map((d) => d.model),
+  ]);
   const html = reportHtml({ detail, calls, texts, notes, generatedAt: new Date().toISOString() });
 
   const temp = tempPathFor(out);
@@ -51,6 +55,14 @@ export async function run(ctx: CommandContext<'report'>): Promise<void> {
     await rm(temp, { force: true });
     throw e;
   }
-  ctx.json({ out, rollout_id: id, calls: calls.length, divergences: detail.divergences.length, decoded: [...texts.values()].some((t) => t !== null) });
-  ctx.out(`wrote ${out}: rollout ${id}, ${calls.length} call${calls.length === 1 ? '' : 's'}, ${detail.divergences.length} divergence${detail.divergences.length === 1 ? '' : 's'}`);
+  ctx.json({
+    out,
+    rollout_id: id,
+    calls: calls.length,
+    divergences: detail.divergences.length,
+    decoded: [...texts.values()].some((t) => t !== null),
+  });
+  ctx.out(
+    `wrote ${out}: rollout ${id}, ${calls.length} call${calls.length === 1 ? '' : 's'}, ${detail.divergences.length} divergence${detail.divergences.length === 1 ? '' : 's'}`,
+  );
 }

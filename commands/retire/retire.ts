@@ -22,7 +22,9 @@ export async function run(ctx: CommandContext<'retire'>): Promise<void> {
         const outcome = await dropRolloutOutcome(store, id, sid, version);
         if (outcome.dropped) {
           out.push({ rollout_id: id, dropped: true });
-          ctx.out(`${ctx.styles.ok('dropped')} ${ctx.styles.id(id)} (snapshot ${sid}, version ${version}): records removed, fence kept`);
+          ctx.out(
+            `${ctx.styles.ok('dropped')} ${ctx.styles.id(id)} (snapshot ${sid}, version ${version}): records removed, fence kept`,
+          );
         } else {
           ctx.raise(EXIT_NEGATIVE);
           const why = refusalText(outcome, sid, version);

@@ -17,7 +17,11 @@ export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
     const why = ctx.styles.dim(`retired tombstone, state unchanged for ${formatAge(r.ageSeconds)} (>= ${threshold})`);
     ctx.out(`${ctx.options.dryRun ? 'would remove' : ctx.styles.ok('removed')} ${ctx.styles.id(r.rolloutId)}  ${why}`);
   };
-  const result = await sweepRetired(ctx.store, { olderThanSeconds: ctx.options.olderThan, dryRun: ctx.options.dryRun, onRemoved });
+  const result = await sweepRetired(ctx.store, {
+    olderThanSeconds: ctx.options.olderThan,
+    dryRun: ctx.options.dryRun,
+    onRemoved,
+  });
   const errors = result.failed.map(({ rolloutId, error }) => ctx.fail(error, rolloutId));
   // An interrupted retire needs a person: a line -q keeps, and exit 1 (docs/cli.md#exit-codes).
   for (const id of result.skippedWithRecords) {
@@ -34,6 +38,7 @@ export async function run(ctx: CommandContext<'sweep'>): Promise<void> {
   if (result.skippedWithRecords.length) doc.skipped_with_records = result.skippedWithRecords;
   if (errors.length) doc.errors = errors;
   ctx.json(doc);
-  if (result.dryRun) ctx.out(ctx.styles.dim(`dry run: ${plural(result.removed.length, 'tombstone')} would be swept; nothing changed`));
+  if (result.dryRun)
+    ctx.out(ctx.styles.dim(`dry run: ${plural(result.removed.length, 'tombstone')} would be swept; nothing changed`));
   else if (result.removed.length > 0) ctx.out(ctx.styles.dim(`swept ${plural(result.removed.length, 'tombstone')}`));
 }

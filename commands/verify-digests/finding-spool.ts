@@ -67,7 +67,7 @@ export class FindingSpool {
     await out.write(whole.subarray(0, at));
     if (this.file) {
       const chunk = Buffer.allocUnsafe(READ_CHUNK);
-      for (let pos = 0; pos < this.file.size; ) {
+      for (let pos = 0; pos < this.file.size;) {
         const n = readSync(this.file.fd, chunk, 0, Math.min(chunk.length, this.file.size - pos), pos);
         if (n <= 0) throw new Error('internal: the findings spool is shorter than written');
         // A copy: the stream may hold the bytes while this buffer is read into again.

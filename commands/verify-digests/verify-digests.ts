@@ -53,7 +53,12 @@ async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool
   const nWarnings = spool ? spool.count - spool.errors : result.findings.length - nErrors;
   if (nErrors > 0 || (ctx.options.strict && nWarnings > 0)) ctx.raise(EXIT_NEGATIVE);
 
-  const doc: Record<string, unknown> = { ok: result.ok && unchecked.length === 0, findings: result.findings, unchecked, ...shardMember(ctx, result.rollouts + missing.length) };
+  const doc: Record<string, unknown> = {
+    ok: result.ok && unchecked.length === 0,
+    findings: result.findings,
+    unchecked,
+    ...shardMember(ctx, result.rollouts + missing.length),
+  };
   if (errors.length) doc.errors = errors;
   if (spool) return spool.writeDocument(ctx.stdoutStream(), doc);
   ctx.json(doc);
@@ -68,10 +73,16 @@ async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool
     for (const [id, list] of byRollout) {
       if (ctx.options.quiet && !list.some((f) => f.severity === 'error')) continue;
       const e = list.filter((f) => f.severity === 'error').length;
-      ctx.out(`${ctx.styles.id(id)}  ${e ? ctx.styles.error(plural(e, 'error')) : ''}${e && list.length - e ? ', ' : ''}${list.length - e ? ctx.styles.warn(plural(list.length - e, 'warning')) : ''}`);
+      ctx.out(
+        `${ctx.styles.id(id)}  ${e ? ctx.styles.error(plural(e, 'error')) : ''}${e && list.length - e ? ', ' : ''}${list.length - e ? ctx.styles.warn(plural(list.length - e, 'warning')) : ''}`,
+      );
       for (const f of list) {
         const sev = f.severity === 'error' ? ctx.styles.error('error  ') : ctx.styles.warn('warning');
-        const where = [f.line !== undefined ? `line ${f.line}` : '', f.call_id !== undefined ? `call ${showId(f.call_id)}` : '', f.parent_call_id !== undefined ? `parent ${showId(f.parent_call_id)}` : '']
+        const where = [
+          f.line !== undefined ? `line ${f.line}` : '',
+          f.call_id !== undefined ? `call ${showId(f.call_id)}` : '',
+          f.parent_call_id !== undefined ? `parent ${showId(f.parent_call_id)}` : '',
+        ]
           .filter(Boolean)
           .join(', ');
         ctx.out(`  ${sev} ${f.code}${where ? ctx.styles.dim(` (${where})`) : ''}: ${f.message}`);
@@ -82,9 +93,20 @@ async function verify(ctx: CommandContext<'verify-digests'>, spool: FindingSpool
     const verified = result.rollouts - result.unchecked.length;
     // A named id without files is not found, not "could not be read": each says what it is.
     const unread = [...result.unchecked].sort(compareCodePoints);
-    const notFound = missing.length ? `; ${plural(missing.length, 'rollout')} not found (no capture files, not verified): ${missing.map(showId).join(', ')}` : '';
-    const notRead = (unread.length ? `; ${plural(unread.length, 'rollout')} could not be read (not verified): ${unread.map(showId).join(', ')}` : '') + notFound;
+    const notFound = missing.length
+      ? `; ${plural(missing.length, 'rollout')} not found (no capture files, not verified): ${missing.map(showId).join(', ')}`
+      : '';
+    const notRead =
+      (unread.length
+        ? `; ${plural(unread.length, 'rollout')} could not be read (not verified): ${unread.map(showId).join(', ')}`
+        : '') + notFound;
     const summary = `${plural(verified, 'rollout')} verified: ${plural(nErrors, 'error')}, ${plural(nWarnings, 'warning')} in ${plural(byRollout.size, 'rollout')}${notRead}`;
-    ctx.out(nErrors || unchecked.length ? ctx.styles.error(summary) : nWarnings ? ctx.styles.warn(summary) : ctx.styles.ok(summary));
+    ctx.out(
+      nErrors || unchecked.length
+        ? ctx.styles.error(summary)
+        : nWarnings
+          ? ctx.styles.warn(summary)
+          : ctx.styles.ok(summary),
+    );
   }
 }

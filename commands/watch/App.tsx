@@ -48,14 +48,21 @@ export function WatchApp(props: WatchAppProps) {
   const { model, styles } = props;
   const { exit } = useApp();
   const size = useTerminalSize(props.sizeStream);
-  const handle = useDirectoryModel(model, { throttleMs: props.throttleMs, initialScan: props.initialScan, trace: props.trace });
+  const handle = useDirectoryModel(model, {
+    throttleMs: props.throttleMs,
+    initialScan: props.initialScan,
+    trace: props.trace,
+  });
   // The model is the watcher's target: it re-reads named rollouts and rescans (its own queue).
   useDirectoryWatcher(model.dir, model, props.watcher);
 
   // The detail's reader (most of the library's build and verify code) is loaded when a rollout is
   // first opened, not on the way to the first screen.
   const loadDetail = useMemo<DetailLoader>(
-    () => props.loadDetail ?? (async (id) => (await import('../../src/rollout-read/rollout-detail.js')).loadRolloutDetail(model.storeOptions, id)),
+    () =>
+      props.loadDetail ??
+      (async (id) =>
+        (await import('../../src/rollout-read/rollout-detail.js')).loadRolloutDetail(model.storeOptions, id)),
     [props.loadDetail, model],
   );
 
@@ -103,13 +110,27 @@ export function WatchApp(props: WatchAppProps) {
   // Ages are on screen only with rows or a rollout's detail.
   const now = useNow(props.clock, undefined, screen === 'detail' || rows.length > 0);
   const openRow = openId === null ? undefined : model.row(openId);
-  const detailState = useRolloutDetail(loadDetail, screen === 'detail' ? openId : null, openRow?.seq ?? 0, callIndex !== null);
+  const detailState = useRolloutDetail(
+    loadDetail,
+    screen === 'detail' ? openId : null,
+    openRow?.seq ?? 0,
+    callIndex !== null,
+  );
   // What the list knows of the open rollout while its detail is not read (a lock held elsewhere).
   const openLockWait = openId === null ? undefined : snapshot.lockWaits.get(openId);
   const openRowError = openRow?.error;
   const detailLineCount =
     screen === 'detail' && openId !== null
-      ? rolloutViewLines({ id: openId, ...detailState, width, now, styles, lockWaitSince: openLockWait, rowError: openRowError, callIndex }).length
+      ? rolloutViewLines({
+          id: openId,
+          ...detailState,
+          width,
+          now,
+          styles,
+          lockWaitSince: openLockWait,
+          rowError: openRowError,
+          callIndex,
+        }).length
       : 0;
 
   // What the key reducer needs, current as of this render: the rows shown (the reducer reads

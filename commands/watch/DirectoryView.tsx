@@ -29,7 +29,18 @@ export interface DirectoryViewProps {
   styles: Styles;
 }
 
-export function DirectoryView({ snapshot, rows, selected, offset, filter, sort, width, height, now, styles }: DirectoryViewProps) {
+export function DirectoryView({
+  snapshot,
+  rows,
+  selected,
+  offset,
+  filter,
+  sort,
+  width,
+  height,
+  now,
+  styles,
+}: DirectoryViewProps) {
   const page = listHeight(height);
   const visible = rows.slice(offset, offset + page);
   const header = headerLines(
@@ -70,7 +81,14 @@ export function DirectoryView({ snapshot, rows, selected, offset, filter, sort, 
   } else {
     body = visible.map((r, i) => {
       const isSelected = offset + i === selected;
-      return rowLine(r, { now, selected: isSelected, cols, styles, padLast: isSelected, lockWaitSince: snapshot.lockWaits.get(r.id) });
+      return rowLine(r, {
+        now,
+        selected: isSelected,
+        cols,
+        styles,
+        padLast: isSelected,
+        lockWaitSince: snapshot.lockWaits.get(r.id),
+      });
     });
   }
   while (body.length < page) body.push('');

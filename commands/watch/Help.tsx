@@ -11,7 +11,9 @@ export interface HelpProps {
 }
 
 export function Help({ width, height, styles }: HelpProps) {
-  const lines = HELP_LINES.slice(0, Math.max(0, height - 1)).map((l, i) => (i === 0 ? styles.heading(truncate(l, width)) : truncate(l, width)));
+  const lines = HELP_LINES.slice(0, Math.max(0, height - 1)).map((l, i) =>
+    i === 0 ? styles.heading(truncate(l, width)) : truncate(l, width),
+  );
   lines.push(styles.dim(truncate('press ? or Esc to close', width)));
   while (lines.length < height) lines.push('');
   return (

@@ -34,14 +34,19 @@ export interface RolloutViewProps {
 
 /** The lines of the view (also used by the App to clamp scrolling). */
 export function rolloutViewLines(
-  p: Pick<RolloutViewProps, 'id' | 'detail' | 'loading' | 'error' | 'width' | 'now' | 'styles' | 'lockWaitSince' | 'rowError' | 'callIndex'>,
+  p: Pick<
+    RolloutViewProps,
+    'id' | 'detail' | 'loading' | 'error' | 'width' | 'now' | 'styles' | 'lockWaitSince' | 'rowError' | 'callIndex'
+  >,
 ): string[] {
   if (p.detail === null) {
     if (p.error !== undefined) return [p.styles.error(truncate(`rollout ${p.id}: ${p.error}`, p.width))];
     // Not read yet: say why, if the list knows (a lock held elsewhere, a read that failed).
     const lines: string[] = [];
-    if (p.lockWaitSince !== undefined) lines.push(p.styles.warn(truncate(`rollout ${p.id}: reading… ${lockWaitText(p.now, p.lockWaitSince)}`, p.width)));
-    if (p.rowError !== undefined) lines.push(p.styles.error(truncate(`rollout ${p.id}: ${couldNotBeRead(p.rowError)}`, p.width)));
+    if (p.lockWaitSince !== undefined)
+      lines.push(p.styles.warn(truncate(`rollout ${p.id}: reading… ${lockWaitText(p.now, p.lockWaitSince)}`, p.width)));
+    if (p.rowError !== undefined)
+      lines.push(p.styles.error(truncate(`rollout ${p.id}: ${couldNotBeRead(p.rowError)}`, p.width)));
     if (lines.length === 0) lines.push(p.styles.dim(truncate(`rollout ${p.id}: reading…`, p.width)));
     return lines;
   }
@@ -50,7 +55,12 @@ export function rolloutViewLines(
   const call = node && p.detail.build ? callTokens(p.detail.build, node.id, p.detail.divergences) : undefined;
   if (call) {
     const text = texts?.get(call.model) ?? null;
-    const where = p.styles.dim(truncate(`rollout ${p.id} · call ${p.callIndex! + 1} of ${p.detail.tree.length} (t next, T previous, Esc back)${text ? '' : ' · ids: no tokenizer loaded'}`, p.width));
+    const where = p.styles.dim(
+      truncate(
+        `rollout ${p.id} · call ${p.callIndex! + 1} of ${p.detail.tree.length} (t next, T previous, Esc back)${text ? '' : ' · ids: no tokenizer loaded'}`,
+        p.width,
+      ),
+    );
     return [where, ...callTextLines(call, text, p.width, p.styles)];
   }
   return detailLines(p.detail, p.width, p.now, p.styles, texts);

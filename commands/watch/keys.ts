@@ -31,7 +31,18 @@ export interface UiState {
 }
 
 export function initialUi(sort: SortMode = 'recent'): UiState {
-  return { screen: 'list', help: false, searchDraft: null, filter: NO_FILTER, sort, nav: INITIAL_NAV, openId: null, detailOffset: 0, callIndex: null, quit: false };
+  return {
+    screen: 'list',
+    help: false,
+    searchDraft: null,
+    filter: NO_FILTER,
+    sort,
+    nav: INITIAL_NAV,
+    openId: null,
+    detailOffset: 0,
+    callIndex: null,
+    quit: false,
+  };
 }
 
 export interface KeyContext {
@@ -82,7 +93,8 @@ export function keyOf(ch: string): Key {
 /** Splits what Ink delivered into single keys: a chunk of plain characters becomes one key each. */
 export function splitKeys(input: string, key: Key): [string, Key][] {
   // eslint-disable-next-line no-control-regex -- backspace and DEL are what terminals send for erasing
-  if (input.length > 1 && !key.ctrl && !key.meta && !/^[\u0008\u007f]+$/.test(input)) return [...input].map((ch) => [ch, keyOf(ch)]);
+  if (input.length > 1 && !key.ctrl && !key.meta && !/^[\u0008\u007f]+$/.test(input))
+    return [...input].map((ch) => [ch, keyOf(ch)]);
   return [[input, key]];
 }
 
@@ -122,7 +134,11 @@ export function reduceKey(ui: UiState, input: string, key: Key, ctx: KeyContext)
 
 function searchKey(ui: UiState, input: string, key: Key): UiState {
   const draft = ui.searchDraft ?? '';
-  const set = (search: string, searchDraft: string | null): UiState => ({ ...ui, searchDraft, filter: { ...ui.filter, search } });
+  const set = (search: string, searchDraft: string | null): UiState => ({
+    ...ui,
+    searchDraft,
+    filter: { ...ui.filter, search },
+  });
   if (key.escape) return set('', null);
   if (key.return) return { ...ui, searchDraft: null };
   // eslint-disable-next-line no-control-regex -- backspace and DEL are what terminals send for erasing

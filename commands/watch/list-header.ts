@@ -68,7 +68,14 @@ export function headerLines(h: HeaderInfo, width: number, styles: Styles): strin
         : h.pending > 0
           ? styles.dim(`updating ${h.pending}`)
           : styles.ok('up to date')) + (waits && styles.warn(waits));
-  const statusPlain = (scanError ? `cannot list: ${scanError}` : !h.ready ? `reading ${t.loaded}/${t.rollouts}` : h.pending > 0 ? `updating ${h.pending}` : 'up to date') + waits;
+  const statusPlain =
+    (scanError
+      ? `cannot list: ${scanError}`
+      : !h.ready
+        ? `reading ${t.loaded}/${t.rollouts}`
+        : h.pending > 0
+          ? `updating ${h.pending}`
+          : 'up to date') + waits;
   const titleRoom = Math.max(10, width - stringWidth(statusPlain) - 1);
   const title = padEnd(`tokcap watch ${h.dir}`, titleRoom);
   const lines = [styles.heading(title) + ' ' + (stringWidth(statusPlain) + 1 + titleRoom <= width ? status : '')];

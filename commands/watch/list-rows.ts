@@ -81,7 +81,11 @@ export function lockWaitText(now: number, since: number): string {
 }
 
 /** The mask column's plain text and style of a row. */
-function maskCell(r: RolloutRow, now: number, lockWaitSince: number | undefined): { text: string; tone: 'error' | 'masked' | 'ok' | 'dim' } {
+function maskCell(
+  r: RolloutRow,
+  now: number,
+  lockWaitSince: number | undefined,
+): { text: string; tone: 'error' | 'masked' | 'ok' | 'dim' } {
   if (lockWaitSince !== undefined) {
     // Waiting again after a wait that failed: why the last read failed comes after.
     const wait = lockWaitText(now, lockWaitSince);
@@ -97,7 +101,10 @@ function maskCell(r: RolloutRow, now: number, lockWaitSince: number | undefined)
 }
 
 /** One row of the directory list, exactly `MARK_WIDTH + cols + …` cells wide (less, unpadded, without `padLast`). */
-export function rowLine(r: RolloutRow, { now, selected, cols, styles, padLast = true, lockWaitSince }: RowLineOptions): string {
+export function rowLine(
+  r: RolloutRow,
+  { now, selected, cols, styles, padLast = true, lockWaitSince }: RowLineOptions,
+): string {
   const recent = r.changedAt !== null && now - r.changedAt < HIGHLIGHT_MS;
   const mark = (selected ? '›' : ' ') + (recent ? '•' : ' ');
   const cells: string[] = [];

@@ -30,7 +30,16 @@ export interface LiveOptions {
   loadDetail?: DetailLoader;
 }
 
-export async function runLive({ model, styles, stdout = process.stdout, stdin = process.stdin, altScreen = true, trace, initialScan, loadDetail }: LiveOptions): Promise<void> {
+export async function runLive({
+  model,
+  styles,
+  stdout = process.stdout,
+  stdin = process.stdin,
+  altScreen = true,
+  trace,
+  initialScan,
+  loadDetail,
+}: LiveOptions): Promise<void> {
   if (altScreen) stdout.write(ALT_SCREEN_ON);
   const restore = () => {
     if (altScreen) stdout.write(ALT_SCREEN_OFF);
@@ -38,16 +47,19 @@ export async function runLive({ model, styles, stdout = process.stdout, stdin = 
   process.once('exit', restore);
   let frames = 0;
   try {
-    const app = render(<WatchApp model={model} styles={styles} trace={trace} initialScan={initialScan} loadDetail={loadDetail} />, {
-      stdout,
-      stdin,
-      exitOnCtrlC: true,
-      patchConsole: true,
-      incrementalRendering: false,
-      maxFps: 60,
-      // When the first frames reached the terminal (the App traces when it computed them).
-      onRender: trace ? () => frames < 8 && trace(`ink: frame ${++frames} written`) : undefined,
-    });
+    const app = render(
+      <WatchApp model={model} styles={styles} trace={trace} initialScan={initialScan} loadDetail={loadDetail} />,
+      {
+        stdout,
+        stdin,
+        exitOnCtrlC: true,
+        patchConsole: true,
+        incrementalRendering: false,
+        maxFps: 60,
+        // When the first frames reached the terminal (the App traces when it computed them).
+        onRender: trace ? () => frames < 8 && trace(`ink: frame ${++frames} written`) : undefined,
+      },
+    );
     await app.waitUntilExit();
   } finally {
     model.dispose();

@@ -12,7 +12,9 @@ export type LiveView = typeof import('./live.js');
 /** Where the view came from, for TOKCAP_TRACE. */
 export type ViewSource = 'bundle' | 'modules';
 
-export async function loadLiveView(dir: URL = new URL('./', import.meta.url)): Promise<{ view: LiveView; source: ViewSource }> {
+export async function loadLiveView(
+  dir: URL = new URL('./', import.meta.url),
+): Promise<{ view: LiveView; source: ViewSource }> {
   const bundle = new URL('live.bundle.js', dir);
   if (existsSync(bundle)) return { view: (await import(bundle.href)) as LiveView, source: 'bundle' };
   return { view: await import('./live.js'), source: 'modules' };

@@ -38,7 +38,9 @@ function decodingDetailLoader(model: DirectoryModel, tokenizers: CommandTokenize
   return async (id, options) => {
     const { loadRolloutDetail } = await import('../../src/rollout-read/rollout-detail.js');
     const detail = await loadRolloutDetail(model.storeOptions, id);
-    const models = options?.text ? (detail.build?.calls.map((c) => c.entry.model) ?? []) : detail.divergences.map((d) => d.model);
+    const models = options?.text
+      ? (detail.build?.calls.map((c) => c.entry.model) ?? [])
+      : detail.divergences.map((d) => d.model);
     if (models.length === 0) return detail;
     return { ...detail, texts: await textsByModel(tokenizers, models) };
   };
@@ -72,7 +74,13 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
       void live.rescan();
       const { view, source } = await (takeEarlyView() ?? loadLiveView());
       trace?.(`watch: ink and react loaded (${source})`);
-      await view.runLive({ model: live, styles: ctx.styles, trace, initialScan: false, loadDetail: decodingDetailLoader(live, tokenizers) });
+      await view.runLive({
+        model: live,
+        styles: ctx.styles,
+        trace,
+        initialScan: false,
+        loadDetail: decodingDetailLoader(live, tokenizers),
+      });
     } finally {
       // Also when the renderer could not be loaded: the load started above stops, its waits for
       // locks end, and the reads in flight are dropped (a quit waits for no read).
@@ -144,14 +152,20 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   for (const line of header) ctx.out(line);
   // What --json counts, the text says too (as inspect does).
   if (snapshot.tempStateFiles.length) {
-    ctx.out(ctx.styles.dim(`temporary state files: ${snapshot.tempStateFiles.join(', ')} (a write in progress, or orphans of a crash)`));
+    ctx.out(
+      ctx.styles.dim(
+        `temporary state files: ${snapshot.tempStateFiles.join(', ')} (a write in progress, or orphans of a crash)`,
+      ),
+    );
   }
-  const cols = columnsFor(width, rows.reduce((m, r) => Math.max(m, r.id.length), 0));
+  const cols = columnsFor(
+    width,
+    rows.reduce((m, r) => Math.max(m, r.id.length), 0),
+  );
   ctx.out(ctx.styles.dim(columnHeading(cols)).trimEnd());
   for (const r of rows) ctx.out(rowLine(r, { now, selected: false, cols, styles: ctx.styles }).trimEnd());
   if (rows.length === 0) ctx.out('no rollouts in this directory');
 }
-
 
 /** The read worker, unless TOKCAP_WORKERS=1 keeps everything in this thread. */
 function rowWorkers(ctx: CommandContext<'watch'>, trace?: Trace) {
@@ -164,5 +178,8 @@ function rowWorkers(ctx: CommandContext<'watch'>, trace?: Trace) {
   const workers = early ?? createWorkerReaders(readWorkerUrl());
   // Its start (a thread, its modules) overlaps the directory listing, or the live view's renderer.
   workers.start();
-  return { readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad, rescanListing: workers.rescanListing }, close: (timeoutMs?: number) => workers.close(timeoutMs) };
+  return {
+    readers: { readBatch: workers.readBatch, scanForLoad: workers.scanForLoad, rescanListing: workers.rescanListing },
+    close: (timeoutMs?: number) => workers.close(timeoutMs),
+  };
 }

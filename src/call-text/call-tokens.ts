@@ -40,12 +40,19 @@ export function logProbBand(logProb: number): LogProbBand {
 }
 
 /** The placed (or dropped) call `callId` of a build; undefined when the build has no such call. */
-export function callTokens(build: ChainBuild, callId: string, divergences?: readonly Divergence[]): CallTokens | undefined {
+export function callTokens(
+  build: ChainBuild,
+  callId: string,
+  divergences?: readonly Divergence[],
+): CallTokens | undefined {
   const call = build.calls.find((c) => c.id === callId);
   if (call === undefined) return undefined;
   const byId = new Map(build.calls.map((c) => [c.id, c]));
   const entry = call.entry;
-  const divergence = (divergences ?? (call.parentId === null && call.status === 'placed' ? firstDivergences(build) : [])).find((d) => d.callId === callId) ?? null;
+  const divergence =
+    (divergences ?? (call.parentId === null && call.status === 'placed' ? firstDivergences(build) : [])).find(
+      (d) => d.callId === callId,
+    ) ?? null;
   let inheritedFrom: string | null = null;
   let inheritedLength = 0;
   const parent = call.parentId === null ? undefined : byId.get(call.parentId);

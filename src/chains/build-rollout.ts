@@ -9,7 +9,13 @@ import { readIncompleteMarkers } from '../sidefiles/incomplete-markers.js';
 import { readState } from '../state/read-state.js';
 import { isIncompleteFlag } from '../state/rollout-state.js';
 import type { ChainBuild } from './chain-builder.js';
-import { assembleWithChains, failedBuild, finishConsumerResult, noRecordsResult, type ConsumerResult } from './consumer-result.js';
+import {
+  assembleWithChains,
+  failedBuild,
+  finishConsumerResult,
+  noRecordsResult,
+  type ConsumerResult,
+} from './consumer-result.js';
 import { maskCauses, type MaskCause, type MaskContext } from './mask-causes.js';
 import type { JsonBytesReader } from '../json/parse-json.js';
 
@@ -82,7 +88,11 @@ export interface DetailedBuild {
  * with `error` as "<PythonClass>: <message>"; an invalid id is such a failure too (docs/cli.md#invocation). A lock
  * timeout becomes a failed build as well, with `error` set on the detail.
  */
-export async function buildRolloutDetailed(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions): Promise<DetailedBuild> {
+export async function buildRolloutDetailed(
+  store: StoreOptions,
+  rolloutId: string,
+  options: BuildRolloutOptions,
+): Promise<DetailedBuild> {
   const model = options.model ?? '';
   const label = <R extends ConsumerResult>(r: R): R => (options.freeze ? r : { ...r, preview: true });
   const empty = { chains: null, entries: [], danglingIntents: [] };
@@ -91,7 +101,14 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
     const result = failedBuild(rolloutId, err.pythonString(), 0);
     return { result, causes: maskCauses(result), ...empty, readFailure: err };
   }
-  let snapshot: { entries: TokenEntry[]; incomplete: boolean; danglingIntents: string[]; snapshotId: string; version: number; tornTailAt?: number };
+  let snapshot: {
+    entries: TokenEntry[];
+    incomplete: boolean;
+    danglingIntents: string[];
+    snapshotId: string;
+    version: number;
+    tornTailAt?: number;
+  };
   try {
     const source = options.source ?? localSnapshotSource(store);
     // The copy is taken under the lock; parsing happens here, with the lock released. The
@@ -108,17 +125,28 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
   } catch (e) {
     const err = toTokcapError(e, { rolloutId });
     const result = label(failedBuild(rolloutId, err.pythonString(), 0));
-    return { result, causes: maskCauses(result), ...empty, readFailure: err, ...(err.kind === 'lock_timeout' ? { error: err } : {}) };
+    return {
+      result,
+      causes: maskCauses(result),
+      ...empty,
+      readFailure: err,
+      ...(err.kind === 'lock_timeout' ? { error: err } : {}),
+    };
   }
   let built: ConsumerResult;
   let chains: ChainBuild | null = null;
   if (snapshot.entries.length === 0) built = noRecordsResult(rolloutId);
   else ({ result: built, chains } = assembleWithChains(rolloutId, snapshot.entries, model));
   const result = options.freeze
-    ? finishConsumerResult(built, { incomplete: snapshot.incomplete, snapshot_id: snapshot.snapshotId, version: snapshot.version })
+    ? finishConsumerResult(built, {
+        incomplete: snapshot.incomplete,
+        snapshot_id: snapshot.snapshotId,
+        version: snapshot.version,
+      })
     : label(finishConsumerResult(built, { incomplete: snapshot.incomplete }));
   const context: MaskContext = { danglingIntents: snapshot.danglingIntents, chains };
-  if (snapshot.incomplete) Object.assign(context, options.incompleteContext ?? (await incompleteContext(store.dir, rolloutId)));
+  if (snapshot.incomplete)
+    Object.assign(context, options.incompleteContext ?? (await incompleteContext(store.dir, rolloutId)));
   return {
     result,
     causes: maskCauses(result, context),
@@ -133,7 +161,11 @@ export async function buildRolloutDetailed(store: StoreOptions, rolloutId: strin
  * The reference consumer's result for one rollout (or its read-only preview). Throws only a
  * lock timeout: that is tokcap's own failure to get at the store, for the caller to report.
  */
-export async function buildRollout(store: StoreOptions, rolloutId: string, options: BuildRolloutOptions): Promise<ConsumerResult> {
+export async function buildRollout(
+  store: StoreOptions,
+  rolloutId: string,
+  options: BuildRolloutOptions,
+): Promise<ConsumerResult> {
   const detailed = await buildRolloutDetailed(store, rolloutId, options);
   if (detailed.error) throw detailed.error;
   return detailed.result;
@@ -143,7 +175,10 @@ export async function buildRollout(store: StoreOptions, rolloutId: string, optio
  * The state's incomplete flag and the marker file, for the wording of the causes only (read
  * after the snapshot, without the lock: a change in between only changes the explanation).
  */
-async function incompleteContext(dir: string, rolloutId: string): Promise<Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'>> {
+async function incompleteContext(
+  dir: string,
+  rolloutId: string,
+): Promise<Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'>> {
   const paths = rolloutPaths(dir, rolloutId);
   const out: Pick<MaskContext, 'incompleteFlag' | 'incompleteMarkers'> = {};
   try {

@@ -217,7 +217,10 @@ function countFailure(failures: Map<ParentLinkReason, number>, reason: ParentLin
 }
 
 /** Step 3: the entries with a generation, and the ids of those without. */
-function withoutEmptyGenerations(entries: readonly MaterializedEntry[]): { remaining: MaterializedEntry[]; emptyGenerationCalls: string[] } {
+function withoutEmptyGenerations(entries: readonly MaterializedEntry[]): {
+  remaining: MaterializedEntry[];
+  emptyGenerationCalls: string[];
+} {
   const emptyGenerationCalls: string[] = [];
   const remaining: MaterializedEntry[] = [];
   for (const m of entries) {
@@ -419,14 +422,27 @@ function samePromptFromEnd(a: TokenEntry['prompt_token_ids'], b: TokenEntry['pro
 /** What a call's view takes from the steps (everything but the record's own facts). */
 type CallOutcome = Omit<
   BuildCall,
-  'id' | 'fileIndex' | 'parentResolution' | 'claimedParentId' | 'generationLength' | 'emptyGeneration' | 'duplicateCopies' | 'conflictingCopies' | 'entry'
+  | 'id'
+  | 'fileIndex'
+  | 'parentResolution'
+  | 'claimedParentId'
+  | 'generationLength'
+  | 'emptyGeneration'
+  | 'duplicateCopies'
+  | 'conflictingCopies'
+  | 'entry'
 >;
 
 /**
  * A call's view: one object literal with every field in order (object spread here cost ~10 µs
  * a call, a tenth of a build of small rollouts).
  */
-function callView(entry: TokenEntry, fileIndex: number, copies: { all: number; conflicting: number } | undefined, o: CallOutcome): BuildCall {
+function callView(
+  entry: TokenEntry,
+  fileIndex: number,
+  copies: { all: number; conflicting: number } | undefined,
+  o: CallOutcome,
+): BuildCall {
   return {
     id: entry.model_call_id,
     fileIndex,

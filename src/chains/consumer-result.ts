@@ -123,7 +123,10 @@ export function assembleWithChains(
   let chains: ChainBuild | null = null;
   try {
     if (builder !== BUILDER_NAME) {
-      throw builderError('ValueError', `unknown builder ${pyRepr(builder)}; known: [${KNOWN_BUILDERS.map(pyRepr).join(', ')}]`);
+      throw builderError(
+        'ValueError',
+        `unknown builder ${pyRepr(builder)}; known: [${KNOWN_BUILDERS.map(pyRepr).join(', ')}]`,
+      );
     }
     chains = buildChains(entries);
     return { result: resultFromChains(rolloutId, chains, entries.length, model), chains };
@@ -135,12 +138,22 @@ export function assembleWithChains(
 }
 
 /** `assemble(R, entries)` (docs/format.md#consumer-result): success or failed-build object. */
-export function assemble(rolloutId: string, entries: readonly TokenEntry[], model = '', builder: string = BUILDER_NAME): ConsumerResult {
+export function assemble(
+  rolloutId: string,
+  entries: readonly TokenEntry[],
+  model = '',
+  builder: string = BUILDER_NAME,
+): ConsumerResult {
   return assembleWithChains(rolloutId, entries, model, builder).result;
 }
 
 /** docs/format.md#consumer-result step 2: "no token records" for an empty snapshot, else `assemble`. */
-export function consumerResultFor(rolloutId: string, entries: readonly TokenEntry[], model = '', builder: string = BUILDER_NAME): ConsumerResult {
+export function consumerResultFor(
+  rolloutId: string,
+  entries: readonly TokenEntry[],
+  model = '',
+  builder: string = BUILDER_NAME,
+): ConsumerResult {
   return entries.length === 0 ? noRecordsResult(rolloutId) : assemble(rolloutId, entries, model, builder);
 }
 
@@ -155,7 +168,10 @@ function resultFromChains(rolloutId: string, build: ChainBuild, nCalls: number, 
       const a = link.generation_token_ids.length;
       const b = link.generation_log_probs.length;
       if (a !== b) {
-        throw builderError('ValueError', `call ${pyRepr(link.model_call_id)} has ${a} generated tokens but ${b} log probs`);
+        throw builderError(
+          'ValueError',
+          `call ${pyRepr(link.model_call_id)} has ${a} generated tokens but ${b} log probs`,
+        );
       }
     }
   }
@@ -202,7 +218,9 @@ function resultFromChains(rolloutId: string, build: ChainBuild, nCalls: number, 
  * object.
  */
 export function finishConsumerResult<R extends ConsumerResult>(result: R, snapshot: SnapshotFacts): R {
-  const metrics = snapshot.incomplete ? { ...result.metrics, capture_incomplete: true as const } : { ...result.metrics };
+  const metrics = snapshot.incomplete
+    ? { ...result.metrics, capture_incomplete: true as const }
+    : { ...result.metrics };
   const finished: R = { ...result, mask_sample: snapshot.incomplete ? true : result.mask_sample, metrics };
   if (snapshot.snapshot_id !== undefined && snapshot.version !== undefined) {
     finished._capture_snapshot = { snapshot_id: snapshot.snapshot_id, version: snapshot.version };

@@ -39,7 +39,8 @@ export interface MaskContext {
 const REASON_TEXT: Record<string, string> = {
   parent_unresolved: 'the request-time resolver found no parent (parent_unresolved)',
   parent_digest_mismatch: "the prompt does not extend the parent's tokens (parent_digest_mismatch)",
-  parent_call_id_missing: 'the claimed parent is not in the snapshot and no unique prefix matches (parent_call_id_missing)',
+  parent_call_id_missing:
+    'the claimed parent is not in the snapshot and no unique prefix matches (parent_call_id_missing)',
   missing_resolution: 'the record carries no parent decision (missing_resolution)',
   resolved_parent_missing_id: 'resolved without a parent id (resolved_parent_missing_id)',
   duplicate_call_id_conflict: 'the same call id was captured twice with different tokens (duplicate_call_id_conflict)',
@@ -102,7 +103,10 @@ export function maskCauses(result: ConsumerResult, context: MaskContext = {}): M
     });
   }
   if (ok.metrics.roots !== 1) {
-    causes.push({ code: 'roots_not_one', message: `${ok.metrics.roots} roots (a trainable capture has exactly 1; a retried first call counts twice)` });
+    causes.push({
+      code: 'roots_not_one',
+      message: `${ok.metrics.roots} roots (a trainable capture has exactly 1; a retried first call counts twice)`,
+    });
   }
   if (ok.metrics.chains !== 1) {
     const names = context.chains?.chains.map((c) => `${c.name}: ${c.callIds.map(show).join(' → ')}`);
@@ -111,7 +115,9 @@ export function maskCauses(result: ConsumerResult, context: MaskContext = {}): M
       message: `${ok.metrics.chains} chains (a trainable capture has exactly 1)${names && names.length ? ` — ${names.join('; ')}` : ''}`,
     });
   }
-  const delivered = ok.rebuilt_response.output.some((item) => Array.isArray(item.generation_token_ids) && item.generation_token_ids.length > 0);
+  const delivered = ok.rebuilt_response.output.some(
+    (item) => Array.isArray(item.generation_token_ids) && item.generation_token_ids.length > 0,
+  );
   if (!delivered) causes.push({ code: 'empty_delivery', message: 'no output item carries generated tokens' });
   return causes;
 }

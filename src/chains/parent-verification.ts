@@ -23,6 +23,8 @@ export function parentVerifies(
   const end = lenP >= 0 ? lenP : Math.max(0, childPrompt.length + lenP);
   const expected = parent.entry.digest ? parent.entry.digest : cumulative.digest();
   const actual =
-    end === cumulative.length && cumulative.isPrefixOf(childPrompt) ? cumulative.digest() : computeTokenDigest(childPrompt, end);
+    end === cumulative.length && cumulative.isPrefixOf(childPrompt)
+      ? cumulative.digest()
+      : computeTokenDigest(childPrompt, end);
   return actual === expected;
 }

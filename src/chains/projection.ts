@@ -58,7 +58,9 @@ export function projectChainNoting(
   if (!output.some((item) => truthy(item.generation_token_ids))) {
     throw builderError('ValueError', NO_TRAINABLE_TOKENS);
   }
-  const tokenItems = output.filter((item) => item.generation_token_ids !== undefined && item.generation_token_ids !== null);
+  const tokenItems = output.filter(
+    (item) => item.generation_token_ids !== undefined && item.generation_token_ids !== null,
+  );
   let outputTokens = 0;
   for (const item of tokenItems) outputTokens += pyLen(item.generation_token_ids);
   const first = tokenItems[0];
@@ -116,10 +118,19 @@ function withTokenFields(item: JsonObject, entry: TokenEntry, running: readonly 
  * array, read-only like the result's, rather than a copy of up to thousands of ids per call
  * (most of a preview's garbage). Otherwise a new array.
  */
-function nextRunning(running: readonly TokenId[], previous: TokenEntry, prompt: readonly TokenId[]): readonly TokenId[] {
+function nextRunning(
+  running: readonly TokenId[],
+  previous: TokenEntry,
+  prompt: readonly TokenId[],
+): readonly TokenId[] {
   const generation = previous.generation_token_ids;
   const skip = previous.prompt_token_ids.length + generation.length;
-  if (running.length + generation.length === skip && prompt.length >= skip && sameAt(prompt, 0, running) && sameAt(prompt, running.length, generation)) {
+  if (
+    running.length + generation.length === skip &&
+    prompt.length >= skip &&
+    sameAt(prompt, 0, running) &&
+    sameAt(prompt, running.length, generation)
+  ) {
     return prompt;
   }
   const next = running.slice();

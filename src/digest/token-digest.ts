@@ -136,7 +136,11 @@ function reserveCache(n: number): void {
  * id is not a plain number in range: the caller then hashes them with `updateIds`, which
  * reports the bad id.
  */
-function digestCached(parts: readonly (readonly TokenId[])[], ends: readonly number[], total: number): string | undefined {
+function digestCached(
+  parts: readonly (readonly TokenId[])[],
+  ends: readonly number[],
+  total: number,
+): string | undefined {
   reserveCache(total);
   const ids = cacheIds;
   const u32 = cacheU32;

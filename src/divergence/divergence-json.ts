@@ -28,7 +28,8 @@ interface WindowJson {
 }
 
 export function divergenceJson(d: Divergence, text?: TokenText | null): DivergenceJson {
-  const window = (w: Divergence['generated']): WindowJson => (text ? { start: w.start, ids: w.ids, text: text.decode(w.ids) } : { start: w.start, ids: w.ids });
+  const window = (w: Divergence['generated']): WindowJson =>
+    text ? { start: w.start, ids: w.ids, text: text.decode(w.ids) } : { start: w.start, ids: w.ids };
   return {
     call: d.callId,
     kind: d.kind,

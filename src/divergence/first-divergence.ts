@@ -95,7 +95,9 @@ export function divergenceTargets(build: ChainBuild): BuildCall[] {
   if (placed.length === 0) return [];
   // Without a main chain the first parentless call in step-4 order is the one that is not extra.
   const firstRoot = mainRoot ?? placed.reduce((a, b) => ((b.order ?? 0) < (a.order ?? 0) ? b : a)).id;
-  return placed.filter((c) => c.unresolvedBoundary || c.id !== firstRoot).sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
+  return placed
+    .filter((c) => c.unresolvedBoundary || c.id !== firstRoot)
+    .sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
 }
 
 /**
@@ -123,7 +125,10 @@ export function firstDivergences(build: ChainBuild): Divergence[] {
   return out;
 }
 
-function divergenceOf(call: BuildCall, found: { match: { call: BuildCall; seq: CallSequence }; shared: number } | undefined): Divergence {
+function divergenceOf(
+  call: BuildCall,
+  found: { match: { call: BuildCall; seq: CallSequence }; shared: number } | undefined,
+): Divergence {
   const prompt = call.entry.prompt_token_ids;
   const base = {
     callId: call.id,

@@ -9,7 +9,20 @@
  * signal handler).
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fsyncSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, statfsSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  statfsSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { tryFlock, unlockFd } from '../lock/flock.js';
@@ -43,7 +56,10 @@ function errorText(e: unknown): string {
   return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 }
 
-export function filesystemCheck(dir: string, mountinfo: string | undefined): { answers: CheckAnswer[]; mount?: MountEntry } {
+export function filesystemCheck(
+  dir: string,
+  mountinfo: string | undefined,
+): { answers: CheckAnswer[]; mount?: MountEntry } {
   const st = statfsSync(dir);
   const name = filesystemName(st.type);
   const magic = `0x${st.type.toString(16)}`;
@@ -63,9 +79,19 @@ export function filesystemCheck(dir: string, mountinfo: string | undefined): { a
   ];
   if (mount) {
     const meaning = lockMeaning(mount);
-    answers.push({ check: 'lock scope', verdict: meaning.unsafe ? 'unsafe' : meaning.scope === 'unknown' ? 'warning' : 'ok', message: meaning.message, scope: meaning.scope });
+    answers.push({
+      check: 'lock scope',
+      verdict: meaning.unsafe ? 'unsafe' : meaning.scope === 'unknown' ? 'warning' : 'ok',
+      message: meaning.message,
+      scope: meaning.scope,
+    });
   } else {
-    answers.push({ check: 'lock scope', verdict: 'skipped', message: '/proc/self/mountinfo cannot be read: the mount options are unknown', scope: null });
+    answers.push({
+      check: 'lock scope',
+      verdict: 'skipped',
+      message: '/proc/self/mountinfo cannot be read: the mount options are unknown',
+      scope: null,
+    });
   }
   return { answers, mount };
 }
@@ -79,15 +105,26 @@ async function bothWays(file: string, peer: PeerKind, label: string): Promise<Ch
   const fd = openSync(file, 'r+');
   let theyTried: { ex?: boolean; sh?: boolean; error?: string };
   try {
-    if (!tryFlock(fd, 'exclusive')) return { check: label, verdict: 'unsafe', message: `${label}: tokcap could not lock a new file nobody holds` };
+    if (!tryFlock(fd, 'exclusive'))
+      return { check: label, verdict: 'unsafe', message: `${label}: tokcap could not lock a new file nobody holds` };
     theyTried = await peerTry(peer, file);
     unlockFd(fd);
   } finally {
     closeSync(fd);
   }
-  if (theyTried.error) return { check: label, verdict: 'unsafe', message: `${label}: the other process could not try the lock (${theyTried.error})` };
+  if (theyTried.error)
+    return {
+      check: label,
+      verdict: 'unsafe',
+      message: `${label}: the other process could not try the lock (${theyTried.error})`,
+    };
   const held = await peerHold(peer, file);
-  if (held.error) return { check: label, verdict: 'unsafe', message: `${label}: the other process could not lock the file (${held.error})` };
+  if (held.error)
+    return {
+      check: label,
+      verdict: 'unsafe',
+      message: `${label}: the other process could not lock the file (${held.error})`,
+    };
   const fd2 = openSync(file, 'r+');
   let weTried: { ex: boolean; sh: boolean };
   try {
@@ -121,7 +158,11 @@ export async function lockChecks(dir: string): Promise<CheckAnswer[]> {
     try {
       answers.push(await bothWays(file, 'node', 'flock between processes'));
     } catch (e) {
-      answers.push({ check: 'flock between processes', verdict: 'unsafe', message: `flock fails here: ${errorText(e)}` });
+      answers.push({
+        check: 'flock between processes',
+        verdict: 'unsafe',
+        message: `flock fails here: ${errorText(e)}`,
+      });
     }
     if (await hasPython()) {
       try {
@@ -129,7 +170,12 @@ export async function lockChecks(dir: string): Promise<CheckAnswer[]> {
       } catch (e) {
         answers.push({ check: 'flock with python3', verdict: 'unsafe', message: `flock fails here: ${errorText(e)}` });
       }
-    } else answers.push({ check: 'flock with python3', verdict: 'skipped', message: 'python3 is not installed here: the check against fcntl.flock was not made' });
+    } else
+      answers.push({
+        check: 'flock with python3',
+        verdict: 'skipped',
+        message: 'python3 is not installed here: the check against fcntl.flock was not made',
+      });
   } finally {
     rmSync(file, { force: true });
     scratch.delete(file);
@@ -152,10 +198,16 @@ export function renameAndFsyncChecks(dir: string): CheckAnswer[] {
     answers.push({
       check: 'atomic rename',
       verdict: ok ? 'ok' : 'unsafe',
-      message: ok ? 'a rename onto an existing file replaces it in one step (how state files and exports are put in place)' : 'a rename onto an existing file did not replace it',
+      message: ok
+        ? 'a rename onto an existing file replaces it in one step (how state files and exports are put in place)'
+        : 'a rename onto an existing file did not replace it',
     });
   } catch (e) {
-    answers.push({ check: 'atomic rename', verdict: 'unsafe', message: `a rename onto an existing file failed: ${errorText(e)}` });
+    answers.push({
+      check: 'atomic rename',
+      verdict: 'unsafe',
+      message: `a rename onto an existing file failed: ${errorText(e)}`,
+    });
   } finally {
     for (const p of [a, b]) {
       rmSync(p, { force: true });
@@ -169,7 +221,11 @@ export function renameAndFsyncChecks(dir: string): CheckAnswer[] {
     } finally {
       closeSync(fd);
     }
-    answers.push({ check: 'directory fsync', verdict: 'ok', message: 'fsync of the directory works (a rename is made durable)' });
+    answers.push({
+      check: 'directory fsync',
+      verdict: 'ok',
+      message: 'fsync of the directory works (a rename is made durable)',
+    });
   } catch (e) {
     const code = errorText(e);
     // tokcap treats these as "not offered here" (best effort), as the writers do.
@@ -177,7 +233,9 @@ export function renameAndFsyncChecks(dir: string): CheckAnswer[] {
     answers.push({
       check: 'directory fsync',
       verdict: soft ? 'warning' : 'unsafe',
-      message: soft ? `fsync of a directory is refused (${code}): a rename may not survive a crash of the file server` : `fsync of the directory failed: ${code}`,
+      message: soft
+        ? `fsync of a directory is refused (${code}): a rename may not survive a crash of the file server`
+        : `fsync of the directory failed: ${code}`,
     });
   }
   return answers;
@@ -209,12 +267,20 @@ export function clockCheck(dir: string): CheckAnswer {
     return {
       check: 'clock skew',
       verdict,
-      message: skew === 0 ? 'a new file\'s mtime agrees with this node\'s clock: `sweep --older-than` ages are as meant' : effect,
+      message:
+        skew === 0
+          ? "a new file's mtime agrees with this node's clock: `sweep --older-than` ages are as meant"
+          : effect,
       skew_seconds: seconds,
       host: hostname(),
     };
   } catch (e) {
-    return { check: 'clock skew', verdict: 'unsafe', message: `a file could not be created in the directory: ${errorText(e)}`, skew_seconds: null };
+    return {
+      check: 'clock skew',
+      verdict: 'unsafe',
+      message: `a file could not be created in the directory: ${errorText(e)}`,
+      skew_seconds: null,
+    };
   } finally {
     rmSync(file, { force: true });
     scratch.delete(file);
@@ -238,7 +304,13 @@ export function spaceChecks(dir: string): CheckAnswer[] {
   // Some filesystems report no inode counts (0 of 0): nothing to say then.
   const inodes: CheckAnswer =
     st.files === 0
-      ? { check: 'free inodes', verdict: 'ok', message: 'the filesystem does not count inodes (no fixed limit reported)', free_inodes: null, total_inodes: null }
+      ? {
+          check: 'free inodes',
+          verdict: 'ok',
+          message: 'the filesystem does not count inodes (no fixed limit reported)',
+          free_inodes: null,
+          total_inodes: null,
+        }
       : {
           check: 'free inodes',
           verdict: st.ffree === 0 ? 'unsafe' : st.ffree < st.files * 0.02 ? 'warning' : 'ok',

@@ -81,9 +81,21 @@ export function killPeers(): void {
 function start(kind: PeerKind, mode: 'try' | 'hold', file: string): ChildProcess {
   const child =
     kind === 'node'
-      ? spawn(process.execPath, ['-e', NODE_PEER, createRequire(import.meta.url).resolve('koffi'), libcFile(), String(constants.errno.EWOULDBLOCK), mode, file], {
-          stdio: ['pipe', 'ignore', 'ignore', 'ipc'],
-        })
+      ? spawn(
+          process.execPath,
+          [
+            '-e',
+            NODE_PEER,
+            createRequire(import.meta.url).resolve('koffi'),
+            libcFile(),
+            String(constants.errno.EWOULDBLOCK),
+            mode,
+            file,
+          ],
+          {
+            stdio: ['pipe', 'ignore', 'ignore', 'ipc'],
+          },
+        )
       : spawn('python3', ['-c', PYTHON_PEER, mode, file], { stdio: ['pipe', 'pipe', 'ignore'] });
   live.add(child);
   child.on('exit', () => live.delete(child));
@@ -108,7 +120,13 @@ function firstLine(child: ChildProcess): Promise<string> {
       if (nl >= 0) resolve(text.slice(0, nl));
     });
     child.on('error', reject);
-    child.on('exit', (code) => resolve(text.includes('\n') ? text.slice(0, text.indexOf('\n')) : JSON.stringify({ error: `exited (${code}) without an answer` })));
+    child.on('exit', (code) =>
+      resolve(
+        text.includes('\n')
+          ? text.slice(0, text.indexOf('\n'))
+          : JSON.stringify({ error: `exited (${code}) without an answer` }),
+      ),
+    );
   });
 }
 
@@ -123,7 +141,10 @@ export async function peerTry(kind: PeerKind, file: string): Promise<TryAnswer> 
 }
 
 /** Another process holding `file`'s exclusive lock until `release()`. */
-export async function peerHold(kind: PeerKind, file: string): Promise<{ error?: string; release: () => Promise<void> }> {
+export async function peerHold(
+  kind: PeerKind,
+  file: string,
+): Promise<{ error?: string; release: () => Promise<void> }> {
   const child = start(kind, 'hold', file);
   const line = await firstLine(child);
   const release = () =>

@@ -86,7 +86,22 @@ export interface LockMeaning {
   message: string;
 }
 
-const LOCAL_FILESYSTEMS = new Set(['ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'tmpfs', 'overlay', 'zfs', 'ramfs', 'f2fs', 'jfs', 'reiserfs', 'vfat', 'exfat']);
+const LOCAL_FILESYSTEMS = new Set([
+  'ext2',
+  'ext3',
+  'ext4',
+  'xfs',
+  'btrfs',
+  'tmpfs',
+  'overlay',
+  'zfs',
+  'ramfs',
+  'f2fs',
+  'jfs',
+  'reiserfs',
+  'vfat',
+  'exfat',
+]);
 
 function option(m: MountEntry, name: string): string | undefined {
   for (const o of [...m.mountOptions, ...m.superOptions]) {
@@ -101,23 +116,62 @@ export function lockMeaning(m: MountEntry): LockMeaning {
   if (type === 'nfs') {
     const local = option(m, 'local_lock');
     if (option(m, 'nolock') !== undefined) {
-      return { scope: 'local-only', unsafe: true, message: 'NFS mounted with nolock: locks are local to each node, a lock taken on one node does not exclude another' };
+      return {
+        scope: 'local-only',
+        unsafe: true,
+        message:
+          'NFS mounted with nolock: locks are local to each node, a lock taken on one node does not exclude another',
+      };
     }
     if (local === 'flock' || local === 'all') {
-      return { scope: 'local-only', unsafe: true, message: `NFS mounted with local_lock=${local}: flock locks are local to each node, a lock taken on one node does not exclude another` };
+      return {
+        scope: 'local-only',
+        unsafe: true,
+        message: `NFS mounted with local_lock=${local}: flock locks are local to each node, a lock taken on one node does not exclude another`,
+      };
     }
     const vers = option(m, 'vers');
-    const lockd = vers !== undefined && /^[23]/.test(vers) ? ' (NFSv3: through lockd/NLM, which must run on every client)' : '';
-    return { scope: 'cluster', unsafe: false, message: `NFS (vers=${vers ?? '?'}, local_lock=${local ?? 'none'}): flock locks are enforced by the server across nodes${lockd}` };
+    const lockd =
+      vers !== undefined && /^[23]/.test(vers) ? ' (NFSv3: through lockd/NLM, which must run on every client)' : '';
+    return {
+      scope: 'cluster',
+      unsafe: false,
+      message: `NFS (vers=${vers ?? '?'}, local_lock=${local ?? 'none'}): flock locks are enforced by the server across nodes${lockd}`,
+    };
   }
   if (type === 'lustre') {
     if (option(m, 'localflock') !== undefined) {
-      return { scope: 'local-only', unsafe: true, message: 'Lustre mounted with localflock: locks are local to each node, a lock taken on one node does not exclude another (mount with -o flock)' };
+      return {
+        scope: 'local-only',
+        unsafe: true,
+        message:
+          'Lustre mounted with localflock: locks are local to each node, a lock taken on one node does not exclude another (mount with -o flock)',
+      };
     }
-    if (option(m, 'noflock') !== undefined) return { scope: 'absent', unsafe: true, message: 'Lustre mounted with noflock: flock fails (ENOSYS) and tokcap cannot lock (mount with -o flock)' };
-    if (option(m, 'flock') !== undefined) return { scope: 'cluster', unsafe: false, message: 'Lustre mounted with flock: locks are coherent across nodes' };
-    return { scope: 'unknown', unsafe: false, message: 'Lustre without flock, localflock or noflock in its options: the client default applies; check across nodes with --hold and --probe' };
+    if (option(m, 'noflock') !== undefined)
+      return {
+        scope: 'absent',
+        unsafe: true,
+        message: 'Lustre mounted with noflock: flock fails (ENOSYS) and tokcap cannot lock (mount with -o flock)',
+      };
+    if (option(m, 'flock') !== undefined)
+      return { scope: 'cluster', unsafe: false, message: 'Lustre mounted with flock: locks are coherent across nodes' };
+    return {
+      scope: 'unknown',
+      unsafe: false,
+      message:
+        'Lustre without flock, localflock or noflock in its options: the client default applies; check across nodes with --hold and --probe',
+    };
   }
-  if (LOCAL_FILESYSTEMS.has(type)) return { scope: 'node', unsafe: false, message: `${type} is a local filesystem: only this node reaches it, and its locks exclude every process here` };
-  return { scope: 'unknown', unsafe: false, message: `${m.fstype}: whether flock excludes across nodes depends on its configuration; check with --hold on one node and --probe on another` };
+  if (LOCAL_FILESYSTEMS.has(type))
+    return {
+      scope: 'node',
+      unsafe: false,
+      message: `${type} is a local filesystem: only this node reaches it, and its locks exclude every process here`,
+    };
+  return {
+    scope: 'unknown',
+    unsafe: false,
+    message: `${m.fstype}: whether flock excludes across nodes depends on its configuration; check with --hold on one node and --probe on another`,
+  };
 }

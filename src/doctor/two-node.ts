@@ -92,21 +92,31 @@ export async function probe(dir: string, waitSeconds: number): Promise<ProbeAnsw
       } catch {
         fd = undefined; // the holder finished between the read and the open: wait for the next
       }
-      if (fd !== undefined) try {
-        const ex = tryFlock(fd, 'exclusive');
-        if (ex) unlockFd(fd);
-        const sh = tryFlock(fd, 'shared');
-        if (sh) unlockFd(fd);
-        // A grant counts only if the holder was still holding: its file still linked, its time not over.
-        const still = fstatSync(fd).nlink > 0 && holder.until > Date.now() + 500;
-        if ((ex || sh) && !still) throw new TokcapError('other', `the holder on ${holder.host} finished during the probe: run the probe while --hold runs`, { file: path });
-        return { holder, sameNode: holder.host === hostname(), excluded: !ex && !sh, granted: { ex, sh } };
-      } finally {
-        closeSync(fd);
-      }
+      if (fd !== undefined)
+        try {
+          const ex = tryFlock(fd, 'exclusive');
+          if (ex) unlockFd(fd);
+          const sh = tryFlock(fd, 'shared');
+          if (sh) unlockFd(fd);
+          // A grant counts only if the holder was still holding: its file still linked, its time not over.
+          const still = fstatSync(fd).nlink > 0 && holder.until > Date.now() + 500;
+          if ((ex || sh) && !still)
+            throw new TokcapError(
+              'other',
+              `the holder on ${holder.host} finished during the probe: run the probe while --hold runs`,
+              { file: path },
+            );
+          return { holder, sameNode: holder.host === hostname(), excluded: !ex && !sh, granted: { ex, sh } };
+        } finally {
+          closeSync(fd);
+        }
     }
     if (Date.now() > deadline) {
-      throw new TokcapError('not_found', `no doctor --hold found within ${waitSeconds}s (start \`tokcap doctor DIR --hold 60s\` on another node first)`, { file: path });
+      throw new TokcapError(
+        'not_found',
+        `no doctor --hold found within ${waitSeconds}s (start \`tokcap doctor DIR --hold 60s\` on another node first)`,
+        { file: path },
+      );
     }
     await sleep(200);
   }

@@ -1,6 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, renameSync, rmSync } from 'node:fs';
-import { link, lstat, mkdir, open, readFile, readdir, realpath, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  mkdir,
+  open,
+  readFile,
+  readdir,
+  realpath,
+  rename,
+  rm,
+  stat,
+  unlink,
+  type FileHandle,
+} from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, isAbsolute, sep } from 'node:path';
 import { TokcapError, ioError } from '../errors.js';
 
@@ -113,7 +126,10 @@ export async function refuseTargetInStore(target: string, stores: readonly strin
   for (const store of stores) {
     const storeReal = await realOrResolved(store);
     if (within(storeReal, real)) throw usage(`--out ${target}: refusing to write over the capture directory ${store}`);
-    if (within(real, storeReal)) throw usage(`--out ${target}: is inside the capture directory ${store}; export never writes into the store it reads`);
+    if (within(real, storeReal))
+      throw usage(
+        `--out ${target}: is inside the capture directory ${store}; export never writes into the store it reads`,
+      );
   }
 }
 
@@ -122,7 +138,8 @@ export async function refuseTargetInStore(target: string, stores: readonly strin
  * may be replaced. Throws usage errors (exit 2) naming the path.
  */
 export async function checkOutputTarget(target: string, options: OutputTargetOptions): Promise<void> {
-  if (target === '' || basename(target) === '' || basename(resolve(target)) === '') throw usage(`--out '${target}': not a file name`);
+  if (target === '' || basename(target) === '' || basename(resolve(target)) === '')
+    throw usage(`--out '${target}': not a file name`);
   if (target.endsWith(sep) && options.kind === 'file') throw usage(`--out ${target}: names a directory, not a file`);
   await refuseTargetInStore(target, options.protect ?? []);
   const parent = dirname(resolve(target));
@@ -137,7 +154,8 @@ export async function checkOutputTarget(target: string, options: OutputTargetOpt
   if (ex.kind === 'absent') return;
   if (ex.isSymlink) throw symlinkRefused(target);
   if (!options.force) throw usage(`--out ${target} already exists; use --force to replace it`);
-  if (ex.kind === 'other') throw usage(`--out ${target}: exists and is not a regular file or directory; not replacing it`);
+  if (ex.kind === 'other')
+    throw usage(`--out ${target}: exists and is not a regular file or directory; not replacing it`);
   if (ex.kind === 'directory') {
     if (options.kind === 'file') throw usage(`--out ${target}: is a directory; not replacing it with a file`);
     const empty = (await readdir(target)).length === 0;
@@ -206,7 +224,8 @@ export class AtomicOutput {
     try {
       const ex = await existing(target);
       if (ex.kind !== 'absent' && ex.isSymlink) throw symlinkRefused(target);
-      if (ex.kind !== 'absent' && !this.options.force) throw usage(`--out ${target} already exists; use --force to replace it`);
+      if (ex.kind !== 'absent' && !this.options.force)
+        throw usage(`--out ${target} already exists; use --force to replace it`);
       if (ex.kind === 'absent') {
         if (this.kind === 'file') await this.linkIntoPlace();
         else await rename(tempPath, target);

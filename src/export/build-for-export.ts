@@ -49,7 +49,11 @@ export interface BuildForExportOptions {
  * single read. The result is the same dictionary `buildRollout` returns; a lock timeout becomes a
  * failed build with `error` set, so the export goes on.
  */
-export async function buildForExport(store: StoreOptions, rolloutId: string, options: BuildForExportOptions): Promise<ExportBuild> {
+export async function buildForExport(
+  store: StoreOptions,
+  rolloutId: string,
+  options: BuildForExportOptions,
+): Promise<ExportBuild> {
   const d = await buildRolloutDetailed(store, rolloutId, options);
   const steps: MainChainStep[] =
     d.result.rebuilt_response !== null && d.chains?.mainChain

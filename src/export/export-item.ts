@@ -113,12 +113,22 @@ export async function exportItem(
   source?: SnapshotSource,
   { writer, jsonReader }: { writer?: JsonWriter; jsonReader?: JsonBytesReader } = {},
 ): Promise<ExportItem> {
-  let build = await buildForExport(store, rolloutId, { freeze: options.freeze, model: options.model, source, jsonReader, keepChains: options.format === 'parquet' });
+  let build = await buildForExport(store, rolloutId, {
+    freeze: options.freeze,
+    model: options.model,
+    source,
+    jsonReader,
+    keepChains: options.format === 'parquet',
+  });
   if (options.format === 'parquet') {
     const rows = parquetRows(build);
     // The result's token arrays are the rows' now: drop the chain view before the item travels.
     delete build.chains;
-    return { rollout: exportedRollout(build), keep: !(options.trainableOnly && build.result.mask_sample), parquet: rows };
+    return {
+      rollout: exportedRollout(build),
+      keep: !(options.trainableOnly && build.result.mask_sample),
+      parquet: rows,
+    };
   }
   const keep = !(options.trainableOnly && build.result.mask_sample);
   const item: ExportItem = { rollout: exportedRollout(build), keep };

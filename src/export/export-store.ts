@@ -11,7 +11,13 @@ import { filterShard, type Shard } from '../layout/shard.js';
 import { giveBackCopyBuffer } from '../jsonl/copy-buffers.js';
 import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
-import { AtomicOutput, checkOutputTarget, fsyncDirectory, isTokcapExportDirectory, refuseTargetInStore } from './atomic-output.js';
+import {
+  AtomicOutput,
+  checkOutputTarget,
+  fsyncDirectory,
+  isTokcapExportDirectory,
+  refuseTargetInStore,
+} from './atomic-output.js';
 import { exportItem, type ExportedRollout, type ExportItem, type ExportItemOptions } from './export-item.js';
 import type { ExportWorkerShared } from './export-worker.js';
 import { ALL_FIELDS, type FieldSelection } from './fields.js';
@@ -33,7 +39,6 @@ import {
   tinkerSummaryLine,
 } from './tinker.js';
 import type { ExportFormatName } from './formats.js';
-
 
 export interface ExportOptions {
   /** The capture directory. */
@@ -154,7 +159,10 @@ function streamWriter(stream: ExportStream): FormatWriter {
   };
 }
 
-async function tinkerWriter(root: string, info: Omit<Parameters<typeof tinkerConfig>[0], 'totals' | 'groups'>): Promise<FormatWriter> {
+async function tinkerWriter(
+  root: string,
+  info: Omit<Parameters<typeof tinkerConfig>[0], 'totals' | 'groups'>,
+): Promise<FormatWriter> {
   const iterationDir = join(root, TINKER_ITERATION_DIR);
   try {
     await mkdir(iterationDir, { mode: 0o777 });
@@ -183,19 +191,27 @@ async function tinkerWriter(root: string, info: Omit<Parameters<typeof tinkerCon
 }
 
 export function abortError(streaming: boolean): TokcapError {
-  return new TokcapError('other', streaming ? 'export interrupted; the stream is partial' : 'export interrupted; nothing was written at the target');
+  return new TokcapError(
+    'other',
+    streaming ? 'export interrupted; the stream is partial' : 'export interrupted; nothing was written at the target',
+  );
 }
 
 /** `--out -` with a format that is a directory. */
 function streamRefused(format: string): TokcapError {
-  return new TokcapError('usage', `--out - (standard output) takes --format jsonl only: --format ${format} writes a directory; name it with --out DIR`);
+  return new TokcapError(
+    'usage',
+    `--out - (standard output) takes --format jsonl only: --format ${format} writes a directory; name it with --out DIR`,
+  );
 }
 
 /** The rollouts an export covers, in code-point order: the ids given, else the listing's; both narrowed to the shard. */
 export async function exportIds(options: Pick<ExportOptions, 'dir' | 'ids' | 'shard'>): Promise<string[]> {
   // Listed even when ids are given: a DIR that cannot be listed is an error (exit 3) either way.
   const listing = await scanDirectory(options.dir, { shard: options.shard });
-  return options.ids === undefined ? sortedRolloutIds(listing) : filterShard([...new Set(options.ids)], options.shard).sort(compareCodePoints);
+  return options.ids === undefined
+    ? sortedRolloutIds(listing)
+    : filterShard([...new Set(options.ids)], options.shard).sort(compareCodePoints);
 }
 
 /**
@@ -286,7 +302,12 @@ class RolloutTally {
 
 /** A path the export writes: the target, inside it, or a temporary sibling of it. */
 function isOutputError(e: unknown, out: string): boolean {
-  const path = e instanceof TokcapError ? (e.kind === 'io' ? (e.file ?? e.system?.path) : undefined) : (e as NodeJS.ErrnoException)?.path;
+  const path =
+    e instanceof TokcapError
+      ? e.kind === 'io'
+        ? (e.file ?? e.system?.path)
+        : undefined
+      : (e as NodeJS.ErrnoException)?.path;
   if (path === undefined) return false;
   const target = resolve(out);
   const p = resolve(path);
@@ -312,10 +333,14 @@ async function exportTo(options: ExportOptions, hooks: ExportHooks): Promise<Exp
   // Arrow and the Parquet writer load only for this format.
   if (options.format === 'parquet') return (await import('./parquet/export-parquet.js')).exportParquet(options, hooks);
   const kind = options.format === 'tinker' ? 'directory' : 'file';
-  if (options.fields && options.format !== 'jsonl') throw new TokcapError('usage', '--fields applies to --format jsonl only');
+  if (options.fields && options.format !== 'jsonl')
+    throw new TokcapError('usage', '--fields applies to --format jsonl only');
   if (options.stream && options.format !== 'jsonl') throw streamRefused(options.format);
   if (options.format === 'store' && options.freeze) {
-    throw new TokcapError('usage', '--freeze does not apply to --format store: the copy is read-only (freeze the copy with `tokcap freeze COPY --all`)');
+    throw new TokcapError(
+      'usage',
+      '--freeze does not apply to --format store: the copy is read-only (freeze the copy with `tokcap freeze COPY --all`)',
+    );
   }
   const targetOptions = {
     kind,
@@ -335,7 +360,14 @@ async function exportTo(options: ExportOptions, hooks: ExportHooks): Promise<Exp
   const store = { dir: options.dir, lockWaitMs: options.lockWaitMs };
   const totals = new ExportTotals();
   if (options.format === 'store') {
-    const storeOptions = { store, ids, out: options.out, model: options.model, trainableOnly: options.trainableOnly, signal: options.signal };
+    const storeOptions = {
+      store,
+      ids,
+      out: options.out,
+      model: options.model,
+      trainableOnly: options.trainableOnly,
+      signal: options.signal,
+    };
     await exportAsStore(storeOptions, totals, hooks, () => abortError(false));
     return summaryOf(options, totals);
   }
@@ -370,13 +402,21 @@ async function exportTo(options: ExportOptions, hooks: ExportHooks): Promise<Exp
       // A rollout that could not be read is left out and named (docs/cli.md#unavailable), never a masked line.
       if (r.verdict.verdict === 'unavailable') {
         const v = r.verdict;
-        hooks.onRolloutError?.(errorFromFacts(v.error ?? { kind: 'other', message: 'could not be read' }, { rolloutId: r.rolloutId }), r.rolloutId);
+        hooks.onRolloutError?.(
+          errorFromFacts(v.error ?? { kind: 'other', message: 'could not be read' }, { rolloutId: r.rolloutId }),
+          r.rolloutId,
+        );
         totals.addUnavailable();
         done += 1;
         hooks.onRollout?.(done, total, r.rolloutId, r);
         return;
       }
-      if (item.keep) await active.add(withStatus ? { ...item, line: await lineWithStatus(store, r.rolloutId, item.line!, fields, r.verdict) } : item);
+      if (item.keep)
+        await active.add(
+          withStatus
+            ? { ...item, line: await lineWithStatus(store, r.rolloutId, item.line!, fields, r.verdict) }
+            : item,
+        );
       if (r.error) hooks.onRolloutError?.(toTokcapError(reviveError(r.error), { rolloutId: r.rolloutId }), r.rolloutId);
       totals.add(r, item.keep);
       done += 1;

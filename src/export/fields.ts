@@ -77,7 +77,10 @@ export function parseFieldSelection(items: readonly string[]): FieldSelection {
     const negative = item.startsWith('-');
     const name = negative ? item.slice(1) : item;
     if (name === TOKENS_PSEUDO_FIELD) {
-      if (!negative) throw usage(`--fields: '${TOKENS_PSEUDO_FIELD}' is only valid as '-${TOKENS_PSEUDO_FIELD}' (drop the token arrays)`);
+      if (!negative)
+        throw usage(
+          `--fields: '${TOKENS_PSEUDO_FIELD}' is only valid as '-${TOKENS_PSEUDO_FIELD}' (drop the token arrays)`,
+        );
       dropTokens = true;
       continue;
     }
@@ -100,7 +103,10 @@ export function selectsEverything(sel: FieldSelection): boolean {
 }
 
 /** A record with the selection applied (a new object; the input is not changed). */
-export function applyFieldSelection(record: Readonly<Record<string, unknown>>, sel: FieldSelection): Record<string, unknown> {
+export function applyFieldSelection(
+  record: Readonly<Record<string, unknown>>,
+  sel: FieldSelection,
+): Record<string, unknown> {
   if (selectsEverything(sel)) return { ...record };
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(record)) {

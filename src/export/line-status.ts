@@ -29,6 +29,7 @@ export async function lineWithStatus(
   const members = orderedJson(applyFieldSelection({ ...statusMembers(status, verdict) }, fields)).slice(1, -1);
   if (members === '') return line;
   const n = line.length;
-  if (n < 3 || line[n - 1] !== LF || line[n - 2] !== CLOSE) throw new Error('internal: a jsonl line must end with "}\\n"');
+  if (n < 3 || line[n - 1] !== LF || line[n - 2] !== CLOSE)
+    throw new Error('internal: a jsonl line must end with "}\\n"');
   return Buffer.concat([line.subarray(0, n - 2), Buffer.from(`,${members}}\n`, 'utf8')]);
 }

@@ -48,7 +48,12 @@ function usage(message: string): TokcapError {
  */
 export async function checkStoreTarget(target: string, source: string, force: boolean): Promise<void> {
   // Parent, symbolic link, and "is or contains the capture directory" as for any target.
-  await checkOutputTarget(target, { kind: 'directory', force: true, protect: [source], replaceableDirectory: async () => true });
+  await checkOutputTarget(target, {
+    kind: 'directory',
+    force: true,
+    protect: [source],
+    replaceableDirectory: async () => true,
+  });
   let st;
   try {
     st = await lstat(target);
@@ -57,7 +62,9 @@ export async function checkStoreTarget(target: string, source: string, force: bo
   }
   if (!st.isDirectory()) throw usage(`--out ${target}: exists and is not a directory; a store copy is a directory`);
   if (!force && (await readdir(target)).length > 0) {
-    throw usage(`--out ${target}: is not empty; use --force to copy into it (the copied rollouts' files are replaced, other files left alone)`);
+    throw usage(
+      `--out ${target}: is not empty; use --force to copy into it (the copied rollouts' files are replaced, other files left alone)`,
+    );
   }
 }
 

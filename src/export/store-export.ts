@@ -6,7 +6,15 @@
  */
 import type { SnapshotSource } from '../chains/build-rollout.js';
 import { TokcapError } from '../errors.js';
-import { CopyArena, copyError, copyRollout, snapshotCopyOf, spanBytes, COPIED_KINDS, type RolloutCopyRecord } from '../ops/rollout-copy.js';
+import {
+  CopyArena,
+  copyError,
+  copyRollout,
+  snapshotCopyOf,
+  spanBytes,
+  COPIED_KINDS,
+  type RolloutCopyRecord,
+} from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import { parseStateBytes } from '../state/read-state.js';
 import { isRetired } from '../state/rollout-state.js';
@@ -56,7 +64,12 @@ function copySource(arena: Uint8Array, record: RolloutCopyRecord, retired: boole
   };
 }
 
-export async function exportAsStore(options: StoreExportOptions, totals: ExportTotals, hooks: ExportHooks, abortError: () => TokcapError): Promise<void> {
+export async function exportAsStore(
+  options: StoreExportOptions,
+  totals: ExportTotals,
+  hooks: ExportHooks,
+  abortError: () => TokcapError,
+): Promise<void> {
   const writer = await StoreCopyWriter.open(options.out);
   hooks.onTemporary?.(writer.dir, () => writer.discardSync());
   try {
@@ -68,7 +81,13 @@ export async function exportAsStore(options: StoreExportOptions, totals: ExportT
   }
 }
 
-async function copyRollouts(options: StoreExportOptions, writer: StoreCopyWriter, totals: ExportTotals, hooks: ExportHooks, abortError: () => TokcapError): Promise<void> {
+async function copyRollouts(
+  options: StoreExportOptions,
+  writer: StoreCopyWriter,
+  totals: ExportTotals,
+  hooks: ExportHooks,
+  abortError: () => TokcapError,
+): Promise<void> {
   const arena = new CopyArena();
   const total = options.ids.length;
   let done = 0;
@@ -85,7 +104,11 @@ async function copyRollouts(options: StoreExportOptions, writer: StoreCopyWriter
       continue;
     }
     const retired = copyIsRetired(arena.bytes, record, options.store.dir);
-    const build = await buildForExport(options.store, id, { freeze: false, model: options.model, source: copySource(arena.bytes, record, retired) });
+    const build = await buildForExport(options.store, id, {
+      freeze: false,
+      model: options.model,
+      source: copySource(arena.bytes, record, retired),
+    });
     const keep = !(options.trainableOnly && build.result.mask_sample);
     if (keep) await writer.writeRollout(arena.bytes, record);
     const rollout = exportedRollout(build);

@@ -113,7 +113,10 @@ export function tinkerError(error: string): { error_type: string; error_message:
  * keys (never as metrics, which readers average): `rollout_id`, `reward_source`, `mask_causes`.
  * See docs/export.md for the mapping.
  */
-export function tinkerRolloutSummary(build: ExportBuild, index: { group_idx: number; traj_idx: number }): Record<string, unknown> {
+export function tinkerRolloutSummary(
+  build: ExportBuild,
+  index: { group_idx: number; traj_idx: number },
+): Record<string, unknown> {
   const { result } = build;
   const m = result.metrics as Record<string, unknown>;
   const failed = 'error' in result;
@@ -168,7 +171,8 @@ const GROUP_PREFIX = `${HEAD}"group_idx":0,"traj_idx":0,`;
  */
 export function tinkerSummaryTail(build: ExportBuild): string {
   const text = orderedJson(tinkerRolloutSummary(build, GROUP_PLACEHOLDER));
-  if (!text.startsWith(GROUP_PREFIX)) throw new Error('internal: a tinker summary must start with its head and group fields');
+  if (!text.startsWith(GROUP_PREFIX))
+    throw new Error('internal: a tinker summary must start with its head and group fields');
   return text.slice(GROUP_PREFIX.length);
 }
 
@@ -210,7 +214,9 @@ export class ExportTotals {
   }
 
   get deliveredFraction(): number {
-    return this.generatedTokensCaptured === 0 ? 0 : round4(this.generatedTokensDelivered / this.generatedTokensCaptured);
+    return this.generatedTokensCaptured === 0
+      ? 0
+      : round4(this.generatedTokensDelivered / this.generatedTokensCaptured);
   }
 }
 

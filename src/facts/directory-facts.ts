@@ -35,7 +35,6 @@ export interface FactsShared {
 
 const MASK_KINDS: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 
-
 function maskOf(files: ReadonlySet<FileKind> | undefined): number {
   if (!files) return 0xff;
   let m = 0;
@@ -52,7 +51,10 @@ export function kindsOf(mask: number): ReadonlySet<FileKind> | undefined {
  * Facts of every rollout of the directory (or of the given ids), in id order. Many rollouts are
  * spread over worker threads (src/threads/parallel-rollouts.ts); the result is the same.
  */
-export async function directoryFacts(store: StoreOptions, options: DirectoryFactsOptions = {}): Promise<DirectoryFacts> {
+export async function directoryFacts(
+  store: StoreOptions,
+  options: DirectoryFactsOptions = {},
+): Promise<DirectoryFacts> {
   const rollouts = new Map<string, RolloutFacts>();
   const listing = options.listing ?? (await scanDirectory(store.dir));
   await forEachRolloutFacts(store, { ...options, listing }, (id, facts) => {

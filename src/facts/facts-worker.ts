@@ -17,7 +17,12 @@ if (parentPort) {
     workerData,
     (id, index, shared, request, giveBack) => {
       const s = shared as FactsShared;
-      return rolloutFacts(s.store, id, { deep: s.deep, files: kindsOf(s.files[index]), readJsonl: jsonlViaMain(request, giveBack), jsonReader });
+      return rolloutFacts(s.store, id, {
+        deep: s.deep,
+        files: kindsOf(s.files[index]),
+        readJsonl: jsonlViaMain(request, giveBack),
+        jsonReader,
+      });
     },
     reviveError,
   );

@@ -68,7 +68,11 @@ export interface FactsOptions {
    * that asks the main thread to do it, so that the process still holds one rollout lock at a time.
    * @internal
    */
-  readJsonl?: (paths: ReturnType<typeof rolloutPaths>, rolloutId: string, options: { waitMs: number; from?: number }) => Promise<JsonlBytes | undefined>;
+  readJsonl?: (
+    paths: ReturnType<typeof rolloutPaths>,
+    rolloutId: string,
+    options: { waitMs: number; from?: number },
+  ) => Promise<JsonlBytes | undefined>;
   /**
    * Answer from this copy of the rollout's files, taken under one lock (src/ops/rollout-copy.ts),
    * instead of reading them: the same facts, with no file opened. If the copy failed as a whole
@@ -102,7 +106,11 @@ function diskFiles(paths: RolloutPaths, rolloutId: string, readJsonl: FactsOptio
   };
 }
 
-function copiedFiles(paths: RolloutPaths, rolloutId: string, { arena, record }: NonNullable<FactsOptions['copy']>): FactsFiles {
+function copiedFiles(
+  paths: RolloutPaths,
+  rolloutId: string,
+  { arena, record }: NonNullable<FactsOptions['copy']>,
+): FactsFiles {
   const lockFailure = copyError(record, record.failure);
   if (lockFailure) {
     const disk = diskFiles(paths, rolloutId, undefined);
@@ -124,7 +132,13 @@ function copiedFiles(paths: RolloutPaths, rolloutId: string, { arena, record }: 
     small: (kind) => get(kind as CopiedKind),
     jsonlEnd: () => {
       const j = get('jsonl');
-      return j && { size: j.bytes.length, lastByte: j.bytes.length > 0 ? j.bytes[j.bytes.length - 1] : undefined, mtimeMs: j.mtimeMs };
+      return (
+        j && {
+          size: j.bytes.length,
+          lastByte: j.bytes.length > 0 ? j.bytes[j.bytes.length - 1] : undefined,
+          mtimeMs: j.mtimeMs,
+        }
+      );
     },
     readJsonl: async (_paths, _id, { from = 0 }) => {
       const j = get('jsonl');
@@ -138,7 +152,11 @@ function copiedFiles(paths: RolloutPaths, rolloutId: string, { arena, record }: 
 
 const FILE_ORDER: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 
-export async function rolloutFacts(store: StoreOptions, rolloutId: string, options: FactsOptions = {}): Promise<RolloutFacts> {
+export async function rolloutFacts(
+  store: StoreOptions,
+  rolloutId: string,
+  options: FactsOptions = {},
+): Promise<RolloutFacts> {
   const paths = rolloutPaths(store.dir, rolloutId);
   const errors: RolloutFacts['errors'] = [];
   const note = (file: string, e: unknown) => {
@@ -146,7 +164,9 @@ export async function rolloutFacts(store: StoreOptions, rolloutId: string, optio
     errors.push({ file, ...err.facts() });
   };
   const present = options.files ?? (await presentFiles(paths));
-  const files = options.copy ? copiedFiles(paths, rolloutId, options.copy) : diskFiles(paths, rolloutId, options.readJsonl);
+  const files = options.copy
+    ? copiedFiles(paths, rolloutId, options.copy)
+    : diskFiles(paths, rolloutId, options.readJsonl);
   const readJ = files.readJsonl;
   // mtimes come from the fstat of each file opened anyway; only files not opened are lstat'ed.
   const mtimes = new Map<FileKind, number>();

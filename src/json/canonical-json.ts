@@ -211,7 +211,6 @@ function writeIntNumber(v: number): string {
 /** Printable ASCII without `"` and `\`: written between quotes as it is. */
 const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-
 /**
  * Writes JSON as bytes into a buffer it reuses from one document to the next. Writing bytes, not
  * strings, spares the ropes that `+=` builds and their flattening and UTF-8 encoding when the
@@ -285,7 +284,12 @@ export class JsonWriter {
    * memory that is reused once the bytes are written out, instead of new memory for each document.
    * An array in `idTexts` is written as its text there (the same bytes, copied: id-texts.ts).
    */
-  outputBytesInto(v: unknown, memory: (size: number) => Buffer, opts?: CanonicalJsonOptions, idTexts?: IdArrayTexts): Buffer {
+  outputBytesInto(
+    v: unknown,
+    memory: (size: number) => Buffer,
+    opts?: CanonicalJsonOptions,
+    idTexts?: IdArrayTexts,
+  ): Buffer {
     this.idTexts = idTexts;
     try {
       return this.serialise(v, opts?.plusExponent ?? true, false, true, (b, n) => {
@@ -412,7 +416,24 @@ export class JsonWriter {
       if (x < 10) {
         b[p++] = 48 + x;
       } else {
-        const d = x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : x < 100000 ? 5 : x < 1000000 ? 6 : x < 10000000 ? 7 : x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
+        const d =
+          x < 100
+            ? 2
+            : x < 1000
+              ? 3
+              : x < 10000
+                ? 4
+                : x < 100000
+                  ? 5
+                  : x < 1000000
+                    ? 6
+                    : x < 10000000
+                      ? 7
+                      : x < 100000000
+                        ? 8
+                        : x < 1000000000
+                          ? 9
+                          : 10;
         // Two digits per division, from the end (`>>> 0` is exact below 2^32).
         let e = p + d;
         while (x >= 100) {
@@ -553,6 +574,7 @@ function intRangeError(): TokcapError {
 }
 
 function unsupported(v: unknown): TokcapError {
-  const what = v === undefined ? 'undefined' : typeof v === 'object' ? (v as object).constructor?.name ?? 'object' : typeof v;
+  const what =
+    v === undefined ? 'undefined' : typeof v === 'object' ? ((v as object).constructor?.name ?? 'object') : typeof v;
   return new TokcapError('other', `Type is not JSON serializable: ${what}`, { pyClass: 'ValueError' });
 }

@@ -27,7 +27,6 @@ import { JsonFloat, type JsonObject, type JsonValue } from './value.js';
 /** Returned when the strict parser has to decide. */
 export const NOT_FAST: unique symbol = Symbol('not-fast');
 
-
 class Bail {}
 const BAIL = new Bail();
 
@@ -92,7 +91,8 @@ function sharedElements(slot: RunSlot, b: Buffer, at: number): number {
   // The common prefix: whole blocks with the native compare, then bytes.
   let same = 0;
   const BLOCK = 1024;
-  while (same + BLOCK <= avail && b.compare(text, same, same + BLOCK, at + same, at + same + BLOCK) === 0) same += BLOCK;
+  while (same + BLOCK <= avail && b.compare(text, same, same + BLOCK, at + same, at + same + BLOCK) === 0)
+    same += BLOCK;
   const stop = Math.min(avail, same + BLOCK);
   while (same < stop && b[at + same] === text[same]) same++;
   // Elements whose comma is inside the common prefix.
@@ -179,7 +179,12 @@ export class FastJsonParser {
       case 116:
         return this.literal(0x74, 0x72, 0x75, 0x65) ? true : bail();
       case 102:
-        if (this.buf[this.pos + 1] === 0x61 && this.buf[this.pos + 2] === 0x6c && this.buf[this.pos + 3] === 0x73 && this.buf[this.pos + 4] === 0x65) {
+        if (
+          this.buf[this.pos + 1] === 0x61 &&
+          this.buf[this.pos + 2] === 0x6c &&
+          this.buf[this.pos + 3] === 0x73 &&
+          this.buf[this.pos + 4] === 0x65
+        ) {
           this.pos += 5;
           return false;
         }
@@ -192,7 +197,12 @@ export class FastJsonParser {
   }
 
   private literal(a: number, b: number, c: number, d: number): boolean {
-    if (this.buf[this.pos] === a && this.buf[this.pos + 1] === b && this.buf[this.pos + 2] === c && this.buf[this.pos + 3] === d) {
+    if (
+      this.buf[this.pos] === a &&
+      this.buf[this.pos + 1] === b &&
+      this.buf[this.pos + 2] === c &&
+      this.buf[this.pos + 3] === d
+    ) {
       this.pos += 4;
       return true;
     }
@@ -306,7 +316,8 @@ export class FastJsonParser {
       if (c === 32 || c === 10 || c === 13 || c === 9) c = this.skipWs();
       if (c === 93) {
         // No space after `[` or before `]`: the text is the ids' canonical form (id-texts.ts).
-        if (this.idTexts !== undefined && runStart === open + 1 && this.pos === p) this.idTexts.add(arr, b.subarray(open, p + 1));
+        if (this.idTexts !== undefined && runStart === open + 1 && this.pos === p)
+          this.idTexts.add(arr, b.subarray(open, p + 1));
         this.pos++;
         this.depth--;
         this.idArrays.push(arr);

@@ -317,7 +317,8 @@ class StrictJsonParser {
           if (hi >= 0xd800 && hi <= 0xdbff) {
             const next = this.pos + 1;
             if (next >= this.len) this.fail('unexpected end of data', this.len);
-            const lo = this.src.charCodeAt(next) === 92 && this.src.charCodeAt(next + 1) === 117 ? this.hex4(next + 2) : -1;
+            const lo =
+              this.src.charCodeAt(next) === 92 && this.src.charCodeAt(next + 1) === 117 ? this.hex4(next + 2) : -1;
             if (lo < 0) this.fail('no matched low surrogate in string', next);
             if (lo < 0xdc00 || lo > 0xdfff) this.fail('invalid low surrogate in string', next);
             out += String.fromCharCode(hi, lo);
@@ -350,7 +351,8 @@ class StrictJsonParser {
       if (c === 92) {
         const e = src.charCodeAt(++p);
         // " \ / b f n r t; \u and anything else are the building loop's to judge.
-        if (!(e === 34 || e === 92 || e === 47 || e === 98 || e === 102 || e === 110 || e === 114 || e === 116)) return p >= len;
+        if (!(e === 34 || e === 92 || e === 47 || e === 98 || e === 102 || e === 110 || e === 114 || e === 116))
+          return p >= len;
       }
     }
     return true;

@@ -12,14 +12,7 @@ export class JsonFloat {
 }
 
 export type JsonValue =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | JsonFloat
-  | JsonValue[]
-  | { [key: string]: JsonValue };
+  null | boolean | number | bigint | string | JsonFloat | JsonValue[] | { [key: string]: JsonValue };
 
 export type JsonObject = { [key: string]: JsonValue };
 

@@ -14,7 +14,11 @@ export type LineVerdict =
  * `jsonReader` reads the lines of one file, one after the other (a reader kept for the file is faster:
  * a line repeats much of the one before).
  */
-export function parseLineJson(stripped: Uint8Array, context: { rolloutId?: string; file?: string }, jsonReader = new JsonBytesReader()): JsonValue {
+export function parseLineJson(
+  stripped: Uint8Array,
+  context: { rolloutId?: string; file?: string },
+  jsonReader = new JsonBytesReader(),
+): JsonValue {
   // A large line that already failed in this command is not parsed again (damaged-lines.ts).
   const known = rememberedFailure(stripped);
   if (known !== undefined) throw new TokcapError('corrupt', known, { ...context, pyClass: 'JSONDecodeError' });
@@ -30,7 +34,11 @@ export function parseLineJson(stripped: Uint8Array, context: { rolloutId?: strin
   }
 }
 
-export function classifyLine(stripped: Uint8Array, context: { rolloutId?: string; file?: string } = {}, jsonReader = new JsonBytesReader()): LineVerdict {
+export function classifyLine(
+  stripped: Uint8Array,
+  context: { rolloutId?: string; file?: string } = {},
+  jsonReader = new JsonBytesReader(),
+): LineVerdict {
   let value: JsonValue;
   try {
     value = parseLineJson(stripped, context, jsonReader);

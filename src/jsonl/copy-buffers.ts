@@ -59,7 +59,10 @@ export function giveBackCopyBuffer(ab: ArrayBuffer): void {
  * A `release` for a copy in `memory`: gives it back (by default to this thread's buffers; a
  * worker passes the function that moves it to the main thread) the first time it is called.
  */
-export function releaseOnce(memory: ArrayBuffer, giveBack: (memory: ArrayBuffer) => void = giveBackCopyBuffer): () => void {
+export function releaseOnce(
+  memory: ArrayBuffer,
+  giveBack: (memory: ArrayBuffer) => void = giveBackCopyBuffer,
+): () => void {
   let released = false;
   return () => {
     if (released) return;

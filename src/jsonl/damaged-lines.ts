@@ -39,7 +39,8 @@ export function rememberedFailure(line: Uint8Array): string | undefined {
   const b = bytesOf(line);
   let digest: Buffer | undefined;
   for (const f of failures) {
-    if (f.length !== b.length || !f.head.equals(b.subarray(0, EDGE)) || !f.tail.equals(b.subarray(b.length - EDGE))) continue;
+    if (f.length !== b.length || !f.head.equals(b.subarray(0, EDGE)) || !f.tail.equals(b.subarray(b.length - EDGE)))
+      continue;
     digest ??= digestOf(b);
     if (f.digest.equals(digest)) return f.message;
   }

@@ -8,7 +8,10 @@ import { withRegularFdSync } from '../layout/safe-open.js';
 import { giveBackCopyBuffer, releaseOnce, takeCopyBuffer } from './copy-buffers.js';
 
 /** The file's bytes and the `release` that hands their memory back; undefined when it does not exist. */
-export function readIntoCopyBuffer(path: string, rolloutId: string): { bytes: Buffer; release: () => void } | undefined {
+export function readIntoCopyBuffer(
+  path: string,
+  rolloutId: string,
+): { bytes: Buffer; release: () => void } | undefined {
   return withRegularFdSync(path, rolloutId, (fd, size) => {
     let buf = takeCopyBuffer(size + 1);
     let n = 0;

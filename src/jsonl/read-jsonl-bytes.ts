@@ -25,7 +25,11 @@ export interface JsonlBytes {
  * parse (docs/format.md#lock-implementation "hold locks briefly"). Memory is one rollout's bytes, reused once
  * released. Undefined when J does not exist.
  */
-export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> {
+export async function readJsonlBytes(
+  paths: RolloutPaths,
+  rolloutId: string,
+  options: { waitMs: number; from?: number },
+): Promise<JsonlBytes | undefined> {
   return withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: options.waitMs, readOnly: true }, () => {
     // Synchronous calls: one short copy, no thread-pool round trips while the lock is held.
     return withRegularFdSync(paths.jsonl, rolloutId, (fd, size) => {
@@ -47,7 +51,13 @@ export async function readJsonlBytes(paths: RolloutPaths, rolloutId: string, opt
           }
         }
         const release = releaseOnce(bytes.buffer as ArrayBuffer);
-        return { bytes: got === bytes.length ? bytes : bytes.subarray(0, got), from, size: from + got, lastByte, release };
+        return {
+          bytes: got === bytes.length ? bytes : bytes.subarray(0, got),
+          from,
+          size: from + got,
+          lastByte,
+          release,
+        };
       } catch (e) {
         throw ioError(e, paths.jsonl, rolloutId);
       }

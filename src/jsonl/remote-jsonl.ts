@@ -33,19 +33,36 @@ export async function serveJsonlRequest(q: JsonlRequest): Promise<{ value: unkno
  * to it through `giveBack`.
  */
 export function jsonlViaMain(request: (q: unknown) => Promise<unknown>, giveBack?: (memory: ArrayBuffer) => void) {
-  return async (paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }): Promise<JsonlBytes | undefined> => {
+  return async (
+    paths: RolloutPaths,
+    rolloutId: string,
+    options: { waitMs: number; from?: number },
+  ): Promise<JsonlBytes | undefined> => {
     const q: JsonlRequest = { paths, rolloutId, options };
     const r = (await request(q)) as (Omit<JsonlBytes, 'bytes' | 'release'> & { bytes: Uint8Array }) | undefined;
     if (!r) return undefined;
     const memory = r.bytes.buffer as ArrayBuffer;
-    return { ...r, bytes: Buffer.from(memory, r.bytes.byteOffset, r.bytes.byteLength), release: giveBack && releaseOnce(memory, giveBack) };
+    return {
+      ...r,
+      bytes: Buffer.from(memory, r.bytes.byteOffset, r.bytes.byteLength),
+      release: giveBack && releaseOnce(memory, giveBack),
+    };
   };
 }
 
 /** Worker: the main thread's error, as the error the direct call would have thrown. */
 export function reviveError(e: SerialisedError): Error {
-  if (e.kind !== undefined) return new TokcapError(e.kind as ErrorKind, e.message, { file: e.file, rolloutId: e.rolloutId, pyClass: e.pyClass as PyErrorClass, system: e.system });
+  if (e.kind !== undefined)
+    return new TokcapError(e.kind as ErrorKind, e.message, {
+      file: e.file,
+      rolloutId: e.rolloutId,
+      pyClass: e.pyClass as PyErrorClass,
+      system: e.system,
+    });
   // A Node system error again (code, syscall, path), as the rest of the library meets it.
-  const errno = e.system && { ...e.system, errno: -(osConstants.errno[e.system.code as keyof typeof osConstants.errno] ?? 0) };
+  const errno = e.system && {
+    ...e.system,
+    errno: -(osConstants.errno[e.system.code as keyof typeof osConstants.errno] ?? 0),
+  };
   return Object.assign(new Error(e.message), { name: e.name }, errno);
 }

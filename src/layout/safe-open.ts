@@ -19,7 +19,12 @@ export async function openRegularForRead(path: string, rolloutId?: string): Prom
   }
   try {
     const st = await fh.stat();
-    if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
+    if (!st.isFile())
+      throw notRegular(
+        path,
+        st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file',
+        rolloutId,
+      );
   } catch (e) {
     await fh.close();
     throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
@@ -28,7 +33,11 @@ export async function openRegularForRead(path: string, rolloutId?: string): Prom
 }
 
 function notRegular(path: string, what: string, rolloutId?: string): TokcapError {
-  return new TokcapError('io', `refusing to read ${what}: capture files must be regular files`, { file: path, rolloutId, pyClass: 'OSError' });
+  return new TokcapError('io', `refusing to read ${what}: capture files must be regular files`, {
+    file: path,
+    rolloutId,
+    pyClass: 'OSError',
+  });
 }
 
 /**
@@ -63,12 +72,21 @@ export function openRegularFdSync(path: string, rolloutId?: string): number | un
  * Opens a capture file synchronously with the checks of `openRegularForRead` and runs `use` on
  * the descriptor and its stat; undefined when the file does not exist. Always closes.
  */
-function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use: (fd: number, size: number, mtimeMs: number) => T): T | undefined {
+function withRegularFileSync<T>(
+  path: string,
+  rolloutId: string | undefined,
+  use: (fd: number, size: number, mtimeMs: number) => T,
+): T | undefined {
   const fd = openRegularFdSync(path, rolloutId);
   if (fd === undefined) return undefined;
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
+    if (!st.isFile())
+      throw notRegular(
+        path,
+        st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file',
+        rolloutId,
+      );
     return use(fd, st.size, st.mtimeMs);
   } catch (e) {
     throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
@@ -82,14 +100,23 @@ function withRegularFileSync<T>(path: string, rolloutId: string | undefined, use
  * `openRegularForRead`); undefined when the file does not exist. Always closes. Errors thrown
  * by `use` pass through unchanged.
  */
-export function withRegularFdSync<T>(path: string, rolloutId: string | undefined, use: (fd: number, size: number) => T): T | undefined {
+export function withRegularFdSync<T>(
+  path: string,
+  rolloutId: string | undefined,
+  use: (fd: number, size: number) => T,
+): T | undefined {
   const fd = openRegularFdSync(path, rolloutId);
   if (fd === undefined) return undefined;
   try {
     let size: number;
     try {
       const st = fstatSync(fd);
-      if (!st.isFile()) throw notRegular(path, st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file', rolloutId);
+      if (!st.isFile())
+        throw notRegular(
+          path,
+          st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file',
+          rolloutId,
+        );
       size = st.size;
     } catch (e) {
       throw e instanceof TokcapError ? e : ioError(e, path, rolloutId);
@@ -108,7 +135,10 @@ export function readRegularFileSync(path: string, rolloutId?: string): Buffer | 
  * `readRegularFileSync` plus the file's mtime from the same `fstat` (callers that need both
  * save an `lstat` per file).
  */
-export function readRegularFileWithMtimeSync(path: string, rolloutId?: string): { bytes: Buffer; mtimeMs: number } | undefined {
+export function readRegularFileWithMtimeSync(
+  path: string,
+  rolloutId?: string,
+): { bytes: Buffer; mtimeMs: number } | undefined {
   return withRegularFileSync(path, rolloutId, (fd, size, mtimeMs) => {
     // Read to EOF (the size is a hint: the file may grow or shrink meanwhile). A short read of
     // a regular file means end of file, so the common case is one read.
@@ -137,7 +167,10 @@ const ONE_BYTE = Buffer.alloc(1);
  * Size, last byte and mtime of a capture file, with the checks of `openRegularForRead`,
  * synchronously and without reading anything else. Undefined when the file does not exist.
  */
-export function regularFileSizeAndLastByte(path: string, rolloutId?: string): { size: number; lastByte?: number; mtimeMs: number } | undefined {
+export function regularFileSizeAndLastByte(
+  path: string,
+  rolloutId?: string,
+): { size: number; lastByte?: number; mtimeMs: number } | undefined {
   return withRegularFileSync(path, rolloutId, (fd, size, mtimeMs) => {
     if (size === 0) return { size: 0, mtimeMs };
     const r = readSync(fd, ONE_BYTE, 0, 1, size - 1);

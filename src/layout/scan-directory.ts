@@ -14,7 +14,9 @@ export type EntryClass =
   | { kind: 'invalid_name'; name: string; file: FileKind }
   | { kind: 'foreign'; name: string };
 
-const KIND_OF_SUFFIX = new Map<string, FileKind>((Object.entries(SUFFIX) as [FileKind, string][]).map(([k, suffix]) => [suffix, k]));
+const KIND_OF_SUFFIX = new Map<string, FileKind>(
+  (Object.entries(SUFFIX) as [FileKind, string][]).map(([k, suffix]) => [suffix, k]),
+);
 
 export function classifyName(name: string): EntryClass {
   if (name.charCodeAt(0) === 0x2e && TEMP_STATE_PATTERN.test(name)) return { kind: 'temp_state', name };
@@ -45,7 +47,10 @@ export interface DirectoryListing {
 
 const MASK_KINDS: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 const MASK_BIT = { incomplete: 1, intents: 2, jsonl: 4, state: 8, lock: 0 } satisfies Record<FileKind, number>;
-const SETS_BY_MASK: ReadonlySet<FileKind>[] = Array.from({ length: 16 }, (_, m) => new Set(MASK_KINDS.filter((k) => m & MASK_BIT[k])));
+const SETS_BY_MASK: ReadonlySet<FileKind>[] = Array.from(
+  { length: 16 },
+  (_, m) => new Set(MASK_KINDS.filter((k) => m & MASK_BIT[k])),
+);
 
 /**
  * The (shared, read-only) set of files of a mask (incomplete 1, intents 2, jsonl 4, state 8): a
@@ -144,7 +149,8 @@ const ID_BYTE = new Uint8Array(256);
 for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-') ID_BYTE[c.charCodeAt(0)] = 1;
 /** The capture suffixes by their last byte (each ends with a different one), as bytes. */
 const SUFFIX_BY_LAST_BYTE: ({ bytes: Buffer; file: FileKind } | undefined)[] = new Array(256).fill(undefined);
-for (const [file, suffix] of Object.entries(SUFFIX) as [FileKind, string][]) SUFFIX_BY_LAST_BYTE[suffix.charCodeAt(suffix.length - 1)] = { bytes: Buffer.from(suffix, 'latin1'), file };
+for (const [file, suffix] of Object.entries(SUFFIX) as [FileKind, string][])
+  SUFFIX_BY_LAST_BYTE[suffix.charCodeAt(suffix.length - 1)] = { bytes: Buffer.from(suffix, 'latin1'), file };
 
 /**
  * `listDirectory` from the system's entries (`raw`): a name that ends with a capture suffix
@@ -234,7 +240,13 @@ class OtherNames {
   listing(idText: string, count: number, masks: Uint8Array, lockOnly: string[]): IndexedListing {
     this.invalidNames.sort(compareCodePoints);
     this.tempStateFiles.sort();
-    return { idText, masks: masks.slice(0, count), invalidNames: this.invalidNames, tempStateFiles: this.tempStateFiles, lockOnly: lockOnly.sort(compareCodePoints) };
+    return {
+      idText,
+      masks: masks.slice(0, count),
+      invalidNames: this.invalidNames,
+      tempStateFiles: this.tempStateFiles,
+      lockOnly: lockOnly.sort(compareCodePoints),
+    };
   }
 }
 

@@ -80,5 +80,6 @@ export function lockBackend(): { backend: 'flock'; libc: string } | { backend: n
  */
 export function assertLocking(): void {
   const backend = lockBackend();
-  if (backend.backend === null) throw new TokcapError('other', `cannot lock capture files on this system: ${backend.reason}`);
+  if (backend.backend === null)
+    throw new TokcapError('other', `cannot lock capture files on this system: ${backend.reason}`);
 }

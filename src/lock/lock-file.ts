@@ -42,7 +42,11 @@ export function tryLockOnce(lockPath: string, rolloutId: string, mode: LockMode,
     const mine = fstat(fd, lockPath, rolloutId);
     const type = fileType(mine.mode);
     if (type !== 'file') {
-      throw notRegularLock(lockPath, rolloutId, type === 'directory' ? 'a directory' : type === 'fifo' ? 'a FIFO' : 'a file that is not regular');
+      throw notRegularLock(
+        lockPath,
+        rolloutId,
+        type === 'directory' ? 'a directory' : type === 'fifo' ? 'a FIFO' : 'a file that is not regular',
+      );
     }
     if (!locked) {
       noteLockedFd(-1);
@@ -119,11 +123,15 @@ function lockOpenError(e: unknown, lockPath: string, rolloutId: string): TokcapE
 
 function notRegularLock(lockPath: string, rolloutId: string, what: string): TokcapError {
   // The subject of the error line is the rollout: the message names the file itself.
-  return new TokcapError('io', `${basename(lockPath)} is ${what}: refusing to lock through it (lock files must be regular files)`, {
-    rolloutId,
-    file: lockPath,
-    pyClass: 'OSError',
-  });
+  return new TokcapError(
+    'io',
+    `${basename(lockPath)} is ${what}: refusing to lock through it (lock files must be regular files)`,
+    {
+      rolloutId,
+      file: lockPath,
+      pyClass: 'OSError',
+    },
+  );
 }
 
 /** Unlocks and closes `fd`; an error of either is an I/O error of the rollout. */
@@ -185,4 +193,3 @@ function fstat(fd: number, lockPath: string, rolloutId: string): FdStat {
 function errCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | null)?.code;
 }
-

@@ -54,7 +54,12 @@ const bit = (id: number) => 1 << (id - 1);
 
 /** ES2024's `Atomics.waitAsync` (in Node since 16), absent from this project's `lib`. */
 interface AtomicsWaitAsync {
-  waitAsync(array: Int32Array, index: number, value: number, timeout: number): { async: false; value: string } | { async: true; value: Promise<string> };
+  waitAsync(
+    array: Int32Array,
+    index: number,
+    value: number,
+    timeout: number,
+  ): { async: false; value: string } | { async: true; value: Promise<string> };
 }
 
 /**
@@ -133,7 +138,11 @@ export function noteLockedFd(fd: number): void {
  * the descriptor it had locked and hands the turn on; its waiting bit is cleared either way.
  * Returns the descriptor closed, if any.
  */
-export function reclaimLockTurn(memory: SharedArrayBuffer, slot: number, close: (fd: number) => void): number | undefined {
+export function reclaimLockTurn(
+  memory: SharedArrayBuffer,
+  slot: number,
+  close: (fd: number) => void,
+): number | undefined {
   const w = new Int32Array(memory);
   const id = slot + 2;
   Atomics.and(w, WAITING, ~bit(id));

@@ -37,4 +37,3 @@ export async function pause(ms: number, signal: AbortSignal | undefined): Promis
     sleepers.delete(stop);
   }
 }
-

@@ -228,14 +228,22 @@ export function withReadLockNow<T>(
     giveLockTurn();
     throw e;
   }
-  if (typeof attempt === 'number') return runHeld(fn, { fd: attempt, locked: true }, attempt, lockPath, rolloutId, unlocked);
+  if (typeof attempt === 'number')
+    return runHeld(fn, { fd: attempt, locked: true }, attempt, lockPath, rolloutId, unlocked);
   giveLockTurn();
   // No lock file: nobody holds the lock (see the module comment), as in `acquire`.
   if (attempt === ABSENT) return runHeld(fn, { fd: -1, locked: false }, -1, lockPath, rolloutId, unlocked);
   return NOT_NOW;
 }
 
-function runHeld<T>(fn: (held: HeldLock) => T, held: HeldLock, fd: number, lockPath: string, rolloutId: string, unlocked?: (fd: number) => void): T {
+function runHeld<T>(
+  fn: (held: HeldLock) => T,
+  held: HeldLock,
+  fd: number,
+  lockPath: string,
+  rolloutId: string,
+  unlocked?: (fd: number) => void,
+): T {
   let result: T;
   syncHeld = true;
   try {
@@ -360,7 +368,13 @@ function runLocked<T>(
   return succeeded(result);
 }
 
-function runLockedSync<T>(fd: number | null, lockPath: string, rolloutId: string, fn: (held: HeldLock) => Promise<T> | T, held: HeldLock): T {
+function runLockedSync<T>(
+  fd: number | null,
+  lockPath: string,
+  rolloutId: string,
+  fn: (held: HeldLock) => Promise<T> | T,
+  held: HeldLock,
+): T {
   let result: Promise<T> | T;
   syncHeld = true;
   try {
@@ -381,7 +395,11 @@ function runLockedSync<T>(fd: number | null, lockPath: string, rolloutId: string
   if (result instanceof Promise) {
     // Its continuation would hold no lock and no nesting guard.
     result.catch(() => {});
-    throw new TokcapError('other', `internal: the function run under the lock of rollout ${rolloutId} returned a promise`, { rolloutId, file: lockPath });
+    throw new TokcapError(
+      'other',
+      `internal: the function run under the lock of rollout ${rolloutId} returned a promise`,
+      { rolloutId, file: lockPath },
+    );
   }
   return result;
 }
@@ -408,7 +426,11 @@ function timeoutError(waitMs: number, rolloutId: string, lockPath: string): Tokc
 }
 
 function workerThreadError(rolloutId: string, lockPath: string): TokcapError {
-  return new TokcapError('other', `internal: a worker thread asked for the lock of rollout ${rolloutId} (this thread takes none)`, { rolloutId, file: lockPath });
+  return new TokcapError(
+    'other',
+    `internal: a worker thread asked for the lock of rollout ${rolloutId} (this thread takes none)`,
+    { rolloutId, file: lockPath },
+  );
 }
 
 function nestedError(rolloutId: string, lockPath: string): TokcapError {

@@ -38,9 +38,12 @@ export function reportCommand(doc: Record<string, unknown>): Shape | undefined {
   if (typeof doc.format === 'string' && typeof doc.out === 'string') return 'export';
   if (doc.rollouts !== null && typeof doc.rollouts === 'object' && Array.isArray(doc.invalid_names)) return 'inspect';
   if (Array.isArray(doc.results)) {
-    const first = doc.results.find((r: unknown) => r !== null && typeof r === 'object' && !('error' in (r as object) && typeof (r as { error: unknown }).error === 'object')) as
-      | Record<string, unknown>
-      | undefined;
+    const first = doc.results.find(
+      (r: unknown) =>
+        r !== null &&
+        typeof r === 'object' &&
+        !('error' in (r as object) && typeof (r as { error: unknown }).error === 'object'),
+    ) as Record<string, unknown> | undefined;
     // An empty shard's `results` say nothing of the command: it goes with the others.
     if (first === undefined) return doc.results.length === 0 ? 'results' : 'freeze';
     return 'entry_call_ids' in first ? 'freeze' : 'build';
@@ -63,7 +66,14 @@ function shardOfReport(doc: Record<string, unknown>): ShardMember | undefined {
 
 /** What keeps the reports from being one whole run (nothing: `isWhole`). */
 export function shardProblems(reports: readonly ShardReport[]): ShardProblems {
-  const p: ShardProblems = { count: undefined, missing: [], duplicated: [], otherCount: [], unsharded: [], commands: [] };
+  const p: ShardProblems = {
+    count: undefined,
+    missing: [],
+    duplicated: [],
+    otherCount: [],
+    unsharded: [],
+    commands: [],
+  };
   const counts = new Map<number, number>();
   const sharded: { source: string; shard: ShardMember }[] = [];
   const commands = new Set<ReportCommand>();
@@ -91,22 +101,33 @@ export function shardProblems(reports: readonly ShardReport[]): ShardProblems {
     byIndex.set(shard.index, list);
   }
   if (p.count !== undefined) for (let k = 0; k < p.count; k++) if (!byIndex.has(k)) p.missing.push(k);
-  for (const [index, sources] of [...byIndex].sort((a, b) => a[0] - b[0])) if (sources.length > 1) p.duplicated.push({ index, sources });
+  for (const [index, sources] of [...byIndex].sort((a, b) => a[0] - b[0]))
+    if (sources.length > 1) p.duplicated.push({ index, sources });
   return p;
 }
 
 export function isWhole(p: ShardProblems): boolean {
-  return p.count !== undefined && p.missing.length === 0 && p.duplicated.length === 0 && p.otherCount.length === 0 && p.unsharded.length === 0 && p.commands.length <= 1;
+  return (
+    p.count !== undefined &&
+    p.missing.length === 0 &&
+    p.duplicated.length === 0 &&
+    p.otherCount.length === 0 &&
+    p.unsharded.length === 0 &&
+    p.commands.length <= 1
+  );
 }
 
 /** One line per problem, for stderr. */
 export function problemLines(p: ShardProblems): string[] {
   const lines: string[] = [];
   for (const s of p.unsharded) lines.push(`${s}: not the --json report of a sharded run (no "shard")`);
-  if (p.commands.length > 1) lines.push(`reports of different commands (${p.commands.join(', ')}): merge one run's reports`);
+  if (p.commands.length > 1)
+    lines.push(`reports of different commands (${p.commands.join(', ')}): merge one run's reports`);
   if (p.count === undefined && p.unsharded.length === 0) lines.push('no reports');
-  if (p.missing.length > 0) lines.push(`shard${p.missing.length > 1 ? 's' : ''} ${p.missing.join(', ')} of ${p.count} missing`);
-  for (const d of p.duplicated) lines.push(`shard ${d.index} of ${p.count} given more than once (${d.sources.join(', ')})`);
+  if (p.missing.length > 0)
+    lines.push(`shard${p.missing.length > 1 ? 's' : ''} ${p.missing.join(', ')} of ${p.count} missing`);
+  for (const d of p.duplicated)
+    lines.push(`shard ${d.index} of ${p.count} given more than once (${d.sources.join(', ')})`);
   for (const o of p.otherCount) lines.push(`${o.source}: a shard of ${o.count}, not of ${p.count} (another run)`);
   return lines;
 }
@@ -141,9 +162,15 @@ function mergeVerify(docs: Doc[], o: MergeOptions): { doc: Doc; exit: MergeExit 
   const errors = docs.flatMap((d) => list<unknown>(d.errors));
   const ok = docs.every((d) => d.ok === true) && unchecked.length === 0;
   const nErrors = findings.filter((f) => f.severity === 'error').length;
-  const doc: Doc = { ok, findings, unchecked, rollouts: docs.reduce((n, d) => n + (shardOfReport(d)?.selected ?? 0), 0) };
+  const doc: Doc = {
+    ok,
+    findings,
+    unchecked,
+    rollouts: docs.reduce((n, d) => n + (shardOfReport(d)?.selected ?? 0), 0),
+  };
   if (errors.length) doc.errors = errors;
-  const exit: MergeExit = unchecked.length > 0 || errors.length > 0 ? 3 : nErrors > 0 || (o.strict && findings.length > 0) || !ok ? 1 : 0;
+  const exit: MergeExit =
+    unchecked.length > 0 || errors.length > 0 ? 3 : nErrors > 0 || (o.strict && findings.length > 0) || !ok ? 1 : 0;
   return { doc, exit };
 }
 
@@ -161,7 +188,8 @@ function mergeInspect(docs: Doc[]): { doc: Doc; exit: MergeExit } {
       for (const c of list<string>(facts.conditions)) conditions[c] = (conditions[c] ?? 0) + 1;
       if (s === 'unavailable' || facts.error !== undefined) unavailable.push(id);
       // A file that did not parse is exit 3 for inspect too, though the rollout was answered.
-      else if (list<unknown>(facts.errors).length > 0 || (typeof facts.bad_lines === 'number' && facts.bad_lines > 0)) damaged.push(id);
+      else if (list<unknown>(facts.errors).length > 0 || (typeof facts.bad_lines === 'number' && facts.bad_lines > 0))
+        damaged.push(id);
     }
   }
   unavailable.sort(compareCodePoints);
@@ -215,14 +243,22 @@ function mergeExport(docs: Doc[]): { doc: Doc; exit: MergeExit } {
 
 function mergeFreeze(docs: Doc[]): { doc: Doc; exit: MergeExit } {
   const results = docs.flatMap((d) => list<Doc>(d.results));
-  const failed = results.filter((r) => r.error !== undefined).map((r) => String(r.rollout_id)).sort(compareCodePoints);
-  return { doc: { rollouts: results.length, frozen: results.length - failed.length, failed }, exit: failed.length > 0 ? 3 : 0 };
+  const failed = results
+    .filter((r) => r.error !== undefined)
+    .map((r) => String(r.rollout_id))
+    .sort(compareCodePoints);
+  return {
+    doc: { rollouts: results.length, frozen: results.length - failed.length, failed },
+    exit: failed.length > 0 ? 3 : 0,
+  };
 }
 
 /** The combined report of a whole run (`isWhole(shardProblems(reports))` must hold). */
 export function mergeReports(reports: readonly ShardReport[], options: MergeOptions): MergedReport {
   const docs = [...reports].sort((a, b) => shardOfReport(a.doc)!.index - shardOfReport(b.doc)!.index).map((r) => r.doc);
-  const shapes = docs.map((d) => reportCommand(d)).filter((s): s is ReportCommand => s !== undefined && s !== 'results');
+  const shapes = docs
+    .map((d) => reportCommand(d))
+    .filter((s): s is ReportCommand => s !== undefined && s !== 'results');
   const command: ReportCommand = shapes[0] ?? 'build';
   const count = shardOfReport(docs[0])!.count;
   const merged =
@@ -237,5 +273,10 @@ export function mergeReports(reports: readonly ShardReport[], options: MergeOpti
             : mergeFreeze(docs);
   // An unsharded run over nothing exits 3 (docs/cli.md#unavailable): so does the merge of its shards.
   const selected = docs.reduce((n, d) => n + (shardOfReport(d)?.selected ?? 0), 0);
-  return { command, count, doc: { ...merged.doc, shards: count }, exit: selected === 0 && !options.allowEmpty ? 3 : merged.exit };
+  return {
+    command,
+    count,
+    doc: { ...merged.doc, shards: count },
+    exit: selected === 0 && !options.allowEmpty ? 3 : merged.exit,
+  };
 }

@@ -67,14 +67,15 @@ function make(): RawDirectory | null {
     forEachEntry(dir, visit, bufferSize = ENTRIES_BUFFER) {
       const fd = open(dir);
       // One buffer per thread, taken while in use: a visit that lists again gets its own.
-      const buf = bufferSize === ENTRIES_BUFFER ? (entries ?? Buffer.allocUnsafe(bufferSize)) : Buffer.allocUnsafe(bufferSize);
+      const buf =
+        bufferSize === ENTRIES_BUFFER ? (entries ?? Buffer.allocUnsafe(bufferSize)) : Buffer.allocUnsafe(bufferSize);
       if (buf === entries) entries = undefined;
       try {
         for (;;) {
           const n = Number(getdents64(fd, buf, buf.length));
           if (n === 0) return;
           if (!(n > 0)) throw new Error(`getdents64 failed (errno ${libc.errno()})`);
-          for (let at = 0; at < n; ) {
+          for (let at = 0; at < n;) {
             const next = at + (buf[at + RECLEN_AT] | (buf[at + RECLEN_AT + 1] << 8));
             // The name is NUL-terminated, then padded (not with NULs) to a multiple of 8 bytes:
             // its NUL is within the record's last 8 bytes.

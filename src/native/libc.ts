@@ -39,7 +39,10 @@ const MUSL_ARCH: Partial<Record<NodeJS.Architecture, string>> = {
  * (Alpine: `libc.musl-ARCH.so.1`, or the loader, which is musl's libc too); macOS's libSystem;
  * FreeBSD's libc. Empty where flock(2) does not exist (Windows) or no build of koffi runs.
  */
-export function libcCandidates(platform: NodeJS.Platform = process.platform, arch: NodeJS.Architecture = process.arch): string[] {
+export function libcCandidates(
+  platform: NodeJS.Platform = process.platform,
+  arch: NodeJS.Architecture = process.arch,
+): string[] {
   switch (platform) {
     case 'linux': {
       const musl = MUSL_ARCH[arch];
@@ -67,7 +70,10 @@ export function loadLibc(): Libc {
     try {
       koffi = createRequire(import.meta.url)('koffi') as typeof KoffiModule;
     } catch (e) {
-      throw new Error(`koffi (the FFI through which tokcap calls flock) has no native module for ${process.platform}-${process.arch} here: ${firstLine(e)}`, { cause: e });
+      throw new Error(
+        `koffi (the FFI through which tokcap calls flock) has no native module for ${process.platform}-${process.arch} here: ${firstLine(e)}`,
+        { cause: e },
+      );
     }
     let lib: ReturnType<typeof koffi.load> | undefined;
     for (const name of candidates) {
@@ -96,8 +102,15 @@ export function loadLibc(): Libc {
       flock: found.func('int flock(int fd, int operation)') as Libc['flock'],
       errno: (value) => (value === undefined ? koffi.errno() : koffi.errno(value)),
       // musl without the *64 names has getdents, whose records are the same (64-bit offsets).
-      getdents64: linux ? optional('long getdents64(int fd, _Out_ uint8_t *buf, size_t count)', 'long getdents(int fd, _Out_ uint8_t *buf, size_t count)') : undefined,
-      statx: linux ? optional('int statx(int dirfd, const char *path, int flags, unsigned int mask, _Out_ uint8_t *buf)') : undefined,
+      getdents64: linux
+        ? optional(
+            'long getdents64(int fd, _Out_ uint8_t *buf, size_t count)',
+            'long getdents(int fd, _Out_ uint8_t *buf, size_t count)',
+          )
+        : undefined,
+      statx: linux
+        ? optional('int statx(int dirfd, const char *path, int flags, unsigned int mask, _Out_ uint8_t *buf)')
+        : undefined,
     };
   }
   return libc;

@@ -7,7 +7,15 @@ import { withRolloutLock } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
 import { parseStateBytes, readState, readStateSync } from '../state/read-state.js';
-import { isFrozen, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion, type RolloutState } from '../state/rollout-state.js';
+import {
+  isFrozen,
+  isIncompleteFlag,
+  isRetired,
+  refusalCallIds,
+  snapshotId,
+  stateVersion,
+  type RolloutState,
+} from '../state/rollout-state.js';
 import { writeState } from '../state/write-state.js';
 import { fullyIndexed, reconcileIndex } from './reconcile.js';
 import { copyRecordFiles } from './record-files.js';
@@ -24,11 +32,17 @@ export interface Snapshot {
 }
 
 export function retiredError(rolloutId: string): TokcapError {
-  return new TokcapError('retired', `Token capture for rollout ${rolloutId} is retired`, { rolloutId, pyClass: 'RuntimeError' });
+  return new TokcapError('retired', `Token capture for rollout ${rolloutId} is retired`, {
+    rolloutId,
+    pyClass: 'RuntimeError',
+  });
 }
 
 export function frozenError(rolloutId: string): TokcapError {
-  return new TokcapError('frozen', `Token capture for rollout ${rolloutId} is already frozen`, { rolloutId, pyClass: 'RuntimeError' });
+  return new TokcapError('frozen', `Token capture for rollout ${rolloutId} is already frozen`, {
+    rolloutId,
+    pyClass: 'RuntimeError',
+  });
 }
 
 /** A fresh snapshot id: a random version-4 UUID as 32 lowercase hex characters (docs/format.md#state-fields). */
@@ -85,11 +99,19 @@ export async function freezeAndCopy(store: StoreOptions, rolloutId: string): Pro
     const state = readStateSync(paths.state, rolloutId);
     if (isRetired(state)) throw retiredError(rolloutId);
     if (fullyIndexed(target, state)) return freezeOnceAndCopy(t.dir, paths, rolloutId, state, false);
-    return reconcileIndex(target, state).then(({ changed }) => freezeOnceAndCopy(t.dir, paths, rolloutId, state, changed));
+    return reconcileIndex(target, state).then(({ changed }) =>
+      freezeOnceAndCopy(t.dir, paths, rolloutId, state, changed),
+    );
   });
 }
 
-function freezeOnceAndCopy(dir: string, paths: RolloutPaths, rolloutId: string, state: RolloutState, changed: boolean): FrozenCopy {
+function freezeOnceAndCopy(
+  dir: string,
+  paths: RolloutPaths,
+  rolloutId: string,
+  state: RolloutState,
+  changed: boolean,
+): FrozenCopy {
   // Copied before the state is written (the exclusive lock keeps them as they are): a capture
   // file that is not a regular file or cannot be opened is refused with nothing written.
   const { j, intentBytes } = copyRecordFiles(paths, rolloutId);
@@ -111,12 +133,16 @@ function afterWrite(e: unknown, copy: FrozenCopy, state: RolloutState | undefine
   if (!copy.wrote || state === undefined) return e;
   const err = toTokcapError(e, { rolloutId });
   const sid = snapshotId(state) ?? '';
-  return new TokcapError(err.kind, `frozen at snapshot ${sid}, version ${stateVersion(state, rolloutId)}; then: ${err.message}`, {
-    rolloutId,
-    file: err.file,
-    pyClass: err.pyClass,
-    cause: err,
-  });
+  return new TokcapError(
+    err.kind,
+    `frozen at snapshot ${sid}, version ${stateVersion(state, rolloutId)}; then: ${err.message}`,
+    {
+      rolloutId,
+      file: err.file,
+      pyClass: err.pyClass,
+      cause: err,
+    },
+  );
 }
 
 /** The snapshot of a freeze's copy (the reference's read of docs/format.md#read-entries: any bad line fails). */
@@ -127,7 +153,9 @@ export function parseFrozenCopy(store: StoreOptions, copy: FrozenCopy, jsonReade
   let entries: TokenEntry[];
   let intents: string[];
   try {
-    entries = copy.bytes ? entriesFromBytes(copy.bytes, { rolloutId, file: paths.jsonl, tornTail: 'fail', jsonReader }).entries : [];
+    entries = copy.bytes
+      ? entriesFromBytes(copy.bytes, { rolloutId, file: paths.jsonl, tornTail: 'fail', jsonReader }).entries
+      : [];
     intents = copy.intentBytes ? parseIntents(copy.intentBytes, rolloutId, paths.intents) : [];
   } catch (e) {
     throw afterWrite(e, copy, state, rolloutId);
@@ -176,7 +204,10 @@ export function snapshotSummary(s: Snapshot): {
  * `freeze --all`: the rollouts that can still be frozen, and the retired tombstones left out
  * (a tombstone refuses every write; a state that cannot be read is tried, and fails there).
  */
-export async function freezableRollouts(dir: string, ids: readonly string[]): Promise<{ freezable: string[]; tombstones: string[] }> {
+export async function freezableRollouts(
+  dir: string,
+  ids: readonly string[],
+): Promise<{ freezable: string[]; tombstones: string[] }> {
   const freezable: string[] = [];
   const tombstones: string[] = [];
   for (const id of ids) {

@@ -9,7 +9,17 @@ import { withRolloutLockSyncFn } from '../lock/rollout-lock.js';
 import type { TokenEntry } from '../records/token-entry.js';
 import { danglingIntents, parseIntents } from '../sidefiles/intents.js';
 import { parseStateBytes } from '../state/read-state.js';
-import { defaultStateData, entryDigests, indexedSize, isIncompleteFlag, isRetired, refusalCallIds, snapshotId, stateVersion, type RolloutState } from '../state/rollout-state.js';
+import {
+  defaultStateData,
+  entryDigests,
+  indexedSize,
+  isIncompleteFlag,
+  isRetired,
+  refusalCallIds,
+  snapshotId,
+  stateVersion,
+  type RolloutState,
+} from '../state/rollout-state.js';
 import { retiredError } from './freeze.js';
 import { copyRecordFiles } from './record-files.js';
 import { rolloutTarget, type StoreOptions } from './store.js';
@@ -35,7 +45,11 @@ export interface ReadOnlySnapshot {
  * failures a freeze would meet (retired, bad index offset, conflicting payload in the unindexed
  * tail, corrupt or invalid lines) are thrown with the same kinds and messages.
  */
-export async function readSnapshotReadOnly(store: StoreOptions, rolloutId: string, copySource: ReadOnlyCopySource = copyReadOnlySnapshot): Promise<ReadOnlySnapshot> {
+export async function readSnapshotReadOnly(
+  store: StoreOptions,
+  rolloutId: string,
+  copySource: ReadOnlyCopySource = copyReadOnlySnapshot,
+): Promise<ReadOnlySnapshot> {
   const copy = await copySource(store, rolloutId);
   const snapshot = parseReadOnlyCopy(store, copy);
   copy.release?.();
@@ -70,19 +84,31 @@ export async function copyReadOnlySnapshot(store: StoreOptions, rolloutId: strin
   return withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: t.lockWaitMs, readOnly: true }, () => {
     const stateBytes = readRegularFileSync(paths.state, rolloutId);
     // A retired rollout fails here already (its J is not copied): parse the state now.
-    if (stateBytes !== undefined && isRetired(parseStateBytes(stateBytes, paths.state, rolloutId))) throw retiredError(rolloutId);
+    if (stateBytes !== undefined && isRetired(parseStateBytes(stateBytes, paths.state, rolloutId)))
+      throw retiredError(rolloutId);
     const { j, intentBytes } = copyRecordFiles(paths, rolloutId);
     return { rolloutId, stateBytes, bytes: j?.bytes, intentBytes, release: j?.release };
   });
 }
 
 /** The read-only snapshot of a copy: parsing and validation, with no lock held. */
-export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy, jsonReader = new JsonBytesReader()): ReadOnlySnapshot {
+export function parseReadOnlyCopy(
+  store: StoreOptions,
+  copy: ReadOnlyCopy,
+  jsonReader = new JsonBytesReader(),
+): ReadOnlySnapshot {
   const { rolloutId } = copy;
   const { paths } = rolloutTarget(store, rolloutId);
-  const state: RolloutState = copy.stateBytes === undefined ? { exists: false, data: defaultStateData() } : parseStateBytes(copy.stateBytes, paths.state, rolloutId, jsonReader);
+  const state: RolloutState =
+    copy.stateBytes === undefined
+      ? { exists: false, data: defaultStateData() }
+      : parseStateBytes(copy.stateBytes, paths.state, rolloutId, jsonReader);
   // Bytes that crossed a thread boundary arrive as a plain Uint8Array.
-  const bytes = copy.bytes && (Buffer.isBuffer(copy.bytes) ? copy.bytes : Buffer.from(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
+  const bytes =
+    copy.bytes &&
+    (Buffer.isBuffer(copy.bytes)
+      ? copy.bytes
+      : Buffer.from(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
   const seen = { intentBytes: copy.intentBytes };
   const version = stateVersion(state, rolloutId);
   const digests = entryDigests(state);
@@ -128,11 +154,15 @@ export function parseReadOnlyCopy(store: StoreOptions, copy: ReadOnlyCopy, jsonR
         const d = sha256Hex(line.stripped);
         const known = index[callId];
         if (known !== undefined && known !== d) {
-          failure = new TokcapError('conflict', `Model call id ${pyRepr(callId)} has conflicting durable payloads for rollout ${pyRepr(rolloutId)}`, {
-            rolloutId,
-            file: paths.jsonl,
-            pyClass: 'ValueError',
-          });
+          failure = new TokcapError(
+            'conflict',
+            `Model call id ${pyRepr(callId)} has conflicting durable payloads for rollout ${pyRepr(rolloutId)}`,
+            {
+              rolloutId,
+              file: paths.jsonl,
+              pyClass: 'ValueError',
+            },
+          );
           return false;
         }
         index[callId] = d;

@@ -7,7 +7,10 @@ import { readIntoCopyBuffer } from '../jsonl/read-into-copy-buffer.js';
 import type { RolloutPaths } from '../layout/file-names.js';
 import { readRegularFileSync, withRegularFdSync } from '../layout/safe-open.js';
 
-export function copyRecordFiles(paths: RolloutPaths, rolloutId: string): { j: ReturnType<typeof readIntoCopyBuffer>; intentBytes: Buffer | undefined } {
+export function copyRecordFiles(
+  paths: RolloutPaths,
+  rolloutId: string,
+): { j: ReturnType<typeof readIntoCopyBuffer>; intentBytes: Buffer | undefined } {
   const j = readIntoCopyBuffer(paths.jsonl, rolloutId);
   try {
     const intentBytes = readRegularFileSync(paths.intents, rolloutId);

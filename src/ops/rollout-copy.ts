@@ -112,7 +112,11 @@ export function spanBytes(arena: Uint8Array, span: ArenaSpan | undefined): Buffe
  * throws for the store's sake: a lock not granted in time or a file that cannot be read is
  * reported in `failure`, with nothing copied.
  */
-export async function copyRollout(store: StoreOptions, rolloutId: string, arena: CopyArena): Promise<RolloutCopyRecord> {
+export async function copyRollout(
+  store: StoreOptions,
+  rolloutId: string,
+  arena: CopyArena,
+): Promise<RolloutCopyRecord> {
   try {
     return copyRolloutNow(store, rolloutId, arena) ?? (await copyRolloutInTurn(store, rolloutId, arena));
   } finally {
@@ -125,13 +129,22 @@ export async function copyRollout(store: StoreOptions, rolloutId: string, arena:
  * aborts, if given: the copy then fails with its reason). Leaves the
  * descriptors of the files copied open in `arena.fds` (see `closeCopied`).
  */
-export async function copyRolloutInTurn(store: StoreOptions, rolloutId: string, arena: CopyArena, signal?: AbortSignal): Promise<RolloutCopyRecord> {
+export async function copyRolloutInTurn(
+  store: StoreOptions,
+  rolloutId: string,
+  arena: CopyArena,
+  signal?: AbortSignal,
+): Promise<RolloutCopyRecord> {
   const paths = rolloutPaths(store.dir, rolloutId);
   const record: RolloutCopyRecord = { rolloutId, spans: {}, stamps: {} };
   const start = arena.used;
   try {
-    await withRolloutLockSyncFn(paths.lock, rolloutId, 'shared', { waitMs: lockWaitOf(store), readOnly: true, signal }, () =>
-      copyFiles(paths, rolloutId, arena, record),
+    await withRolloutLockSyncFn(
+      paths.lock,
+      rolloutId,
+      'shared',
+      { waitMs: lockWaitOf(store), readOnly: true, signal },
+      () => copyFiles(paths, rolloutId, arena, record),
     );
   } catch (e) {
     return failedCopy(e, rolloutId, arena, start);
@@ -145,7 +158,11 @@ export async function copyRolloutInTurn(store: StoreOptions, rolloutId: string, 
  * (then `copyRolloutInTurn` waits its turn). Leaves the descriptors of the files copied open in
  * `arena.fds` (see `closeCopied`).
  */
-export function copyRolloutNow(store: StoreOptions, rolloutId: string, arena: CopyArena): RolloutCopyRecord | undefined {
+export function copyRolloutNow(
+  store: StoreOptions,
+  rolloutId: string,
+  arena: CopyArena,
+): RolloutCopyRecord | undefined {
   const paths = rolloutPaths(store.dir, rolloutId);
   const record: RolloutCopyRecord = { rolloutId, spans: {}, stamps: {} };
   const start = arena.used;
@@ -181,7 +198,13 @@ function failedCopy(e: unknown, rolloutId: string, arena: CopyArena, start: numb
   return { rolloutId, spans: {}, stamps: {}, failure: { ...err.facts(), file: err.file } };
 }
 
-function copyFile(path: string, rolloutId: string, kind: CopiedKind, arena: CopyArena, record: RolloutCopyRecord): void {
+function copyFile(
+  path: string,
+  rolloutId: string,
+  kind: CopiedKind,
+  arena: CopyArena,
+  record: RolloutCopyRecord,
+): void {
   // Most rollouts have no marker file: a failed open costs an exception, a lookup does not.
   if (kind === 'incomplete' && !existsSync(path)) return;
   let fd: number;
@@ -197,7 +220,12 @@ function copyFile(path: string, rolloutId: string, kind: CopiedKind, arena: Copy
     // No `Stats` object: a watch load fstats every file it copies (native/fd-stat.ts).
     const st = fdStat(fd);
     const type = fileType(st.mode);
-    if (type !== 'file') throw notRegular(path, type === 'directory' ? 'a directory' : type === 'fifo' ? 'a FIFO' : 'not a regular file', rolloutId);
+    if (type !== 'file')
+      throw notRegular(
+        path,
+        type === 'directory' ? 'a directory' : type === 'fifo' ? 'a FIFO' : 'not a regular file',
+        rolloutId,
+      );
     // To end of file, should it have grown since the fstat; a short read means the end.
     const at = arena.used;
     record.spans[kind] = { at, length: 0 };
@@ -221,7 +249,11 @@ function copyFile(path: string, rolloutId: string, kind: CopiedKind, arena: Copy
 }
 
 function notRegular(path: string, what: string, rolloutId: string): TokcapError {
-  return new TokcapError('io', `refusing to read ${what}: capture files must be regular files`, { file: path, rolloutId, pyClass: 'OSError' });
+  return new TokcapError('io', `refusing to read ${what}: capture files must be regular files`, {
+    file: path,
+    rolloutId,
+    pyClass: 'OSError',
+  });
 }
 
 /** A copy error as the error it was. */

@@ -84,24 +84,26 @@ export async function sweepRetired(store: StoreOptions, options: SweepOptions): 
   const ages = new Map<string, number>();
   let removedAny = false;
   type Verdict = 'remove' | 'skip' | 'records' | 'no_lock_file';
-  const removeUnderLock = (id: string) => async (held: HeldLock): Promise<Verdict> => {
-    if (!held.locked) return 'no_lock_file';
-    const v = await examine(id);
-    if (v === 'remove') {
-      const paths = rolloutPaths(store.dir, id);
-      // Side files first, then the fence (the reference unlinks S first): a crash in
-      // between then leaves a fence that the next sweep finishes, never an I or M with no
-      // state beside it, which no sweep visits again and which a fresh capture of the same
-      // id would adopt (stale intents read as dangling). Same rule as delete (docs/format.md#delete-order).
-      unlinkIfPresent(paths.intents, id);
-      unlinkIfPresent(paths.incomplete, id);
-      unlinkIfPresent(paths.state, id);
-      // Still holding the lock on it: waiters on this inode are why sweep is age-gated.
-      unlinkIfPresent(paths.lock, id);
-      removedAny = true;
-    }
-    return v;
-  };
+  const removeUnderLock =
+    (id: string) =>
+    async (held: HeldLock): Promise<Verdict> => {
+      if (!held.locked) return 'no_lock_file';
+      const v = await examine(id);
+      if (v === 'remove') {
+        const paths = rolloutPaths(store.dir, id);
+        // Side files first, then the fence (the reference unlinks S first): a crash in
+        // between then leaves a fence that the next sweep finishes, never an I or M with no
+        // state beside it, which no sweep visits again and which a fresh capture of the same
+        // id would adopt (stale intents read as dangling). Same rule as delete (docs/format.md#delete-order).
+        unlinkIfPresent(paths.intents, id);
+        unlinkIfPresent(paths.incomplete, id);
+        unlinkIfPresent(paths.state, id);
+        // Still holding the lock on it: waiters on this inode are why sweep is age-gated.
+        unlinkIfPresent(paths.lock, id);
+        removedAny = true;
+      }
+      return v;
+    };
   for (const id of ids) {
     const paths = rolloutPaths(store.dir, id);
     try {
@@ -122,7 +124,9 @@ export async function sweepRetired(store: StoreOptions, options: SweepOptions): 
           // concurrent sweep remove the rollout between this check and the creation, the new
           // file is left alone: unlinking a lock file others may already wait on is the very
           // hazard the age gate exists for.)
-          verdict = existsSync(paths.state) ? await withRolloutLock(paths.lock, id, 'exclusive', { waitMs }, removeUnderLock(id)) : 'skip';
+          verdict = existsSync(paths.state)
+            ? await withRolloutLock(paths.lock, id, 'exclusive', { waitMs }, removeUnderLock(id))
+            : 'skip';
         }
       }
       if (verdict === 'remove') {

@@ -47,7 +47,11 @@ function appendDurably(path: string, bytes: Buffer, rolloutId: string): number {
   }
 }
 
-export async function appendEntry(store: StoreOptions, input: JsonObject | TokenEntry, options: WriterOptions = {}): Promise<AppendResult> {
+export async function appendEntry(
+  store: StoreOptions,
+  input: JsonObject | TokenEntry,
+  options: WriterOptions = {},
+): Promise<AppendResult> {
   const entry = validateTokenEntry(input as JsonObject);
   const line = canonicalEntryJson(entry, options);
   const bytes = Buffer.from(line + '\n', 'utf8');
@@ -58,7 +62,10 @@ export async function appendEntry(store: StoreOptions, input: JsonObject | Token
     const state = await readState(t.paths.state, rolloutId);
     if (isRetired(state)) throw retiredError(rolloutId);
     if (isFrozen(state)) throw frozenError(rolloutId);
-    const { changed } = await reconcileIndex({ dir: t.dir, rolloutId, jsonlPath: t.paths.jsonl, statePath: t.paths.state }, state);
+    const { changed } = await reconcileIndex(
+      { dir: t.dir, rolloutId, jsonlPath: t.paths.jsonl, statePath: t.paths.state },
+      state,
+    );
     const callId = entry.model_call_id;
     const known = entryDigests(state)?.[callId];
     if (known !== undefined) {
@@ -69,10 +76,14 @@ export async function appendEntry(store: StoreOptions, input: JsonObject | Token
       state.data.incomplete = true;
       state.data.version = stateVersion(state, rolloutId) + 1;
       writeState(t.dir, t.paths.state, state.data, 'durable', rolloutId);
-      throw new TokcapError('conflict', `Model call id ${pyRepr(callId)} was reused with a different payload for rollout ${pyRepr(rolloutId)}`, {
-        rolloutId,
-        pyClass: 'ValueError',
-      });
+      throw new TokcapError(
+        'conflict',
+        `Model call id ${pyRepr(callId)} was reused with a different payload for rollout ${pyRepr(rolloutId)}`,
+        {
+          rolloutId,
+          pyClass: 'ValueError',
+        },
+      );
     }
     const size = appendDurably(t.paths.jsonl, bytes, rolloutId);
     state.data.indexed_size = size;

@@ -72,7 +72,10 @@ export function toSmallInt(v: unknown): number | Fail {
 // groups joined by single `_`, at most one dot with a digit on some side, an optional exponent,
 // or inf / infinity / nan in any case; a sign in front.
 const DIGITS = '\\d(?:_?\\d)*';
-const FLOAT_STRING = new RegExp(`^[+-]?(?:(?:${DIGITS}(?:\\.(?:${DIGITS})?)?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?|inf|infinity|nan)$`, 'i');
+const FLOAT_STRING = new RegExp(
+  `^[+-]?(?:(?:${DIGITS}(?:\\.(?:${DIGITS})?)?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?|inf|infinity|nan)$`,
+  'i',
+);
 
 /** float: floats, ints, numeric strings including "inf"/"nan", booleans. */
 export function toFloat(v: unknown): number | Fail {
@@ -100,7 +103,8 @@ const FALSE_STRINGS = new Set(['0', 'off', 'f', 'false', 'n', 'no']);
 /** bool: booleans, 0/1, 0.0/1.0, and the strings of pydantic's lax bool. */
 export function toBool(v: unknown): boolean | Fail {
   if (typeof v === 'boolean') return v;
-  const n = typeof v === 'number' ? v : v instanceof JsonFloat ? v.value : typeof v === 'bigint' ? Number(v) : undefined;
+  const n =
+    typeof v === 'number' ? v : v instanceof JsonFloat ? v.value : typeof v === 'bigint' ? Number(v) : undefined;
   if (n !== undefined) return n === 1 ? true : n === 0 ? false : FAIL;
   if (typeof v === 'string') {
     // No whitespace stripped, ASCII case only (a non-ASCII letter never lowercases into a word).

@@ -42,7 +42,11 @@ interface AnyField {
 }
 
 const lax = <T>(coerce: (v: unknown) => T | Fail, what: string): LaxField<T> => ({ kind: 'lax', coerce, what });
-const laxOr = <T>(coerce: (v: unknown) => T | Fail, what: string, fallback: () => T): LaxField<T> & { fallback: () => T } => ({
+const laxOr = <T>(
+  coerce: (v: unknown) => T | Fail,
+  what: string,
+  fallback: () => T,
+): LaxField<T> & { fallback: () => T } => ({
   kind: 'lax',
   coerce,
   what,
@@ -56,7 +60,11 @@ const nullable =
 const text = (v: unknown): string | Fail => (typeof v === 'string' ? v : FAIL);
 const textOrNull = (v: unknown): string | null | Fail => (v === null ? null : typeof v === 'string' ? v : FAIL);
 const resolution = (v: unknown): ParentResolution | null | Fail =>
-  v === null ? null : typeof v === 'string' && (PARENT_RESOLUTIONS as readonly string[]).includes(v) ? (v as ParentResolution) : FAIL;
+  v === null
+    ? null
+    : typeof v === 'string' && (PARENT_RESOLUTIONS as readonly string[]).includes(v)
+      ? (v as ParentResolution)
+      : FAIL;
 const outputItems = (v: unknown): JsonObject[] | Fail =>
   Array.isArray(v) && v.every((x) => isJsonObject(x as JsonValue)) ? (v as JsonObject[]) : FAIL;
 const NULL = () => null;
@@ -96,7 +104,10 @@ export function defineTokenEntrySchema(z: typeof Zod) {
   const coerced = <T>(f: LaxField<T>) =>
     z.unknown().transform((v, ctx): T => {
       if (v === undefined) {
-        ctx.addIssue({ code: 'custom', message: f.fallback === undefined ? 'Field required' : `Input should be ${f.what}` });
+        ctx.addIssue({
+          code: 'custom',
+          message: f.fallback === undefined ? 'Field required' : `Input should be ${f.what}`,
+        });
         return z.NEVER;
       }
       const r = f.coerce(v);
@@ -230,7 +241,11 @@ export function entryRuleViolation(e: TokenEntry): string | undefined {
  * whose message is the numbered rule's message, or a pydantic-like type-error summary.
  * `idArrays` as in `acceptedAsItIs`.
  */
-export function validateTokenEntry(value: JsonValue, context: { rolloutId?: string; file?: string } = {}, idArrays?: readonly unknown[]): TokenEntry {
+export function validateTokenEntry(
+  value: JsonValue,
+  context: { rolloutId?: string; file?: string } = {},
+  idArrays?: readonly unknown[],
+): TokenEntry {
   if (!isJsonObject(value)) {
     throw schemaError('Input should be a valid dictionary or instance of TokenEntry', context);
   }

@@ -75,7 +75,14 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
   const jsonReader = new JsonBytesReader();
   const status = options.status === true;
   const divergences = options.divergences === true;
-  const shared: BuildWorkerShared = { store: { ...store }, freeze: options.freeze, model: options.model, serialise: options.serialise, status, divergences };
+  const shared: BuildWorkerShared = {
+    store: { ...store },
+    freeze: options.freeze,
+    model: options.model,
+    serialise: options.serialise,
+    status,
+    divergences,
+  };
   await mapRolloutsParallel<BuildOutcome, SnapshotRequest>(ids, {
     workerUrl: BUILD_WORKER_URL,
     shared,
@@ -85,7 +92,16 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
     // In this thread (no workers): one build at a time, as the reference's consumer does.
     concurrency: 1,
     threads: options.threads,
-    local: (id) => outcomeOf(store, id, { freeze: options.freeze, status, model: options.model, serialise: options.serialise, writer, jsonReader, divergences }),
+    local: (id) =>
+      outcomeOf(store, id, {
+        freeze: options.freeze,
+        status,
+        model: options.model,
+        serialise: options.serialise,
+        writer,
+        jsonReader,
+        divergences,
+      }),
     // Each worker takes its rollouts' locks itself, in turn with this thread.
     workersLock: true,
     onDone: (n) => {
@@ -102,7 +118,11 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
       if (status) {
         o.status ??= await statusAfterBuild(store, ids[i], o.verdict);
         const extra = options.extraMembers ? await options.extraMembers(o) : undefined;
-        if (o.output instanceof Uint8Array) o.output = appendMembers(o.output, extra ? { ...statusMembers(o.status, o.verdict), ...extra } : statusMembers(o.status, o.verdict));
+        if (o.output instanceof Uint8Array)
+          o.output = appendMembers(
+            o.output,
+            extra ? { ...statusMembers(o.status, o.verdict), ...extra } : statusMembers(o.status, o.verdict),
+          );
       }
       await options.emit(o, i);
     },
@@ -113,7 +133,10 @@ export async function buildMany(store: StoreOptions, ids: readonly string[], opt
  * A worker's `SnapshotSource`: asks the main thread (answered by `serveSnapshotRequest`). A
  * copy's memory goes back to the main thread through `giveBack` once released.
  */
-export function workerSnapshotSource(request: (q: SnapshotRequest) => Promise<unknown>, giveBack?: (memory: ArrayBuffer) => void): SnapshotSource {
+export function workerSnapshotSource(
+  request: (q: SnapshotRequest) => Promise<unknown>,
+  giveBack?: (memory: ArrayBuffer) => void,
+): SnapshotSource {
   const withRelease = <C extends FrozenCopy | ReadOnlyCopy>(copy: C): C => {
     const memory = copy.bytes?.buffer as ArrayBuffer | undefined;
     return { ...copy, release: memory && giveBack && releaseOnce(memory, giveBack) };

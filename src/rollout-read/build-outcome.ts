@@ -10,7 +10,12 @@ import { JsonFloat } from '../json/value.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RolloutStatusAnswer } from '../status/rollout-status.js';
 import { verdictOf, type VerdictAnswer } from '../status/verdict.js';
-import { buildRolloutDetailed, localSnapshotSource, type BuildRolloutOptions, type SnapshotSource } from '../chains/build-rollout.js';
+import {
+  buildRolloutDetailed,
+  localSnapshotSource,
+  type BuildRolloutOptions,
+  type SnapshotSource,
+} from '../chains/build-rollout.js';
 import type { CaptureSnapshot, ConsumerResult } from '../chains/consumer-result.js';
 import type { MaskCause } from '../chains/mask-causes.js';
 import { firstDivergences, type Divergence } from '../divergence/first-divergence.js';
@@ -58,7 +63,12 @@ export interface BuildOutcome {
 }
 
 export function summariseResult(r: ConsumerResult): BuildSummary {
-  const s: BuildSummary = { rolloutId: r.rollout_id, maskSample: r.mask_sample, built: r.rebuilt_response !== null, nCalls: r.metrics.n_calls };
+  const s: BuildSummary = {
+    rolloutId: r.rollout_id,
+    maskSample: r.mask_sample,
+    built: r.rebuilt_response !== null,
+    nCalls: r.metrics.n_calls,
+  };
   if ('error' in r && typeof r.error === 'string') s.error = r.error;
   if (r.rebuilt_response !== null) {
     const m = r.metrics;
@@ -83,7 +93,12 @@ export function summariseResult(r: ConsumerResult): BuildSummary {
 export async function buildOutcome(
   store: StoreOptions,
   rolloutId: string,
-  options: BuildRolloutOptions & { serialise?: boolean; writer?: JsonWriter; outputMemory?: (size: number) => Buffer; divergences?: boolean },
+  options: BuildRolloutOptions & {
+    serialise?: boolean;
+    writer?: JsonWriter;
+    outputMemory?: (size: number) => Buffer;
+    divergences?: boolean;
+  },
 ): Promise<BuildOutcome> {
   // With the job's writer and reader, the result's id arrays are written as J's copy has them
   // (id-texts.ts): the copy is then kept until the result is written, not given back once parsed.
@@ -105,7 +120,9 @@ export async function buildOutcome(
     try {
       // A job's results come from reused memory: new memory for each (hundreds of KB) cost page
       // faults and collections.
-      out.output = options.writer ? options.writer.outputBytesInto(d.result, options.outputMemory ?? takeCopyBuffer, undefined, texts) : outputJsonBytes(d.result);
+      out.output = options.writer
+        ? options.writer.outputBytesInto(d.result, options.outputMemory ?? takeCopyBuffer, undefined, texts)
+        : outputJsonBytes(d.result);
     } catch (e) {
       // A token id past 2^64 in a root record, which no digest check rejects.
       out.unwritable = e instanceof Error ? e.message : String(e);

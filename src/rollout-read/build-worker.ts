@@ -32,7 +32,16 @@ if (parentPort) {
     workerData,
     async (id, _index, sharedData, _request, _giveBack, reuse) => {
       const { store, freeze, model, serialise, status, divergences } = sharedData as BuildWorkerShared;
-      return outcomeOf(store, id, { freeze, status, model, serialise, writer, jsonReader, outputMemory: outputMemory(reuse), divergences });
+      return outcomeOf(store, id, {
+        freeze,
+        status,
+        model,
+        serialise,
+        writer,
+        jsonReader,
+        outputMemory: outputMemory(reuse),
+        divergences,
+      });
     },
     reviveError,
     // The serialised result is moved, not copied, to the main thread.

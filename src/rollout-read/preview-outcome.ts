@@ -29,13 +29,23 @@ type OutcomeOptions = Omit<Parameters<typeof buildOutcome>[2], 'freeze' | 'sourc
  * status from its own copy (`previewOutcomeWithStatus`); a freeze, or no status, builds alone
  * (build-many.ts reads a freeze's status after it).
  */
-export function outcomeOf(store: StoreOptions, rolloutId: string, options: OutcomeOptions & { freeze: boolean; status: boolean }): Promise<BuildOutcome> {
+export function outcomeOf(
+  store: StoreOptions,
+  rolloutId: string,
+  options: OutcomeOptions & { freeze: boolean; status: boolean },
+): Promise<BuildOutcome> {
   const { freeze, status, ...rest } = options;
-  return status && !freeze ? previewOutcomeWithStatus(store, rolloutId, rest) : buildOutcome(store, rolloutId, { ...rest, freeze });
+  return status && !freeze
+    ? previewOutcomeWithStatus(store, rolloutId, rest)
+    : buildOutcome(store, rolloutId, { ...rest, freeze });
 }
 
 /** The preview, then its status from a read of its own (no copy to share). */
-async function previewThenStatus(store: StoreOptions, rolloutId: string, options: OutcomeOptions): Promise<BuildOutcome> {
+async function previewThenStatus(
+  store: StoreOptions,
+  rolloutId: string,
+  options: OutcomeOptions,
+): Promise<BuildOutcome> {
   const out = await buildOutcome(store, rolloutId, { ...options, freeze: false });
   out.status = await statusAfterBuild(store, rolloutId, out.verdict);
   return out;
@@ -48,7 +58,11 @@ async function previewThenStatus(store: StoreOptions, rolloutId: string, options
 const idleArenas: CopyArena[] = [];
 
 /** `buildOutcome(store, id, { freeze: false })` with `status` set. */
-export async function previewOutcomeWithStatus(store: StoreOptions, rolloutId: string, options: OutcomeOptions): Promise<BuildOutcome> {
+export async function previewOutcomeWithStatus(
+  store: StoreOptions,
+  rolloutId: string,
+  options: OutcomeOptions,
+): Promise<BuildOutcome> {
   // No files to copy: the failed build and its status as before.
   if (!isValidRolloutId(rolloutId)) return previewThenStatus(store, rolloutId, options);
   const arena = idleArenas.pop() ?? new CopyArena();
@@ -60,7 +74,12 @@ export async function previewOutcomeWithStatus(store: StoreOptions, rolloutId: s
   }
 }
 
-async function previewFromCopy(store: StoreOptions, rolloutId: string, arena: CopyArena, options: OutcomeOptions): Promise<BuildOutcome> {
+async function previewFromCopy(
+  store: StoreOptions,
+  rolloutId: string,
+  arena: CopyArena,
+  options: OutcomeOptions,
+): Promise<BuildOutcome> {
   arena.used = 0;
   const record = await copyRollout(store, rolloutId, arena);
   const copy = { arena: arena.bytes, record };

@@ -12,7 +12,12 @@ import { errorFromFacts, toTokcapError, type ErrorFacts } from '../errors.js';
 import { rolloutFacts, type FactsOptions, type RolloutFacts } from '../facts/rollout-facts.js';
 import { SUFFIX } from '../layout/file-names.js';
 import type { StoreOptions } from '../ops/store.js';
-import { isUnavailableKind, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
+import {
+  isUnavailableKind,
+  rolloutStatus,
+  unavailableStatus,
+  type RolloutStatusAnswer,
+} from '../status/rollout-status.js';
 
 export interface StatusRead {
   /** Absent when the facts could not be gathered at all. */
@@ -31,7 +36,11 @@ export interface StatusReadOptions extends Pick<FactsOptions, 'files' | 'readJso
   recordsError?: ErrorFacts;
 }
 
-export async function readRolloutStatus(store: StoreOptions, rolloutId: string, options: StatusReadOptions = {}): Promise<StatusRead> {
+export async function readRolloutStatus(
+  store: StoreOptions,
+  rolloutId: string,
+  options: StatusReadOptions = {},
+): Promise<StatusRead> {
   const { recordsError, ...factsOptions } = options;
   if (recordsError) {
     factsOptions.readJsonl = () => Promise.reject(errorFromFacts(recordsError, { rolloutId }));
@@ -55,7 +64,12 @@ export function recordsFailure(facts: RolloutFacts): ErrorFacts | undefined {
  * The answer for facts read further than the summary reads (`inspect --deep`, `inspect DIR ID`):
  * their own when J's lines were read; otherwise the summary's, with the failure as `recordsError`.
  */
-export async function statusOfFullRead(store: StoreOptions, rolloutId: string, facts: RolloutFacts, options: Pick<FactsOptions, 'files'> = {}): Promise<StatusRead> {
+export async function statusOfFullRead(
+  store: StoreOptions,
+  rolloutId: string,
+  facts: RolloutFacts,
+  options: Pick<FactsOptions, 'files'> = {},
+): Promise<StatusRead> {
   const failure = recordsFailure(facts);
   if (failure === undefined) return { facts, status: rolloutStatus(facts) };
   return readRolloutStatus(store, rolloutId, { files: options.files, recordsError: failure });

@@ -54,7 +54,11 @@ const LF = Uint8Array.of(0x0a);
  * whole read of a rollout never waits twice the lock wait, and a rollout whose status needs that
  * lock is `unavailable` with the same error.
  */
-export async function statusAfterBuild(store: StoreOptions, rolloutId: string, verdict: VerdictAnswer): Promise<RolloutStatusAnswer> {
+export async function statusAfterBuild(
+  store: StoreOptions,
+  rolloutId: string,
+  verdict: VerdictAnswer,
+): Promise<RolloutStatusAnswer> {
   // `build` takes invalid ids as failed builds (docs/cli.md#invocation): there is no rollout to read.
   if (!isValidRolloutId(rolloutId)) return unavailableStatus(invalidRolloutIdError(rolloutId));
   const recordsError = verdict.verdict === 'unavailable' ? verdict.error : undefined;

@@ -19,14 +19,17 @@ import type { Finding } from '../verify/findings.js';
 import { verifyRollout } from '../verify/verify-rollout.js';
 import { previewRollout, type PreviewOutcome } from './row-read.js';
 import { recordsFailure } from './read-status.js';
-import { isUnavailableKind, rolloutStatus, unavailableStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
+import {
+  isUnavailableKind,
+  rolloutStatus,
+  unavailableStatus,
+  type RolloutStatusAnswer,
+} from '../status/rollout-status.js';
 import { unavailableVerdict, type Verdict } from '../status/verdict.js';
 
 /** The digest check of one call (`verify-digests` findings that name it). */
 export type DigestCheck =
-  | { status: 'ok' }
-  | { status: 'unchecked' }
-  | { status: 'findings'; severity: 'error' | 'warning'; codes: string[] };
+  { status: 'ok' } | { status: 'unchecked' } | { status: 'findings'; severity: 'error' | 'warning'; codes: string[] };
 
 export interface TreeNode {
   readonly id: string;
@@ -121,7 +124,11 @@ export interface DetailReaders {
 
 const DEFAULT_DETAIL_READERS: DetailReaders = {
   facts: (store, id, { deep, recordsError }) =>
-    rolloutFacts(store, id, recordsError ? { readJsonl: () => Promise.reject(errorFromFacts(recordsError, { rolloutId: id })) } : { deep }),
+    rolloutFacts(
+      store,
+      id,
+      recordsError ? { readJsonl: () => Promise.reject(errorFromFacts(recordsError, { rolloutId: id })) } : { deep },
+    ),
   preview: previewRollout,
   verify: verifyRollout,
 };
@@ -131,7 +138,12 @@ export interface DetailOptions {
   deep?: boolean;
 }
 
-export async function loadRolloutDetail(store: StoreOptions, id: string, readers: Partial<DetailReaders> = {}, options: DetailOptions = {}): Promise<RolloutDetail> {
+export async function loadRolloutDetail(
+  store: StoreOptions,
+  id: string,
+  readers: Partial<DetailReaders> = {},
+  options: DetailOptions = {},
+): Promise<RolloutDetail> {
   const r = { ...DEFAULT_DETAIL_READERS, ...readers };
   const errors: ErrorFacts[] = [];
   let facts: RolloutFacts | null = null;
@@ -165,7 +177,8 @@ export async function loadRolloutDetail(store: StoreOptions, id: string, readers
     });
     if (preview.kind === 'unreadable') errors.push(preview.error);
     const failure = preview.verdict.error;
-    if (preview.verdict.verdict === 'unavailable' && failure && isUnavailableKind(failure.kind)) recordsError = errorFactsOf(failure);
+    if (preview.verdict.verdict === 'unavailable' && failure && isUnavailableKind(failure.kind))
+      recordsError = errorFactsOf(failure);
   }
   let findings: Finding[] | null = null;
   let digestError: string | undefined;
@@ -203,7 +216,11 @@ export function assembleDetail(
     if (findings === null) return { status: 'unchecked' };
     const fs = byCall.get(callId);
     if (!fs || fs.length === 0) return { status: 'ok' };
-    return { status: 'findings', severity: fs.some((f) => f.severity === 'error') ? 'error' : 'warning', codes: [...new Set(fs.map((f) => f.code))] };
+    return {
+      status: 'findings',
+      severity: fs.some((f) => f.severity === 'error') ? 'error' : 'warning',
+      codes: [...new Set(fs.map((f) => f.code))],
+    };
   };
 
   const result = built?.result;
@@ -226,15 +243,25 @@ export function assembleDetail(
               tokensCaptured: result!.metrics.generated_tokens_captured,
             }),
       }
-    : { built: false, verdict: preview?.verdict.verdict ?? (status.status === 'unavailable' ? 'unavailable' : null), unbuilt: false, masked: null, causes: [] };
+    : {
+        built: false,
+        verdict: preview?.verdict.verdict ?? (status.status === 'unavailable' ? 'unavailable' : null),
+        unbuilt: false,
+        masked: null,
+        causes: [],
+      };
 
   return {
     id,
     status,
     facts,
-    tree: chains ? chainTree(chains, new Set(result && 'unresolved_retries' in result ? result.unresolved_retries : []), digestOf) : [],
+    tree: chains
+      ? chainTree(chains, new Set(result && 'unresolved_retries' in result ? result.unresolved_retries : []), digestOf)
+      : [],
     unplaced: chains ? unplacedCalls(chains, digestOf) : [],
-    chains: chains ? chains.chains.map((c) => ({ name: c.name, callIds: c.callIds, generatedTokens: c.generatedTokens })) : [],
+    chains: chains
+      ? chains.chains.map((c) => ({ name: c.name, callIds: c.callIds, generatedTokens: c.generatedTokens }))
+      : [],
     danglingIntents: built?.danglingIntents ?? facts?.dangling_intents ?? [],
     incompleteMarkers: facts?.incomplete_marker_calls ?? [],
     incompleteFlag: facts?.incomplete_flag ?? false,
@@ -250,11 +277,17 @@ export function assembleDetail(
 }
 
 /** Flattens the builder's parent links into a pre-order tree (roots and children in step-4 order). */
-export function chainTree(build: ChainBuild, unresolvedRetries: ReadonlySet<string>, digestOf: (id: string) => DigestCheck): TreeNode[] {
+export function chainTree(
+  build: ChainBuild,
+  unresolvedRetries: ReadonlySet<string>,
+  digestOf: (id: string) => DigestCheck,
+): TreeNode[] {
   const placed = build.calls.filter((c) => c.status === 'placed');
   const byId = new Map<string, BuildCall>(placed.map((c) => [c.id, c]));
   const main = new Set(build.mainChain?.callIds ?? []);
-  const roots = placed.filter((c) => c.parentId === null || !byId.has(c.parentId)).sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
+  const roots = placed
+    .filter((c) => c.parentId === null || !byId.has(c.parentId))
+    .sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
   const out: TreeNode[] = [];
   const visit = (call: BuildCall, depth: number, guides: boolean[], last: boolean) => {
     out.push({
@@ -291,9 +324,18 @@ function unplacedCalls(build: ChainBuild, digestOf: (id: string) => DigestCheck)
   const out: UnplacedCall[] = [];
   for (const c of build.calls) {
     if (c.status === 'empty_generation') {
-      out.push({ id: c.id, why: 'empty_generation', detail: 'empty generation (dropped before linking)', storedAsDelta: c.storedAsDelta, digest: digestOf(c.id) });
+      out.push({
+        id: c.id,
+        why: 'empty_generation',
+        detail: 'empty generation (dropped before linking)',
+        storedAsDelta: c.storedAsDelta,
+        digest: digestOf(c.id),
+      });
     } else if (c.status === 'unreconstructable') {
-      const detail = c.unreconstructable === 'digest_mismatch' ? 'delta prompt rebuilt but its digest differs' : 'delta prompt cannot be rebuilt (parent walk failed)';
+      const detail =
+        c.unreconstructable === 'digest_mismatch'
+          ? 'delta prompt rebuilt but its digest differs'
+          : 'delta prompt cannot be rebuilt (parent walk failed)';
       out.push({ id: c.id, why: 'unreconstructable', detail, storedAsDelta: c.storedAsDelta, digest: digestOf(c.id) });
     }
   }

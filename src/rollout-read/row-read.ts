@@ -75,7 +75,11 @@ export async function previewRollout(
   } catch (e) {
     // The reference would crash here (an error its consumer does not catch); show it, keep going.
     const err = toTokcapError(e, { rolloutId });
-    return { kind: 'unreadable', error: { ...err.facts(), message: `build crashed: ${err.message}` }, verdict: unavailableVerdict(err.facts()) };
+    return {
+      kind: 'unreadable',
+      error: { ...err.facts(), message: `build crashed: ${err.message}` },
+      verdict: unavailableVerdict(err.facts()),
+    };
   }
   const verdict = verdictOf(d);
   if (verdict.verdict === 'unavailable') {
@@ -157,13 +161,27 @@ export interface RowCopySources {
  * The row read: facts, then the preview build. A rollout whose facts could not be read is not
  * built (its read would wait for the same lock again): status and verdict are `unavailable`.
  */
-export async function readRow(store: StoreOptions, rolloutId: string, files: ReadonlySet<FileKind> | undefined, sources: RowCopySources = {}): Promise<RowRead> {
+export async function readRow(
+  store: StoreOptions,
+  rolloutId: string,
+  files: ReadonlySet<FileKind> | undefined,
+  sources: RowCopySources = {},
+): Promise<RowRead> {
   const { copy, jsonReader } = sources;
-  const facts = await rolloutFacts(store, rolloutId, { files: files && new Set(files), readJsonl: sources.readJsonl, copy, jsonReader });
+  const facts = await rolloutFacts(store, rolloutId, {
+    files: files && new Set(files),
+    readJsonl: sources.readJsonl,
+    copy,
+    jsonReader,
+  });
   if (copy) sources = { readOnlyCopy: async () => snapshotCopyOf(copy.arena, copy.record, facts.retired) };
   const status = rolloutStatus(facts);
   if (status.status === 'unavailable') {
-    return { facts, status, preview: { kind: 'unreadable', error: status.error!, verdict: unavailableVerdict(status.error!) } };
+    return {
+      facts,
+      status,
+      preview: { kind: 'unreadable', error: status.error!, verdict: unavailableVerdict(status.error!) },
+    };
   }
   const context = {
     incompleteMarkers: facts.incomplete_marker_calls,

@@ -21,12 +21,16 @@ export function parseIntents(bytes: Uint8Array, rolloutId?: string, file?: strin
       try {
         out.push(strictUtf8.decode(bytes.subarray(s, e)));
       } catch (err) {
-        throw new TokcapError('corrupt', `'utf-8' codec can't decode the intents of rollout ${rolloutId ?? '?'}: invalid UTF-8`, {
-          rolloutId,
-          file,
-          pyClass: 'UnicodeDecodeError',
-          cause: err,
-        });
+        throw new TokcapError(
+          'corrupt',
+          `'utf-8' codec can't decode the intents of rollout ${rolloutId ?? '?'}: invalid UTF-8`,
+          {
+            rolloutId,
+            file,
+            pyClass: 'UnicodeDecodeError',
+            cause: err,
+          },
+        );
       }
     }
   };
@@ -49,7 +53,11 @@ export async function readIntents(path: string, rolloutId?: string): Promise<str
 }
 
 /** Intents without an entry and not refused, in intent order with duplicates (docs/format.md#freeze step 6). */
-export function danglingIntents(intents: readonly string[], entryCallIds: Iterable<string>, refusedCallIds: Iterable<string>): string[] {
+export function danglingIntents(
+  intents: readonly string[],
+  entryCallIds: Iterable<string>,
+  refusedCallIds: Iterable<string>,
+): string[] {
   const known = new Set(entryCallIds);
   for (const r of refusedCallIds) known.add(r);
   return intents.filter((c) => !known.has(c));

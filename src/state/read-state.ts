@@ -20,7 +20,12 @@ export function readStateSync(statePath: string, rolloutId: string): RolloutStat
 }
 
 /** `jsonReader`: the calling thread's reader, when it reads many rollouts (default: one for this file). */
-export function parseStateBytes(bytes: Uint8Array, statePath: string, rolloutId: string, jsonReader?: JsonBytesReader): RolloutState {
+export function parseStateBytes(
+  bytes: Uint8Array,
+  statePath: string,
+  rolloutId: string,
+  jsonReader?: JsonBytesReader,
+): RolloutState {
   let value;
   try {
     value = jsonReader ? jsonReader.read(bytes) : parseJsonBytes(bytes);

@@ -30,7 +30,13 @@ function tempName(): string {
  * interleave with anything else in this process. Its fsyncs are not overlapped with other work
  * (docs/decisions/0011-synchronous-durable-state-write.md).
  */
-export function writeState(dir: string, statePath: string, data: JsonObject, variant: StateWriteVariant, rolloutId?: string): void {
+export function writeState(
+  dir: string,
+  statePath: string,
+  data: JsonObject,
+  variant: StateWriteVariant,
+  rolloutId?: string,
+): void {
   let body: Uint8Array;
   try {
     body = canonicalJsonBytes(data);

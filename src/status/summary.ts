@@ -3,7 +3,13 @@
  * watch, export): by status, by condition (conditions overlap, each is counted) and, when
  * builds were made, by verdict.
  */
-import { CONDITIONS, ROLLOUT_STATUSES, type Condition, type RolloutStatus, type RolloutStatusAnswer } from './rollout-status.js';
+import {
+  CONDITIONS,
+  ROLLOUT_STATUSES,
+  type Condition,
+  type RolloutStatus,
+  type RolloutStatusAnswer,
+} from './rollout-status.js';
 import { VERDICTS, type Verdict, type VerdictAnswer } from './verdict.js';
 
 export interface StatusSummary {
@@ -23,14 +29,26 @@ function zeros<K extends string>(keys: readonly K[]): Record<K, number> {
 }
 
 export function emptySummary(): StatusSummary {
-  return { rollouts: 0, byStatus: zeros(ROLLOUT_STATUSES), byCondition: zeros(CONDITIONS), byVerdict: zeros(VERDICTS), unbuilt: 0, judged: 0 };
+  return {
+    rollouts: 0,
+    byStatus: zeros(ROLLOUT_STATUSES),
+    byCondition: zeros(CONDITIONS),
+    byVerdict: zeros(VERDICTS),
+    unbuilt: 0,
+    judged: 0,
+  };
 }
 
 /**
  * Adds one rollout (its verdict too, when it was built) to `summary`; `weight` -1 takes it out
  * again (a view that keeps counts up to date as rollouts change, src/watch/directory-model.ts).
  */
-export function countRollout(summary: StatusSummary, status: { status: RolloutStatus; readonly conditions: readonly Condition[] }, verdict?: Pick<VerdictAnswer, 'verdict' | 'unbuilt'>, weight: 1 | -1 = 1): void {
+export function countRollout(
+  summary: StatusSummary,
+  status: { status: RolloutStatus; readonly conditions: readonly Condition[] },
+  verdict?: Pick<VerdictAnswer, 'verdict' | 'unbuilt'>,
+  weight: 1 | -1 = 1,
+): void {
   summary.rollouts += weight;
   summary.byStatus[status.status] += weight;
   for (const c of status.conditions) summary.byCondition[c] += weight;
@@ -56,5 +74,10 @@ export interface StatusSummaryJson {
 }
 
 export function summaryJson(s: StatusSummary): StatusSummaryJson {
-  return { rollouts: s.rollouts, status: { ...s.byStatus }, conditions: { ...s.byCondition }, verdicts: { ...s.byVerdict, could_not_be_built: s.unbuilt } };
+  return {
+    rollouts: s.rollouts,
+    status: { ...s.byStatus },
+    conditions: { ...s.byCondition },
+    verdicts: { ...s.byVerdict, could_not_be_built: s.unbuilt },
+  };
 }

@@ -38,5 +38,7 @@ export const MAX_THREADS = 8;
 
 /** Whether a job of `bytes` of JSONL in `rollouts` rollouts is big enough for a worker started early. */
 export function earlyWorkerPays(bytes: number, rollouts: number): boolean {
-  return bytes >= WORKER_MIN_BYTES || (bytes >= EARLY_WORKER_MIN_BYTES && bytes >= rollouts * EARLY_WORKER_MIN_ROLLOUT_BYTES);
+  return (
+    bytes >= WORKER_MIN_BYTES || (bytes >= EARLY_WORKER_MIN_BYTES && bytes >= rollouts * EARLY_WORKER_MIN_ROLLOUT_BYTES)
+  );
 }

@@ -110,12 +110,17 @@ function workersFor(ids: readonly string[], nChunks: number, options: ParallelOp
   const bytes = options.estimatedBytes;
   const bigEnough =
     (threads.threads !== undefined && threads.threads >= 2) ||
-    ((bytes === undefined || bytes >= WORKER_MIN_BYTES || (earlyWorkerWaiting(options.workerUrl) && earlyWorkerPays(bytes, ids.length))) &&
+    ((bytes === undefined ||
+      bytes >= WORKER_MIN_BYTES ||
+      (earlyWorkerWaiting(options.workerUrl) && earlyWorkerPays(bytes, ids.length))) &&
       ids.length >= (options.minItems ?? 2000));
   return bigEnough && existsSync(fileURLToPath(options.workerUrl)) ? Math.min(workerCount(threads), nChunks - 1) : 0;
 }
 
-export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[], options: ParallelOptions<R, Q>): Promise<R[]> {
+export async function mapRolloutsParallel<R, Q = unknown>(
+  ids: readonly string[],
+  options: ParallelOptions<R, Q>,
+): Promise<R[]> {
   const chunkSize = options.chunkSize ?? 256;
   const nChunks = Math.ceil(ids.length / chunkSize);
   const nWorkers = workersFor(ids, nChunks, options as ParallelOptions<unknown, unknown>);
@@ -215,7 +220,8 @@ export async function mapRolloutsParallel<R, Q = unknown>(ids: readonly string[]
  */
 export function forTransfer(bytes: Uint8Array | undefined, transfer: ArrayBuffer[]): Uint8Array | undefined {
   if (bytes === undefined) return undefined;
-  const owned = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.byteLength && bytes.buffer instanceof ArrayBuffer;
+  const owned =
+    bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.byteLength && bytes.buffer instanceof ArrayBuffer;
   const out = owned ? new Uint8Array(bytes.buffer as ArrayBuffer) : new Uint8Array(bytes);
   transfer.push(out.buffer as ArrayBuffer);
   return out;
@@ -228,7 +234,16 @@ export function forTransfer(bytes: Uint8Array | undefined, transfer: ArrayBuffer
 export function serveRolloutWorker<R>(
   port: import('node:worker_threads').MessagePort,
   data:
-    | { shared: unknown; ids: string[]; chunkSize: number; counter: Int32Array; claims: Int32Array; slot: number; lockTurns?: SharedArrayBuffer; memoryPort?: MessagePort }
+    | {
+        shared: unknown;
+        ids: string[];
+        chunkSize: number;
+        counter: Int32Array;
+        claims: Int32Array;
+        slot: number;
+        lockTurns?: SharedArrayBuffer;
+        memoryPort?: MessagePort;
+      }
     | { early: true },
   compute: (
     id: string,
@@ -249,7 +264,9 @@ export function serveRolloutWorker<R>(
 ): void {
   // Started before its job (./early-workers.ts): its modules are loaded; the job comes as a message.
   if (startedEarly(data)) {
-    port.once('message', (m: { type: 'job'; data: typeof data }) => serveRolloutWorker(port, m.data, compute, reviveError, transferOf));
+    port.once('message', (m: { type: 'job'; data: typeof data }) =>
+      serveRolloutWorker(port, m.data, compute, reviveError, transferOf),
+    );
     return;
   }
   if (data.lockTurns) joinLockTurns(data.lockTurns, data.slot);
@@ -262,7 +279,11 @@ export function serveRolloutWorker<R>(
   // thread's chunks do not turn its event loop. The largest MAX_RETURNED are kept.
   const returned: ArrayBuffer[] = [];
   const reuse = (size: number): ArrayBuffer | undefined => {
-    for (let m = memoryPort && receiveMessageOnPort(memoryPort); m !== undefined; m = receiveMessageOnPort(memoryPort!)) {
+    for (
+      let m = memoryPort && receiveMessageOnPort(memoryPort);
+      m !== undefined;
+      m = receiveMessageOnPort(memoryPort!)
+    ) {
       returned.push(m.message as ArrayBuffer);
     }
     returned.sort((a, b) => a.byteLength - b.byteLength);

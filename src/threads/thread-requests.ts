@@ -25,7 +25,15 @@ export function serialiseError(e: unknown): SerialisedError {
   if (e instanceof Error) {
     const x = e as Error & { kind?: string; pyClass?: string; file?: string; rolloutId?: string; system?: SystemError };
     const system = x.system ?? systemErrorOf(x);
-    return { name: x.name, message: x.message, kind: x.kind, pyClass: x.pyClass, file: x.file, rolloutId: x.rolloutId, ...(system ? { system } : {}) };
+    return {
+      name: x.name,
+      message: x.message,
+      kind: x.kind,
+      pyClass: x.pyClass,
+      file: x.file,
+      rolloutId: x.rolloutId,
+      ...(system ? { system } : {}),
+    };
   }
   return { name: 'Error', message: String(e) };
 }

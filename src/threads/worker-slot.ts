@@ -52,13 +52,23 @@ export function runWorkerSlot<R, Q>(job: SlotJob<R, Q>, slot: number, early: Wor
       }
     };
     const { ids, chunkSize, counter, claims, lockTurns } = job;
-    const workerData = { shared: options.shared, ids, chunkSize, counter, claims, slot, lockTurns, memoryPort: memory?.port2 };
+    const workerData = {
+      shared: options.shared,
+      ids,
+      chunkSize,
+      counter,
+      claims,
+      slot,
+      lockTurns,
+      memoryPort: memory?.port2,
+    };
     const transferList = memory ? [memory.port2] : [];
     try {
       if (early) {
         worker = early;
         giveEarlyJob(worker, workerData, transferList);
-      } else worker = new Worker(options.workerUrl, { workerData, transferList, resourceLimits: WORKER_RESOURCE_LIMITS });
+      } else
+        worker = new Worker(options.workerUrl, { workerData, transferList, resourceLimits: WORKER_RESOURCE_LIMITS });
     } catch {
       memory?.port1.close();
       resolve();

@@ -36,6 +36,9 @@ async function load(file: string): Promise<TokenText> {
   try {
     return new TokenText(new Tokenizer(document as object, config as object) as unknown as TokenizerModel);
   } catch (e) {
-    throw new TokcapError('usage', `tokenizer ${file} is not a tokenizer.json this library reads: ${e instanceof Error ? e.message : String(e)}`);
+    throw new TokcapError(
+      'usage',
+      `tokenizer ${file} is not a tokenizer.json this library reads: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
 }

@@ -3,7 +3,8 @@ import { loadTokenizer } from './load-tokenizer.js';
 import type { TokenText } from './token-text.js';
 
 /** A model's tokenizer, or why there is none (one line naming the paths tried). */
-export type TokenizerAnswer = { readonly text: TokenText; readonly file: string } | { readonly text: null; readonly missing: string };
+export type TokenizerAnswer =
+  { readonly text: TokenText; readonly file: string } | { readonly text: null; readonly missing: string };
 
 /**
  * The tokenizers of one process: each model is looked up once and each file loaded once
@@ -14,11 +15,10 @@ export class TokenizerSource {
   private readonly answers = new Map<string, Promise<TokenizerAnswer>>();
   private readonly explicitFile: string | undefined;
 
-  constructor(
-    private readonly search: TokenizerSearch & { readonly disabled?: boolean },
-  ) {
+  constructor(private readonly search: TokenizerSearch & { readonly disabled?: boolean }) {
     // An explicit path that does not exist is the user's mistake: said at once (exit 2).
-    this.explicitFile = search.explicit !== undefined && !search.disabled ? explicitTokenizerFile(search.explicit) : undefined;
+    this.explicitFile =
+      search.explicit !== undefined && !search.disabled ? explicitTokenizerFile(search.explicit) : undefined;
   }
 
   forModel(model: string): Promise<TokenizerAnswer> {
@@ -36,6 +36,9 @@ export class TokenizerSource {
     if (typeof file === 'string') return { text: await loadTokenizer(file), file };
     if (file.file !== null) return { text: await loadTokenizer(file.file), file: file.file };
     if (model === '') return { text: null, missing: 'the records name no model: give --tokenizer PATH to decode' };
-    return { text: null, missing: `no tokenizer for ${model} in the Hugging Face cache (tried ${file.tried.join(', ')}): give --tokenizer PATH to decode` };
+    return {
+      text: null,
+      missing: `no tokenizer for ${model} in the Hugging Face cache (tried ${file.tried.join(', ')}): give --tokenizer PATH to decode`,
+    };
   }
 }

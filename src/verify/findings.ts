@@ -36,7 +36,12 @@ export interface Finding {
   message: string;
 }
 
-export function finding(rolloutId: string, code: FindingCode, message: string, fields: { call_id?: string; line?: number; parent_call_id?: string } = {}): Finding {
+export function finding(
+  rolloutId: string,
+  code: FindingCode,
+  message: string,
+  fields: { call_id?: string; line?: number; parent_call_id?: string } = {},
+): Finding {
   const f = { rollout_id: rolloutId, code, severity: FINDING_SEVERITY[code] } as Finding;
   if (fields.call_id !== undefined) f.call_id = fields.call_id;
   if (fields.line !== undefined) f.line = fields.line;

@@ -110,5 +110,12 @@ export async function verifyDirectory(store: StoreOptions, options: VerifyOption
   }
   const findings = perRollout.flatMap((r) => (Array.isArray(r) ? r : [])).sort(compareFindings);
   const unchecked = failed.map((f) => f.rolloutId).sort(compareCodePoints);
-  return { ok: unchecked.length === 0 && !givenError && !findings.some((f) => f.severity === 'error'), findings, failed, unchecked, rollouts: ids.length, missing };
+  return {
+    ok: unchecked.length === 0 && !givenError && !findings.some((f) => f.severity === 'error'),
+    findings,
+    failed,
+    unchecked,
+    rollouts: ids.length,
+    missing,
+  };
 }

@@ -1,5 +1,11 @@
 import { withRegularFdSync } from '../layout/safe-open.js';
-import { computeTokenDigest, sha256Hex, sharedWithCachedDigest, TokenSequence, type TokenId } from '../digest/token-digest.js';
+import {
+  computeTokenDigest,
+  sha256Hex,
+  sharedWithCachedDigest,
+  TokenSequence,
+  type TokenId,
+} from '../digest/token-digest.js';
 import { toTokcapError } from '../errors.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import { classifyLine } from '../jsonl/classify-line.js';
@@ -28,7 +34,11 @@ export async function verifyRollout(
   store: StoreOptions,
   rolloutId: string,
   options: {
-    readJsonl?: (paths: RolloutPaths, rolloutId: string, options: { waitMs: number; from?: number }) => Promise<JsonlBytes | undefined>;
+    readJsonl?: (
+      paths: RolloutPaths,
+      rolloutId: string,
+      options: { waitMs: number; from?: number },
+    ) => Promise<JsonlBytes | undefined>;
     /** Reads the records' JSON: the calling thread's reader for its job (default: one for this rollout). */
     jsonReader?: JsonBytesReader;
   } = {},
@@ -63,49 +73,78 @@ export async function verifyRollout(
     size = read.size;
     let pendingBad: number | undefined;
     const jsonReader = options.jsonReader ?? new JsonBytesReader();
-    scanBufferLines(
-      read.bytes,
-      (line) => {
-        if (line.stripped.length === 0) return;
-        if (pendingBad !== undefined) {
-          add(finding(rolloutId, 'malformed_line', 'line is not valid JSON and more content follows it', { line: pendingBad }));
-          pendingBad = undefined;
-        }
-        const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, jsonReader);
-        if (v.kind === 'bad_json') {
-          pendingBad = line.lineNo;
-          return;
-        }
-        if (v.kind === 'invalid') {
-          add(finding(rolloutId, 'invalid_entry', `line is not a valid token record: ${v.error.message}`, { line: line.lineNo }));
-          return;
-        }
-        const e = v.entry;
-        const callId = e.model_call_id;
-        if (e.rollout_id !== rolloutId) {
-          add(finding(rolloutId, 'rollout_id_mismatch', `record names rollout ${JSON.stringify(e.rollout_id)}`, { call_id: callId, line: line.lineNo }));
-        }
-        const d = sha256Hex(line.stripped);
-        let recs = byCall.get(callId);
-        if (!recs) byCall.set(callId, (recs = []));
-        recs.push({ line: line.lineNo, digest: d });
-        if (!first.has(callId)) first.set(callId, e);
-        if (indexed) {
-          if (line.end <= idxValue!) {
-            const want = digests![callId];
-            if (want === undefined) {
-              add(finding(rolloutId, 'entry_not_indexed', 'indexed line whose call id is not in entry_digests', { call_id: callId, line: line.lineNo }));
-            } else if (want !== d) {
-              add(finding(rolloutId, 'entry_digest_mismatch', `entry digest ${d} differs from the index (${want})`, { call_id: callId, line: line.lineNo }));
-            }
-          } else {
-            add(finding(rolloutId, 'unindexed_tail', 'valid line past indexed_size (pending reconciliation)', { call_id: callId, line: line.lineNo }));
+    scanBufferLines(read.bytes, (line) => {
+      if (line.stripped.length === 0) return;
+      if (pendingBad !== undefined) {
+        add(
+          finding(rolloutId, 'malformed_line', 'line is not valid JSON and more content follows it', {
+            line: pendingBad,
+          }),
+        );
+        pendingBad = undefined;
+      }
+      const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, jsonReader);
+      if (v.kind === 'bad_json') {
+        pendingBad = line.lineNo;
+        return;
+      }
+      if (v.kind === 'invalid') {
+        add(
+          finding(rolloutId, 'invalid_entry', `line is not a valid token record: ${v.error.message}`, {
+            line: line.lineNo,
+          }),
+        );
+        return;
+      }
+      const e = v.entry;
+      const callId = e.model_call_id;
+      if (e.rollout_id !== rolloutId) {
+        add(
+          finding(rolloutId, 'rollout_id_mismatch', `record names rollout ${JSON.stringify(e.rollout_id)}`, {
+            call_id: callId,
+            line: line.lineNo,
+          }),
+        );
+      }
+      const d = sha256Hex(line.stripped);
+      let recs = byCall.get(callId);
+      if (!recs) byCall.set(callId, (recs = []));
+      recs.push({ line: line.lineNo, digest: d });
+      if (!first.has(callId)) first.set(callId, e);
+      if (indexed) {
+        if (line.end <= idxValue!) {
+          const want = digests![callId];
+          if (want === undefined) {
+            add(
+              finding(rolloutId, 'entry_not_indexed', 'indexed line whose call id is not in entry_digests', {
+                call_id: callId,
+                line: line.lineNo,
+              }),
+            );
+          } else if (want !== d) {
+            add(
+              finding(rolloutId, 'entry_digest_mismatch', `entry digest ${d} differs from the index (${want})`, {
+                call_id: callId,
+                line: line.lineNo,
+              }),
+            );
           }
+        } else {
+          add(
+            finding(rolloutId, 'unindexed_tail', 'valid line past indexed_size (pending reconciliation)', {
+              call_id: callId,
+              line: line.lineNo,
+            }),
+          );
         }
-      },
-    );
+      }
+    });
     if (pendingBad !== undefined) {
-      add(finding(rolloutId, 'torn_tail', 'final line is not valid JSON (a torn write; freeze will truncate it)', { line: pendingBad }));
+      add(
+        finding(rolloutId, 'torn_tail', 'final line is not valid JSON (a torn write; freeze will truncate it)', {
+          line: pendingBad,
+        }),
+      );
     }
     // Nothing above keeps a view of the bytes (entries and findings hold copies): reuse them.
     read.release?.();
@@ -116,7 +155,8 @@ export async function verifyRollout(
   }
   if (indexed) {
     for (const key of Object.keys(digests!)) {
-      if (!byCall.has(key)) add(finding(rolloutId, 'index_orphan', 'entry_digests names a call with no valid line', { call_id: key }));
+      if (!byCall.has(key))
+        add(finding(rolloutId, 'index_orphan', 'entry_digests names a call with no valid line', { call_id: key }));
     }
   }
   for (const [callId, recs] of byCall) {
@@ -125,8 +165,15 @@ export async function verifyRollout(
     const lines = recs.map((r) => r.line).join(', ');
     add(
       same
-        ? finding(rolloutId, 'duplicate_identical', `call appears on ${recs.length} identical lines (${lines})`, { call_id: callId })
-        : finding(rolloutId, 'conflicting_payload', `call appears on ${recs.length} lines with different payloads (${lines})`, { call_id: callId }),
+        ? finding(rolloutId, 'duplicate_identical', `call appears on ${recs.length} identical lines (${lines})`, {
+            call_id: callId,
+          })
+        : finding(
+            rolloutId,
+            'conflicting_payload',
+            `call appears on ${recs.length} lines with different payloads (${lines})`,
+            { call_id: callId },
+          ),
     );
   }
   checkTokens(rolloutId, first, add);
@@ -177,13 +224,25 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
     return true;
   };
   const linkMismatch = (callId: string, parentId: string) =>
-    add(finding(rolloutId, 'parent_link_mismatch', "the child's prompt does not start with the parent's cumulative tokens", { call_id: callId, parent_call_id: parentId }));
+    add(
+      finding(
+        rolloutId,
+        'parent_link_mismatch',
+        "the child's prompt does not start with the parent's cumulative tokens",
+        { call_id: callId, parent_call_id: parentId },
+      ),
+    );
 
   for (const [callId, e] of first) {
     const digest = e.digest;
     if (!e.prompt_is_delta) {
       if (digest) {
-        if (!ownDigestOk.get(callId)) add(finding(rolloutId, 'token_digest_mismatch', 'stamped digest is not the digest of prompt + generation', { call_id: callId }));
+        if (!ownDigestOk.get(callId))
+          add(
+            finding(rolloutId, 'token_digest_mismatch', 'stamped digest is not the digest of prompt + generation', {
+              call_id: callId,
+            }),
+          );
       }
       const len = e.prompt_token_ids.length + e.generation_token_ids.length;
       if (e.cum_len !== null && e.cum_len !== len) {
@@ -192,14 +251,30 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
     } else {
       const cum = cums.info(callId);
       if (cum === null) {
-        add(finding(rolloutId, 'delta_unreconstructable', 'the delta parent chain cannot be walked to a full record', { call_id: callId }));
+        add(
+          finding(rolloutId, 'delta_unreconstructable', 'the delta parent chain cannot be walked to a full record', {
+            call_id: callId,
+          }),
+        );
       } else if ((digest && cum.digest !== digest) || (e.cum_len !== null && e.cum_len !== cum.length)) {
-        add(finding(rolloutId, 'delta_digest_mismatch', 'reconstructed cumulative sequence does not match the stamped digest or cum_len', { call_id: callId }));
+        add(
+          finding(
+            rolloutId,
+            'delta_digest_mismatch',
+            'reconstructed cumulative sequence does not match the stamped digest or cum_len',
+            { call_id: callId },
+          ),
+        );
       }
     }
     const parentId = e.parent_call_id;
     if (e.parent_resolution === 'resolved' && parentId !== null && !first.has(parentId)) {
-      add(finding(rolloutId, 'parent_missing', 'resolved parent is not among the valid entries', { call_id: callId, parent_call_id: parentId }));
+      add(
+        finding(rolloutId, 'parent_missing', 'resolved parent is not among the valid entries', {
+          call_id: callId,
+          parent_call_id: parentId,
+        }),
+      );
     }
     if (parentId !== null && first.has(parentId)) {
       const p = first.get(parentId)!;
@@ -213,7 +288,9 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
         }
       }
       const parentVerified =
-        !p.prompt_is_delta && ownDigestOk.get(parentId) === true && p.cum_len === p.prompt_token_ids.length + p.generation_token_ids.length;
+        !p.prompt_is_delta &&
+        ownDigestOk.get(parentId) === true &&
+        p.cum_len === p.prompt_token_ids.length + p.generation_token_ids.length;
       if (e.prompt_is_delta) {
         // A delta child's full prompt is its parent's cumulative sequence followed by its own
         // suffix (that is how it was rebuilt), so the first L tokens are the parent's sequence
@@ -226,13 +303,15 @@ function checkTokens(rolloutId: string, first: Map<string, TokenEntry>, add: (f:
           if (parentLen > promptLength) linkMismatch(callId, parentId);
           else if (parentLen === pc.length) {
             if (pc.digest !== parentDigest) linkMismatch(callId, parentId);
-          } else if (digestOr(cums.ids(callId), sliceEnd(parentLen, promptLength)) !== parentDigest) linkMismatch(callId, parentId);
+          } else if (digestOr(cums.ids(callId), sliceEnd(parentLen, promptLength)) !== parentDigest)
+            linkMismatch(callId, parentId);
         }
       } else if (parentVerified) {
         if (!tokensExtend(e.prompt_token_ids, p, callId, parentId)) linkMismatch(callId, parentId);
       } else if (parentLen !== null && parentDigest !== null) {
         const q = e.prompt_token_ids;
-        if (parentLen > q.length || digestOr(q, sliceEnd(parentLen, q.length)) !== parentDigest) linkMismatch(callId, parentId);
+        if (parentLen > q.length || digestOr(q, sliceEnd(parentLen, q.length)) !== parentDigest)
+          linkMismatch(callId, parentId);
       }
     }
     if (!digest || e.cum_len === null) {

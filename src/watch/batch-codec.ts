@@ -62,7 +62,8 @@ export function decodeRecords(e: EncodedRecords): RolloutCopyRecord[] {
     COPIED_KINDS.forEach((kind, k) => {
       const at = o + 1 + k * PER_KIND;
       if (flags & (1 << (2 * k))) record.spans[kind] = { at: e.numbers[at], length: e.numbers[at + 1] };
-      if (flags & (2 << (2 * k))) record.stamps[kind] = { ino: e.numbers[at + 2], size: e.numbers[at + 3], mtimeMs: e.numbers[at + 4] };
+      if (flags & (2 << (2 * k)))
+        record.stamps[kind] = { ino: e.numbers[at + 2], size: e.numbers[at + 3], mtimeMs: e.numbers[at + 4] };
     });
     return record;
   });
@@ -140,8 +141,22 @@ export function decodeOutcomes(e: EncodedOutcomes, ids: readonly string[]): RowR
     if (tag === FAILED) out.push({ ok: false, error: errors[i]! });
     else if (tag === GONE) out.push({ ok: true, gone: true });
     else {
-      const row = new PackedRow(ids[i], e.numbers[o + 1], orNull(e.numbers[o + 2]), orNull(e.numbers[o + 3]), e.numbers[o + 4], null, 0, snapshotIds[i], extras[i]);
-      out.push(tag === ROW_SIGNED ? { ok: true, row, signature: { key: e.numbers[o + 5], kinds: e.words[e.numbers[o + 6]] } } : { ok: true, row });
+      const row = new PackedRow(
+        ids[i],
+        e.numbers[o + 1],
+        orNull(e.numbers[o + 2]),
+        orNull(e.numbers[o + 3]),
+        e.numbers[o + 4],
+        null,
+        0,
+        snapshotIds[i],
+        extras[i],
+      );
+      out.push(
+        tag === ROW_SIGNED
+          ? { ok: true, row, signature: { key: e.numbers[o + 5], kinds: e.words[e.numbers[o + 6]] } }
+          : { ok: true, row },
+      );
     }
   }
   return out;

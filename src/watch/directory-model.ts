@@ -26,14 +26,24 @@ import type { RowReadOutcome } from './row-batch.js';
 import { SIGNATURE_KINDS, SignatureBuilder, type Signature } from './file-signature.js';
 import { errorRow, placeholderRow, withBookkeeping, type PackedRow, type RolloutRow } from './rows.js';
 import type { LoadListing, RescanListing } from './shared-stat.js';
-import { DEFAULT_READERS, type DirectoryModelOptions, type DirectorySnapshot, type WatchReaders } from './directory-model-inputs.js';
+import {
+  DEFAULT_READERS,
+  type DirectoryModelOptions,
+  type DirectorySnapshot,
+  type WatchReaders,
+} from './directory-model-inputs.js';
 import { ReadQueue } from './read-queue.js';
 import { MAX_DELTA, RowStore } from './row-store.js';
 import { inRecentOrder, recentHead, type Queued } from './recent-order.js';
 
 export type { FileStat } from './file-signature.js';
 
-export { DEFAULT_READERS, type DirectoryModelOptions, type DirectorySnapshot, type WatchReaders } from './directory-model-inputs.js';
+export {
+  DEFAULT_READERS,
+  type DirectoryModelOptions,
+  type DirectorySnapshot,
+  type WatchReaders,
+} from './directory-model-inputs.js';
 
 /** Rollouts in the first batch of a load (about a screenful), unless told otherwise. */
 const FIRST_BATCH = 48;
@@ -49,8 +59,6 @@ const STAT_BATCH = 256;
 
 /** Rollouts whose signature from another thread is compared between two yields to the event loop. */
 const COMPARE_BATCH = 2048;
-
-
 
 export class DirectoryModel {
   readonly dir: string;
@@ -109,7 +117,11 @@ export class DirectoryModel {
         now: this.now,
         trace: this.trace,
       },
-      { concurrency: Math.max(1, options.concurrency ?? 3), batchSize: Math.max(1, options.batchSize ?? 128), firstBatch: this.firstBatch },
+      {
+        concurrency: Math.max(1, options.concurrency ?? 3),
+        batchSize: Math.max(1, options.batchSize ?? 128),
+        firstBatch: this.firstBatch,
+      },
     );
   }
 
@@ -277,9 +289,11 @@ export class DirectoryModel {
     try {
       // The first scan of a live load: listed by the read worker while this thread starts the
       // view, and stat'ed by both threads.
-      if (this.statUnread && this.rows.size === 0 && this.readers.scanForLoad) load = await this.readers.scanForLoad(this.dir).catch(() => undefined);
+      if (this.statUnread && this.rows.size === 0 && this.readers.scanForLoad)
+        load = await this.readers.scanForLoad(this.dir).catch(() => undefined);
       // A rescan of rows known (the periodic backstop): listed and stat'ed in the read worker.
-      else if (this.rows.size > 0 && this.readers.rescanListing) rescanned = await this.readers.rescanListing(this.dir).catch(() => undefined);
+      else if (this.rows.size > 0 && this.readers.rescanListing)
+        rescanned = await this.readers.rescanListing(this.dir).catch(() => undefined);
       listing = load?.listing ?? rescanned?.listing ?? (await this.readers.scan(this.dir));
       this.trace?.(`scan: listed ${listing.rollouts.size} rollouts`);
     } catch (e) {
@@ -369,7 +383,12 @@ export class DirectoryModel {
    * and the mtime of each not read yet (its place in the queue). With a shared pass's mtimes
    * (`firstMtimes`), the unread ones from `early` on are queued as they are. Undefined once disposed.
    */
-  private async statPass(listing: DirectoryListing, ids: readonly string[], firstMtimes: Float64Array | undefined, early: number): Promise<{ changed: Queued[]; queuedUnread: number } | undefined> {
+  private async statPass(
+    listing: DirectoryListing,
+    ids: readonly string[],
+    firstMtimes: Float64Array | undefined,
+    early: number,
+  ): Promise<{ changed: Queued[]; queuedUnread: number } | undefined> {
     const changed: Queued[] = [];
     // With the shared pass's mtimes, an unread rollout needs nothing more: it is queued now, in
     // that order; only the others are visited below (none, at the start of a load).
@@ -412,7 +431,13 @@ export class DirectoryModel {
         // A frozen or retired rollout no longer takes writes (the writer refuses them): what can
         // still happen to it (retire, drop, delete, sweep) removes files, which the listing
         // shows. Skipping its stat makes the backstop cheap in a long run, where most are.
-        if (settled?.loaded && !settled.error && (settled.frozen || settled.retired) && settled.readKinds === kinds.join('+')) continue;
+        if (
+          settled?.loaded &&
+          !settled.error &&
+          (settled.frozen || settled.retired) &&
+          settled.readKinds === kinds.join('+')
+        )
+          continue;
         let sig: Signature;
         try {
           sig = await this.signature(id, kinds);
@@ -487,7 +512,12 @@ export class DirectoryModel {
    * between: the first batch's copy goes to the worker first, and keys are handled. Whether any
    * was placed.
    */
-  private async placeRows(ids: readonly string[], mtimes: Float64Array, start: number, bulk: boolean): Promise<boolean> {
+  private async placeRows(
+    ids: readonly string[],
+    mtimes: Float64Array,
+    start: number,
+    bulk: boolean,
+  ): Promise<boolean> {
     let placed = false;
     for (let from = start; from < ids.length && !this.disposed; from += PLACE_CHUNK) {
       if (from > start) await yieldToEventLoop();
@@ -574,7 +604,6 @@ function interned(word: string): string {
   if (WORDS.size < 256) WORDS.set(word, word);
   return word;
 }
-
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);

@@ -118,7 +118,15 @@ export function copySignature(stamps: Partial<Record<CopiedKind, FileStamp>>): C
  * a key of NaN: a file could not be stat'ed, the model reads that rollout again). For the read
  * worker, which takes a rescan's stat pass off the thread that draws the screen.
  */
-export function listedSignatures(dir: string, ids: readonly string[], masks: Uint8Array, from: number, to: number, keys: Float64Array, mtimes: Float64Array): void {
+export function listedSignatures(
+  dir: string,
+  ids: readonly string[],
+  masks: Uint8Array,
+  from: number,
+  to: number,
+  keys: Float64Array,
+  mtimes: Float64Array,
+): void {
   const base = dir.endsWith('/') ? dir : dir + '/';
   for (let i = from; i < to; i++) {
     const files = filesOfMask(masks[i]);

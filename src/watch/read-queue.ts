@@ -44,7 +44,10 @@ interface Waiter {
   resolve: () => void;
 }
 
-const NO_OUTCOME: RowReadOutcome = { ok: false, error: { kind: 'other', message: 'internal: no outcome for this rollout' } };
+const NO_OUTCOME: RowReadOutcome = {
+  ok: false,
+  error: { kind: 'other', message: 'internal: no outcome for this rollout' },
+};
 
 export class ReadQueue {
   /** Ids named by change events or shown by a view: read first. */
@@ -187,7 +190,8 @@ export class ReadQueue {
     const concurrency = this.host.loadDone() || this.host.loadedCount() > 0 ? this.concurrency : 1;
     while (!this.disposed && this.batches < concurrency) {
       // The first batch of a load is about a screenful: the first rows show sooner.
-      const size = this.host.loadDone() || this.runCounter > 0 ? this.batchSize : Math.min(this.batchSize, this.firstBatch);
+      const size =
+        this.host.loadDone() || this.runCounter > 0 ? this.batchSize : Math.min(this.batchSize, this.firstBatch);
       const ids: string[] = [];
       while (ids.length < size) {
         const id = this.urgent.take() ?? this.backlog.take();
@@ -266,7 +270,9 @@ export class ReadQueue {
     this.waits.set(id, this.host.now());
     this.waitsShown = new Map(this.waits);
     this.host.trace?.(`read: ${id} waits for its lock`);
-    const read = this.host.readBatch([id], { signal: this.lifetime.signal }).catch((e: unknown): RowReadOutcome[] => [{ ok: false, error: rowError(e, id) }]);
+    const read = this.host
+      .readBatch([id], { signal: this.lifetime.signal })
+      .catch((e: unknown): RowReadOutcome[] => [{ ok: false, error: rowError(e, id) }]);
     void read.then(([outcome]) => {
       if (this.disposed) return;
       this.waits.delete(id);

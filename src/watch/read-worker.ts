@@ -54,7 +54,10 @@ export interface ScanRequest {
   dir: string;
 }
 
-export type ScanReply = { type: 'listing'; seq: number; listing: SharedListing } | { type: 'listing'; seq: number; failed: true } | { type: 'stat-done'; seq: number };
+export type ScanReply =
+  | { type: 'listing'; seq: number; listing: SharedListing }
+  | { type: 'listing'; seq: number; failed: true }
+  | { type: 'stat-done'; seq: number };
 
 export interface RescanRequest {
   type: 'rescan';
@@ -91,7 +94,13 @@ if (port) {
       }>
     | undefined;
   const readers = () =>
-    (reading ??= Promise.all([import('../lock/rollout-lock.js'), import('./row-batch.js'), import('../ops/rollout-copy.js'), import('./batch-codec.js'), import('../json/parse-json.js')]).then(([lock, batch, copy, codec, parse]) => {
+    (reading ??= Promise.all([
+      import('../lock/rollout-lock.js'),
+      import('./row-batch.js'),
+      import('../ops/rollout-copy.js'),
+      import('./batch-codec.js'),
+      import('../json/parse-json.js'),
+    ]).then(([lock, batch, copy, codec, parse]) => {
       lock.refuseRolloutLocksInThisThread();
       return {
         rowFromCopy: batch.rowFromCopy,

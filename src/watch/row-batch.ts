@@ -10,7 +10,14 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { toTokcapError } from '../errors.js';
 import { JsonBytesReader } from '../json/parse-json.js';
 import type { FileKind } from '../layout/file-names.js';
-import { COPIED_KINDS, closeCopied, copyRolloutInTurn, copyRolloutNow, type CopyArena, type RolloutCopyRecord } from '../ops/rollout-copy.js';
+import {
+  COPIED_KINDS,
+  closeCopied,
+  copyRolloutInTurn,
+  copyRolloutNow,
+  type CopyArena,
+  type RolloutCopyRecord,
+} from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import { copySignature, type CopySignature } from './file-signature.js';
 import { readRow, type RowRead } from '../rollout-read/row-read.js';
@@ -66,13 +73,20 @@ function copiedFiles(record: RolloutCopyRecord): Set<FileKind> | undefined {
  * The outcome for one copied rollout (no lock taken: any thread). Only when the copy failed as a
  * whole (the lock was not granted) do the facts read the files that need no lock, as `inspect`.
  */
-export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record: RolloutCopyRecord, jsonReader?: JsonBytesReader): Promise<RowReadOutcome> {
+export async function rowFromCopy(
+  store: StoreOptions,
+  arena: Uint8Array,
+  record: RolloutCopyRecord,
+  jsonReader?: JsonBytesReader,
+): Promise<RowReadOutcome> {
   const id = record.rolloutId;
   const files = copiedFiles(record);
   if (files?.size === 0) return { ok: true, gone: true };
   try {
     const read = await readRow(store, id, files, { copy: { arena, record }, jsonReader });
-    return record.failure ? { ok: true, row: rowOf(id, read) } : { ok: true, row: rowOf(id, read), signature: copySignature(record.stamps) };
+    return record.failure
+      ? { ok: true, row: rowOf(id, read) }
+      : { ok: true, row: rowOf(id, read), signature: copySignature(record.stamps) };
   } catch (e) {
     return { ok: false, error: toTokcapError(e, { rolloutId: id }).facts() };
   }
@@ -83,7 +97,12 @@ export async function rowFromCopy(store: StoreOptions, arena: Uint8Array, record
  * copied from are left open in `arena.fds` (up to `arena.keepFds`), for the thread that parses
  * the batch to close.
  */
-export async function copyBatch(store: StoreOptions, ids: readonly string[], arena: CopyArena, options?: BatchOptions): Promise<RolloutCopyRecord[]> {
+export async function copyBatch(
+  store: StoreOptions,
+  ids: readonly string[],
+  arena: CopyArena,
+  options?: BatchOptions,
+): Promise<RolloutCopyRecord[]> {
   arena.used = 0;
   closeCopied(arena);
   const records: RolloutCopyRecord[] = [];
@@ -108,14 +127,23 @@ export async function copyBatch(store: StoreOptions, ids: readonly string[], are
 const YIELD_EVERY_MS = 8;
 
 /** A batch read entirely in this thread (`arena` is this batch's alone until it resolves). */
-export async function readBatchHere(store: StoreOptions, ids: readonly string[], arena: CopyArena, options?: BatchOptions): Promise<RowReadOutcome[]> {
+export async function readBatchHere(
+  store: StoreOptions,
+  ids: readonly string[],
+  arena: CopyArena,
+  options?: BatchOptions,
+): Promise<RowReadOutcome[]> {
   const out: RowReadOutcome[] = [];
   const jsonReader = new JsonBytesReader();
   // One rollout at a time through the arena: its memory stays one rollout's.
   for (const id of ids) {
     const [record] = await copyBatch(store, [id], arena, options);
     closeCopied(arena);
-    out.push(heldElsewhere(record, options) ? lockHeldOutcome(record) : await rowFromCopy(store, arena.bytes, record, jsonReader));
+    out.push(
+      heldElsewhere(record, options)
+        ? lockHeldOutcome(record)
+        : await rowFromCopy(store, arena.bytes, record, jsonReader),
+    );
   }
   return out;
 }

@@ -31,7 +31,13 @@ export class RowStore {
   /** Each row carries the signature of the files it was read from (`readKey`, `readKinds`). */
   private readonly rows = new Map<string, PackedRow>();
   /** The totals of `rows`, kept up to date row by row (`set`, `delete`). */
-  private readonly totals: DirectoryTotals = { rollouts: 0, loaded: 0, summary: emptySummary(), invalidNames: 0, tempStateFiles: 0 };
+  private readonly totals: DirectoryTotals = {
+    rollouts: 0,
+    loaded: 0,
+    summary: emptySummary(),
+    invalidNames: 0,
+    tempStateFiles: 0,
+  };
   /**
    * Rollouts listed by a load whose rows are not placed yet (they follow the first screen's):
    * counted in the totals' rollouts, as rows not read.
@@ -146,7 +152,11 @@ export class RowStore {
         : { made: [...this.rows.values()], depth: 0, changes: 0 };
     this.taken = source;
     const t = this.totals;
-    return { rows: () => rowsOf(source), delta, totals: { ...t, rollouts: t.rollouts + this.unplaced, summary: copySummary(t.summary) } };
+    return {
+      rows: () => rowsOf(source),
+      delta,
+      totals: { ...t, rollouts: t.rollouts + this.unplaced, summary: copySummary(t.summary) },
+    };
   }
 }
 

@@ -6,7 +6,13 @@
 import { errorFactsOf } from '../errors.js';
 import type { MaskCause } from '../chains/mask-causes.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
-import { CONDITIONS, knownVersion, type Condition, type RolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
+import {
+  CONDITIONS,
+  knownVersion,
+  type Condition,
+  type RolloutStatus,
+  type RolloutStatusAnswer,
+} from '../status/rollout-status.js';
 import { countRollout, emptySummary, type StatusSummary } from '../status/summary.js';
 import type { Verdict, VerdictAnswer } from '../status/verdict.js';
 import type { RowPreview } from '../rollout-read/row-read.js';
@@ -150,7 +156,12 @@ function packFields(v: RolloutRow): PackedRow {
     (VERDICT_CODES.indexOf(v.verdict) << VERDICT_SHIFT) |
     (WOULD_MASK_CODES.indexOf(v.wouldMask) << WOULD_MASK_SHIFT) |
     (maskOfConditions(v.conditions) << CONDITIONS_SHIFT);
-  const hasExtra = v.danglingIntents.length > 0 || v.incompleteMarkers.length > 0 || v.causes.length > 0 || v.buildError !== undefined || v.error !== undefined;
+  const hasExtra =
+    v.danglingIntents.length > 0 ||
+    v.incompleteMarkers.length > 0 ||
+    v.causes.length > 0 ||
+    v.buildError !== undefined ||
+    v.error !== undefined;
   const extra: RowExtra | null = hasExtra
     ? {
         danglingIntents: list(v.danglingIntents),
@@ -167,8 +178,25 @@ function packFields(v: RolloutRow): PackedRow {
  * The row with the model's bookkeeping set: when it changed, its sequence number, and the
  * signature of the files it was read from (`kinds` one string per combination, from the caller).
  */
-export function withBookkeeping(r: PackedRow, changedAt: number | null, seq: number, signature?: { key: number; kinds: string }): PackedRow {
-  return new PackedRow(r.id, r.bits, r.calls, r.version, r.mtimeMs, changedAt, seq, r.snapshotId, r.extra, signature?.key ?? null, signature?.kinds ?? null);
+export function withBookkeeping(
+  r: PackedRow,
+  changedAt: number | null,
+  seq: number,
+  signature?: { key: number; kinds: string },
+): PackedRow {
+  return new PackedRow(
+    r.id,
+    r.bits,
+    r.calls,
+    r.version,
+    r.mtimeMs,
+    changedAt,
+    seq,
+    r.snapshotId,
+    r.extra,
+    signature?.key ?? null,
+    signature?.kinds ?? null,
+  );
 }
 
 /** A plain-object copy of a row (packed or not), with every field as its own property. */
@@ -203,7 +231,17 @@ export function rowData(r: RolloutRow): RolloutRow {
 
 /** The row of a rollout not read yet. */
 export function placeholderRow(id: string, mtimeMs = 0): PackedRow {
-  return new PackedRow(id, (STATUSES.indexOf('live') << STATUS_SHIFT) | (VERDICT_CODES.indexOf(null) << VERDICT_SHIFT), 0, 0, mtimeMs, null, 0, '', null);
+  return new PackedRow(
+    id,
+    (STATUSES.indexOf('live') << STATUS_SHIFT) | (VERDICT_CODES.indexOf(null) << VERDICT_SHIFT),
+    0,
+    0,
+    mtimeMs,
+    null,
+    0,
+    '',
+    null,
+  );
 }
 
 function wouldMaskOf(v: VerdictAnswer | undefined): boolean | null {
@@ -290,7 +328,11 @@ export interface DirectoryTotals {
 }
 
 /** Counts the loaded rows with the library's summary (the same counts every command prints). */
-export function directoryTotals(rows: Iterable<RolloutRow>, invalidNames: number, tempStateFiles: number): DirectoryTotals {
+export function directoryTotals(
+  rows: Iterable<RolloutRow>,
+  invalidNames: number,
+  tempStateFiles: number,
+): DirectoryTotals {
   const t: DirectoryTotals = { rollouts: 0, loaded: 0, summary: emptySummary(), invalidNames, tempStateFiles };
   for (const r of rows) countRow(t, r);
   return t;
@@ -394,7 +436,12 @@ export function updateVisibleRows(previous: RowList, delta: RowDelta, filter: Ro
   if (delta.changed.length === 0 && delta.removed.length === 0) return previous;
   const cmp = COMPARATORS[sort];
   // The order is total (ties broken by id), so an old row's place is exact.
-  if (delta.replaced && delta.changed.length + delta.replaced.length <= FEW_CHANGES) return previous.update(delta.replaced, delta.changed.filter((r) => rowMatches(r, filter)), cmp);
+  if (delta.replaced && delta.changed.length + delta.replaced.length <= FEW_CHANGES)
+    return previous.update(
+      delta.replaced,
+      delta.changed.filter((r) => rowMatches(r, filter)),
+      cmp,
+    );
   const stale = new Set<string>(delta.removed);
   for (const r of delta.changed) stale.add(r.id);
   const added: RolloutRow[] = [];
@@ -412,7 +459,10 @@ export function updateVisibleRows(previous: RowList, delta: RowDelta, filter: Ro
 }
 
 function sameFilter(a: RowFilter, b: RowFilter): boolean {
-  return a === b || (a.search === b.search && a.masked === b.masked && a.incomplete === b.incomplete && a.dangling === b.dangling);
+  return (
+    a === b ||
+    (a.search === b.search && a.masked === b.masked && a.incomplete === b.incomplete && a.dangling === b.dangling)
+  );
 }
 
 /** A state of the directory as `VisibleRowsCache` needs it (the model's snapshot is one). */
@@ -433,7 +483,8 @@ export class VisibleRowsCache {
 
   rows(state: RowsState, filter: RowFilter, sort: SortMode): RowList {
     const last = this.last;
-    if (last && last.version === state.version && last.sort === sort && sameFilter(last.filter, filter)) return last.rows;
+    if (last && last.version === state.version && last.sort === sort && sameFilter(last.filter, filter))
+      return last.rows;
     const rows =
       last && state.delta && last.version === state.delta.since && last.sort === sort && sameFilter(last.filter, filter)
         ? updateVisibleRows(last.rows, state.delta, filter, sort)

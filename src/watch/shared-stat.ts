@@ -108,7 +108,9 @@ export class IdText implements IdsByIndex {
   }
 
   at(index: number): string | undefined {
-    return index < 0 || index >= this.length ? undefined : this.text.slice(this.starts[index], this.starts[index + 1] - 1);
+    return index < 0 || index >= this.length
+      ? undefined
+      : this.text.slice(this.starts[index], this.starts[index + 1] - 1);
   }
 }
 
@@ -116,7 +118,15 @@ export class IdText implements IdsByIndex {
 export function listingOf(shared: SharedListing): { listing: DirectoryListing; ids: string[] } {
   const ids = shared.ids === '' ? [] : shared.ids.split('\n');
   const rollouts = new ListedRollouts(ids, shared.masks);
-  return { listing: { rollouts, invalidNames: shared.invalidNames, tempStateFiles: shared.tempStateFiles, lockOnly: shared.lockOnly }, ids };
+  return {
+    listing: {
+      rollouts,
+      invalidNames: shared.invalidNames,
+      tempStateFiles: shared.tempStateFiles,
+      lockOnly: shared.lockOnly,
+    },
+    ids,
+  };
 }
 
 /**
@@ -160,7 +170,10 @@ class ListedRollouts extends Map<string, ReadonlySet<FileKind>> {
     this.unmade = undefined;
     super.clear();
   }
-  override forEach(visit: (files: ReadonlySet<FileKind>, id: string, map: Map<string, ReadonlySet<FileKind>>) => void, thisArg?: unknown): void {
+  override forEach(
+    visit: (files: ReadonlySet<FileKind>, id: string, map: Map<string, ReadonlySet<FileKind>>) => void,
+    thisArg?: unknown,
+  ): void {
     this.made();
     super.forEach(visit, thisArg);
   }
@@ -248,7 +261,12 @@ function lstatMtime(path: string): number {
  * the other thread has claimed and stat'ed its last chunk, false when it stopped (a worker that
  * died): the rollouts left without an mtime are then stat'ed here.
  */
-export async function statHere(dir: string, ids: readonly string[], shared: SharedListing, otherDone: Promise<boolean>): Promise<Float64Array> {
+export async function statHere(
+  dir: string,
+  ids: readonly string[],
+  shared: SharedListing,
+  otherDone: Promise<boolean>,
+): Promise<Float64Array> {
   while (statNextChunk(dir, ids, shared)) await yieldToEventLoop();
   const completed = await otherDone;
   const mtimes = new Float64Array(shared.mtimes);

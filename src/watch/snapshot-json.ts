@@ -72,7 +72,9 @@ export function rowJson(r: RolloutRow): WatchRolloutJson {
     snapshot_id: known(r.snapshotId),
     mtime_ms: Math.round(r.mtimeMs),
     would_mask: r.wouldMask,
-    mask_causes: r.causes.map((c) => (c.calls ? { code: c.code, message: c.message, calls: [...c.calls] } : { code: c.code, message: c.message })),
+    mask_causes: r.causes.map((c) =>
+      c.calls ? { code: c.code, message: c.message, calls: [...c.calls] } : { code: c.code, message: c.message },
+    ),
   };
   // Optional keys are left out rather than set to undefined.
   if (r.buildError !== undefined) out.build_error = r.buildError;
@@ -92,7 +94,12 @@ export function watchSnapshotHead(s: DirectorySnapshot): Omit<WatchSnapshotJson,
   const t = s.totals;
   return {
     dir: s.dir,
-    totals: { ...summaryJson(t.summary), rollouts: t.rollouts, invalid_names: t.invalidNames, temp_state_files: t.tempStateFiles },
+    totals: {
+      ...summaryJson(t.summary),
+      rollouts: t.rollouts,
+      invalid_names: t.invalidNames,
+      temp_state_files: t.tempStateFiles,
+    },
     invalid_names: [...s.invalidNames],
   };
 }

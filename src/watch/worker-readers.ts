@@ -11,7 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CopyArena } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
-import type { BatchReply, BatchRequest, ReadyReply, RescanReply, RescanRequest, ScanReply, ScanRequest } from './read-worker.js';
+import type {
+  BatchReply,
+  BatchRequest,
+  ReadyReply,
+  RescanReply,
+  RescanRequest,
+  ScanReply,
+  ScanRequest,
+} from './read-worker.js';
 import type { BatchOptions, RowReadOutcome } from './row-batch.js';
 import type { LoadListing, RescanListing } from './shared-stat.js';
 
@@ -20,11 +28,19 @@ import type { LoadListing, RescanListing } from './shared-stat.js';
  * first batch: the worker and its listing can start before them (commands/watch/early.ts starts
  * both before the command line is parsed; these take ~0.1 s to load).
  */
-let batchModules: Promise<[typeof import('./row-batch.js'), typeof import('../ops/rollout-copy.js'), typeof import('./batch-codec.js')]> | undefined;
+let batchModules:
+  | Promise<
+      [typeof import('./row-batch.js'), typeof import('../ops/rollout-copy.js'), typeof import('./batch-codec.js')]
+    >
+  | undefined;
 /** batch-codec.ts, once loaded: every batch sent waited for it, so every reply finds it. */
 let codec: typeof import('./batch-codec.js') | undefined;
 const readingModules = () =>
-  (batchModules ??= Promise.all([import('./row-batch.js'), import('../ops/rollout-copy.js'), import('./batch-codec.js')]).then((modules) => {
+  (batchModules ??= Promise.all([
+    import('./row-batch.js'),
+    import('../ops/rollout-copy.js'),
+    import('./batch-codec.js'),
+  ]).then((modules) => {
     codec = modules[2];
     return modules;
   }));
@@ -244,7 +260,11 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       start();
     },
     async readBatch(store, ids, options) {
-      const [{ copyBatch, readBatchHere, heldElsewhere, lockHeldOutcome }, { CopyArena, closeCopied }, { encodeRecords }] = await readingModules();
+      const [
+        { copyBatch, readBatchHere, heldElsewhere, lockHeldOutcome },
+        { CopyArena, closeCopied },
+        { encodeRecords },
+      ] = await readingModules();
       const arena = arenas.pop() ?? new CopyArena();
       if (!start()) return readBatchHere(store, ids, arena, options);
       if (workerLoading) {
@@ -310,7 +330,10 @@ export function createWorkerReaders(workerUrl: URL = new URL('./read-worker.js',
       // Idle until the listing comes (a listing already there runs first): what the stat pass
       // and the first batch (read here, see workerLoading) call is loaded meanwhile.
       setImmediate(() => {
-        void sharedStat().then(({ prepareStat }) => prepareStat(), () => undefined);
+        void sharedStat().then(
+          ({ prepareStat }) => prepareStat(),
+          () => undefined,
+        );
         // (a failure is the first batch's to report)
         readingModules().catch(() => undefined);
       });

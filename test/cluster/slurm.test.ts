@@ -25,7 +25,9 @@ beforeAll(async () => {
   await ensureBuilt();
   const sinfo = await execa('sinfo', ['-h', '-o', '%t'], { reject: false });
   if (sinfo.exitCode !== 0 || !/idle|mix|alloc/.test(sinfo.stdout)) {
-    throw new Error(`no Slurm node is up (sinfo: ${sinfo.stdout || sinfo.stderr || sinfo.exitCode}); start one with scripts/start-slurm.sh (root)`);
+    throw new Error(
+      `no Slurm node is up (sinfo: ${sinfo.stdout || sinfo.stderr || sinfo.exitCode}); start one with scripts/start-slurm.sh (root)`,
+    );
   }
   root = mkdtempSync(join(tmpdir(), 'tokcap-slurm-'));
   store = join(root, 'store');
@@ -43,11 +45,15 @@ afterAll(() => {
  * tasks side by side (and shards write into one dataset at once).
  */
 async function sbatch(options: string[], script: string, args: string[], env: Record<string, string> = {}) {
-  const r = await execa('sbatch', ['--wait', '--chdir', root, '--cpus-per-task=1', ...options, join(ROOT, 'examples/slurm', script), ...args], {
-    env: cleanEnv({ TOKCAP, ...env }),
-    extendEnv: false,
-    reject: false,
-  });
+  const r = await execa(
+    'sbatch',
+    ['--wait', '--chdir', root, '--cpus-per-task=1', ...options, join(ROOT, 'examples/slurm', script), ...args],
+    {
+      env: cleanEnv({ TOKCAP, ...env }),
+      extendEnv: false,
+      reject: false,
+    },
+  );
   const job = /Submitted batch job (\d+)/.exec(r.stdout)?.[1];
   const logs = job ? readdirSync(root).filter((f) => f.includes(`-${job}_`) || f.endsWith(`-${job}.log`)) : [];
   const text = logs.map((f) => `${f}:\n${readFileSync(join(root, f), 'utf8')}`).join('\n');
@@ -60,12 +66,17 @@ async function rows(sql: string): Promise<Record<string, unknown>[]> {
 
 /** Rows of A not in B plus rows of B not in A (a multiset difference). */
 async function difference(a: string, b: string): Promise<number> {
-  const [r] = await rows(`select (select count(*) from (select * from ${a} except all select * from ${b})) + (select count(*) from (select * from ${b} except all select * from ${a})) as n`);
+  const [r] = await rows(
+    `select (select count(*) from (select * from ${a} except all select * from ${b})) + (select count(*) from (select * from ${b} except all select * from ${a})) as n`,
+  );
   return Number(r.n);
 }
 
 const table = (dataset: string, name: string) => `read_parquet('${dataset}/${name}/*.parquet')`;
-const parquetFiles = (path: string) => readdirSync(path).filter((n) => n.endsWith('.parquet')).sort();
+const parquetFiles = (path: string) =>
+  readdirSync(path)
+    .filter((n) => n.endsWith('.parquet'))
+    .sort();
 const part = (k: number, n: number) => `part-${String(k).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.parquet`;
 
 // Concurrent: each test mostly waits for sbatch --wait, which polls the controller every few seconds.
@@ -73,18 +84,40 @@ describe.concurrent('examples/slurm on a real Slurm', () => {
   it('verify.sbatch --array=0-3, then merge.sbatch as a dependent job: the gate prints what one unsharded run finds', async () => {
     const reports = join(root, 'reports');
     // As docs/cluster.md submits them: the array, then the gate depending on it (afterany).
-    const array = await execa('sbatch', ['--parsable', '--chdir', root, '--cpus-per-task=1', '--array=0-3', join(ROOT, 'examples/slurm/verify.sbatch'), store, reports], {
-      env: cleanEnv({ TOKCAP }),
-      extendEnv: false,
-    });
+    const array = await execa(
+      'sbatch',
+      [
+        '--parsable',
+        '--chdir',
+        root,
+        '--cpus-per-task=1',
+        '--array=0-3',
+        join(ROOT, 'examples/slurm/verify.sbatch'),
+        store,
+        reports,
+      ],
+      {
+        env: cleanEnv({ TOKCAP }),
+        extendEnv: false,
+      },
+    );
     const job = array.stdout.trim().split(';')[0];
     const gate = await sbatch([`--dependency=afterany:${job}`], 'merge.sbatch', [reports, '--json']);
     expect(gate.exitCode, gate.text).toBe(0);
     expect(readdirSync(reports).sort()).toEqual(['verify-0.json', 'verify-1.json', 'verify-2.json', 'verify-3.json']);
-    const whole = JSON.parse((await execa(process.execPath, [BIN, 'verify-digests', store, '--json'], { reject: false, env: cleanEnv() })).stdout);
+    const whole = JSON.parse(
+      (await execa(process.execPath, [BIN, 'verify-digests', store, '--json'], { reject: false, env: cleanEnv() }))
+        .stdout,
+    );
     expect(whole.ok).toBe(true);
     const log = readFileSync(join(root, gate.logs[0]), 'utf8');
-    expect(JSON.parse(log)).toMatchObject({ command: 'verify-digests', ok: true, findings: whole.findings, shards: 4, rollouts: 30 });
+    expect(JSON.parse(log)).toMatchObject({
+      command: 'verify-digests',
+      ok: true,
+      findings: whole.findings,
+      shards: 4,
+      rollouts: 30,
+    });
   }, 300_000);
 
   it('the gate fails (exit 3, naming the shard) when a task left no report', async () => {
@@ -115,7 +148,10 @@ describe.concurrent('examples/slurm on a real Slurm', () => {
     const whole = join(root, 'whole');
     const [run, one] = await Promise.all([
       sbatch(['--array=0-2'], 'export.sbatch', [store, dataset]),
-      execa(process.execPath, [BIN, 'export', store, '--format', 'parquet', '--out', whole, '--json'], { reject: false, env: cleanEnv() }),
+      execa(process.execPath, [BIN, 'export', store, '--format', 'parquet', '--out', whole, '--json'], {
+        reject: false,
+        env: cleanEnv(),
+      }),
     ]);
     expect(run.exitCode, run.text).toBe(0);
     expect(run.logs).toHaveLength(3);
@@ -134,7 +170,11 @@ describe.concurrent('examples/slurm on a real Slurm', () => {
     const direct = join(root, 'direct');
     const [run, one] = await Promise.all([
       sbatch(['--array=1', '--export=ALL,TOKCAP_SHARD=1/3'], 'export.sbatch', [store, rerun]),
-      execa(process.execPath, [BIN, 'export', store, '--format', 'parquet', '--shard', '1/3', '--out', direct, '--json'], { reject: false, env: cleanEnv() }),
+      execa(
+        process.execPath,
+        [BIN, 'export', store, '--format', 'parquet', '--shard', '1/3', '--out', direct, '--json'],
+        { reject: false, env: cleanEnv() },
+      ),
     ]);
     expect(run.exitCode, run.text).toBe(0);
     expect(one.exitCode, one.stderr).toBe(0);

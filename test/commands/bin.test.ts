@@ -16,7 +16,12 @@ import { BIN, ROOT, cleanEnv, ensureBuilt } from '../support/cli.js';
 const DIR = mkdtempSync(join(tmpdir(), 'tokcap-bin-'));
 
 function tokcap(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []) {
-  return execa('node', [...nodeArgs, BIN, ...args], { env: cleanEnv(env), extendEnv: false, reject: false, stdin: 'ignore' });
+  return execa('node', [...nodeArgs, BIN, ...args], {
+    env: cleanEnv(env),
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  });
 }
 
 function stderrLines(stderr: string): string[] {
@@ -27,7 +32,9 @@ function stderrLines(stderr: string): string[] {
  * Runs the binary with hooks that log every bare specifier (package) it imports and the path of
  * every file module it loads (a package bundled into dist/cli/ is imported by no specifier).
  */
-async function importedPackages(args: string[]): Promise<{ exitCode: number | undefined; stdout: string; stderr: string; imported: string[]; loaded: string[] }> {
+async function importedPackages(
+  args: string[],
+): Promise<{ exitCode: number | undefined; stdout: string; stderr: string; imported: string[]; loaded: string[] }> {
   const hookDir = mkdtempSync(join(DIR, 'hooks-'));
   const log = join(hookDir, 'imports.log');
   const loadLog = join(hookDir, 'loads.log');
@@ -48,7 +55,10 @@ export async function load(url, context, next) {
   writeFileSync(log, '');
   writeFileSync(loadLog, '');
   const register = join(hookDir, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  writeFileSync(
+    register,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+  );
   const r = await tokcap(args, {}, ['--import', pathToFileURL(register).href]);
   const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
   return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, imported: lines(log), loaded: lines(loadLog) };
@@ -56,7 +66,10 @@ export async function load(url, context, next) {
 
 /** The files of dist/cli/ among `loaded` that hold commander's code (bundled into a chunk). */
 const withCommander = (loaded: string[]) =>
-  loaded.filter((f) => f.startsWith(join(ROOT, 'dist', 'cli') + sep) && readFileSync(f, 'utf8').includes('commander.unknownCommand'));
+  loaded.filter(
+    (f) =>
+      f.startsWith(join(ROOT, 'dist', 'cli') + sep) && readFileSync(f, 'utf8').includes('commander.unknownCommand'),
+  );
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -95,10 +108,20 @@ describe('tokcap binary', () => {
 
   it('a stdout that cannot be written (a full disk) is an I/O error: one line, exit 3, no stack trace', () => {
     const demo = join(ROOT, 'fixtures', 'demo-store');
-    for (const args of [['inspect', demo], ['inspect', demo, '--json'], ['verify-digests', demo, '--json'], ['build', demo, '--json'], ['export', demo, '--out', '-']]) {
+    for (const args of [
+      ['inspect', demo],
+      ['inspect', demo, '--json'],
+      ['verify-digests', demo, '--json'],
+      ['build', demo, '--json'],
+      ['export', demo, '--out', '-'],
+    ]) {
       // stdout is /dev/full itself (every write fails with ENOSPC), not a pipe to it.
       const full = openSync('/dev/full', 'w');
-      const r = spawnSync('node', [BIN, ...args], { env: cleanEnv({}), stdio: ['ignore', full, 'pipe'], encoding: 'utf8' });
+      const r = spawnSync('node', [BIN, ...args], {
+        env: cleanEnv({}),
+        stdio: ['ignore', full, 'pipe'],
+        encoding: 'utf8',
+      });
       closeSync(full);
       expect([args.join(' '), r.status]).toEqual([args.join(' '), 3]);
       expect(stderrLines(r.stderr)).toEqual(['tokcap: standard output: no space left on device']);
@@ -123,7 +146,9 @@ describe('tokcap binary', () => {
   it('sweep with no DIR and no TOKCAP_DIR exits 2', async () => {
     const r = await tokcap(['sweep', '--older-than', '7d']);
     expect(r.exitCode).toBe(2);
-    expect(stderrLines(r.stderr)).toEqual(["tokcap: no capture directory: give DIR or set TOKCAP_DIR; see 'tokcap sweep --help'"]);
+    expect(stderrLines(r.stderr)).toEqual([
+      "tokcap: no capture directory: give DIR or set TOKCAP_DIR; see 'tokcap sweep --help'",
+    ]);
   });
 
   it('an invalid rollout id exits 2', async () => {
@@ -173,7 +198,12 @@ describe('tokcap binary', () => {
   it('__complete (run on every Tab) loads no CLI or UI package, and answers with rollout ids', async () => {
     const store = mkdtempSync(join(DIR, 'store-'));
     for (const id of ['demo-1', 'demo-2', 'other']) writeFileSync(join(store, `${id}.tokens.jsonl`), '');
-    const { exitCode, imported, loaded, stdout, stderr } = await importedPackages(['__complete', 'inspect', store, 'demo-']);
+    const { exitCode, imported, loaded, stdout, stderr } = await importedPackages([
+      '__complete',
+      'inspect',
+      store,
+      'demo-',
+    ]);
     expect({ exitCode, stdout, stderr }).toEqual({ exitCode: 0, stdout: 'demo-1\ndemo-2\n:none', stderr: '' });
     expect(imported.filter((s) => /^(commander|react|ink|chalk|cli-table3|execa)(\/|$)/.test(s))).toEqual([]);
     expect(withCommander(loaded)).toEqual([]);

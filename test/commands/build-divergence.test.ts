@@ -35,11 +35,17 @@ describe('build explains where a broken chain’s tokens part (real Qwen3 ids, P
   });
 
   it('shows the ids alone without a tokenizer, and says which paths it tried', async () => {
-    const r = await tokcap(['build', dir, 'r-drift'], { env: { HF_HOME: join(emptyHome, 'none'), HF_HUB_CACHE: '', HOME: emptyHome } });
+    const r = await tokcap(['build', dir, 'r-drift'], {
+      env: { HF_HOME: join(emptyHome, 'none'), HF_HUB_CACHE: '', HOME: emptyHome },
+    });
     expect(r.exitCode).toBe(0);
-    expect(r.stdout).toContain(`call-002 diverges from call-001 at token ${at().toLocaleString('en-US')}: generated [151668, 271], re-rendered [151668, 198, 198]`);
+    expect(r.stdout).toContain(
+      `call-002 diverges from call-001 at token ${at().toLocaleString('en-US')}: generated [151668, 271], re-rendered [151668, 198, 198]`,
+    );
     expect(r.stdout).toContain('no tokenizer for Qwen/Qwen3-8B in the Hugging Face cache (tried ');
-    expect(r.stdout).toContain(join(emptyHome, 'none', 'hub', 'models--Qwen--Qwen3-8B', 'snapshots', '*', 'tokenizer.json'));
+    expect(r.stdout).toContain(
+      join(emptyHome, 'none', 'hub', 'models--Qwen--Qwen3-8B', 'snapshots', '*', 'tokenizer.json'),
+    );
     // Nobody asked for text: a model missing from the cache is said beside the ids, never on stderr.
     expect(r.stderr).toBe('');
   });
@@ -51,7 +57,15 @@ describe('build explains where a broken chain’s tokens part (real Qwen3 ids, P
     const byId = Object.fromEntries(results.map((x) => [x.rollout_id, x]));
     expect(byId['r-clean'].divergences).toBeUndefined();
     const [d] = byId['r-drift'].divergences;
-    expect(d).toMatchObject({ call: 'call-002', kind: 'boundary', reason: 'parent_unresolved', candidate_parent: 'call-001', position: at(), shared_tokens: at(), candidate_part: 'generation' });
+    expect(d).toMatchObject({
+      call: 'call-002',
+      kind: 'boundary',
+      reason: 'parent_unresolved',
+      candidate_parent: 'call-001',
+      position: at(),
+      shared_tokens: at(),
+      candidate_part: 'generation',
+    });
     expect(d.hunk).toEqual({ start: at() - 1, generated: [151668, 271], rerendered: [151668, 198, 198] });
     expect(d.generated.start).toBe(at() - 8);
     expect(d.generated.ids).toHaveLength(16);
@@ -59,7 +73,11 @@ describe('build explains where a broken chain’s tokens part (real Qwen3 ids, P
     expect(d.rerendered.text).toContain('</think>\n\nThe answer');
     // The dropped reasoning: the re-rendered prompt goes straight to the answer where <think> was generated.
     const [dropped] = byId['r-dropped'].divergences;
-    expect(dropped).toMatchObject({ call: 'call-002', candidate_parent: 'call-001', position: firstCall().prompt.length });
+    expect(dropped).toMatchObject({
+      call: 'call-002',
+      candidate_parent: 'call-001',
+      position: firstCall().prompt.length,
+    });
     expect(dropped.generated.text).toMatch(/assistant\n<think>\nAdd/);
     expect(dropped.rerendered.text).toMatch(/assistant\nThe answer is 4\./);
   });

@@ -31,9 +31,18 @@ export async function load(url, context, next) {
 }`,
   );
   const register = join(DIR, 'register.mjs');
-  writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  writeFileSync(
+    register,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+  );
   writeFileSync(log, '');
-  const r = await execa('node', ['--import', pathToFileURL(register).href, BIN, ...args], { env: cleanEnv({ ...env, LOAD_LOG: log }), extendEnv: false, reject: false, stdin: 'ignore', cwd });
+  const r = await execa('node', ['--import', pathToFileURL(register).href, BIN, ...args], {
+    env: cleanEnv({ ...env, LOAD_LOG: log }),
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    cwd,
+  });
   return { ...r, loaded: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
 }
 
@@ -61,13 +70,19 @@ describe('the command line from its bundle', () => {
     expect(r.loaded).toContain(join(CLI, 'main.js'));
     // bin/tokcap.js finds the command (dist/commands/cli/command-word.js), tunes V8
     // (dist/commands/cli/v8-flags.js) and checks nothing: nothing else of dist/commands.
-    expect(r.loaded.filter((f) => f.startsWith(MODULES)).sort()).toEqual([join(MODULES, 'cli', 'command-word.js'), join(MODULES, 'cli', 'v8-flags.js')]);
+    expect(r.loaded.filter((f) => f.startsWith(MODULES)).sort()).toEqual([
+      join(MODULES, 'cli', 'command-word.js'),
+      join(MODULES, 'cli', 'v8-flags.js'),
+    ]);
   });
 
   it('is chosen by the command, not by a word "watch" elsewhere on the line', async () => {
     const named = join(DIR, 'watch');
     await generateStore({ dir: named }, { rollouts: 2, calls: 1, prompt: 4, gen: 2, turn: 1, seed: 5 });
-    for (const args of [['inspect', 'watch'], ['--lock-wait', '5s', 'verify-digests', 'watch']]) {
+    for (const args of [
+      ['inspect', 'watch'],
+      ['--lock-wait', '5s', 'verify-digests', 'watch'],
+    ]) {
       const r = await execaIn(DIR, args);
       expect(r.exitCode, args.join(' ')).toBe(0);
       expect(r.loaded, args.join(' ')).toContain(join(CLI, 'main.js'));

@@ -7,7 +7,14 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { COMMAND_NAMES, COMMANDS, GLOBAL_OPTIONS, SHELLS, commandOptionEntries, optionLongFlag } from '../../commands/cli/options.js';
+import {
+  COMMAND_NAMES,
+  COMMANDS,
+  GLOBAL_OPTIONS,
+  SHELLS,
+  commandOptionEntries,
+  optionLongFlag,
+} from '../../commands/cli/options.js';
 import { complete, formatCompletion, type Completion } from '../../commands/completion/complete.js';
 import { completionScript } from '../../commands/completion/completion.js';
 import { BIN, ensureBuilt } from '../support/cli.js';
@@ -15,7 +22,15 @@ import { BIN, ensureBuilt } from '../support/cli.js';
 const DIR = mkdtempSync(join(tmpdir(), 'tokcap-completion-'));
 const CAP = join(DIR, 'cap');
 mkdirSync(CAP);
-for (const f of ['r1.tokens.jsonl', 'r1.tokens.state.json', 'r2.tokens.incomplete', '.hid.tokens.intents', 'bad id.tokens.jsonl', 'lockonly.tokens.lock', 'notes.txt']) {
+for (const f of [
+  'r1.tokens.jsonl',
+  'r1.tokens.state.json',
+  'r2.tokens.incomplete',
+  '.hid.tokens.intents',
+  'bad id.tokens.jsonl',
+  'lockonly.tokens.lock',
+  'notes.txt',
+]) {
   writeFileSync(join(CAP, f), '');
 }
 writeFileSync(join(DIR, 'train.jsonl'), '');
@@ -52,7 +67,8 @@ describe('tokcap __complete', () => {
       }
       expect(offered).toContain('--help');
     }
-    for (const spec of Object.values(GLOBAL_OPTIONS)) expect(values(ask(['inspect', '--']))).toContain(optionLongFlag(spec.flags));
+    for (const spec of Object.values(GLOBAL_OPTIONS))
+      expect(values(ask(['inspect', '--']))).toContain(optionLongFlag(spec.flags));
     // retire owns --version <n>: there -V is the only version flag.
     expect(values(ask(['retire', '-']))).toContain('-V');
     expect(values(ask(['inspect', '--sta']))).toEqual(['--status']);
@@ -62,7 +78,9 @@ describe('tokcap __complete', () => {
     expect(values(ask(['inspect', '--status', '']))).toEqual([...STATUS_VALUES]);
     expect(values(ask(['inspect', 'cap', '--sort', '']))).toEqual([...SORT_VALUES]);
     expect(values(ask(['export', 'cap', '--format', '']))).toEqual([...FORMAT_VALUES]);
-    expect(values(ask(['inspect', '--status', STATUS_VALUES[0].slice(0, 2)]))).toEqual(STATUS_VALUES.filter((v) => v.startsWith(STATUS_VALUES[0].slice(0, 2))));
+    expect(values(ask(['inspect', '--status', STATUS_VALUES[0].slice(0, 2)]))).toEqual(
+      STATUS_VALUES.filter((v) => v.startsWith(STATUS_VALUES[0].slice(0, 2))),
+    );
     // bash splits `--status=x` into `--status`, `=`, `x`; zsh and fish pass it whole.
     expect(values(ask(['inspect', '--status', '=']))).toEqual([...STATUS_VALUES]);
     expect(values(ask(['inspect', '--status', '=', STATUS_VALUES[1]]))).toEqual([STATUS_VALUES[1]]);
@@ -78,7 +96,10 @@ describe('tokcap __complete', () => {
     expect(ask(['inspect', 'ca'])).toEqual({ candidates: [], directive: 'dirs' });
     expect(ask(['fixture', ''])).toEqual({ candidates: [], directive: 'dirs' });
     // Rollout ids with at least one of J, S, I, M; not invalid names, lock-only ids, foreign files.
-    expect(ask(['inspect', CAP, ''])).toEqual({ candidates: [{ value: '.hid' }, { value: 'r1' }, { value: 'r2' }], directive: 'none' });
+    expect(ask(['inspect', CAP, ''])).toEqual({
+      candidates: [{ value: '.hid' }, { value: 'r1' }, { value: 'r2' }],
+      directive: 'none',
+    });
     expect(values(ask(['inspect', CAP, 'r']))).toEqual(['r1', 'r2']);
     // Ids already given are not offered again; options and their values do not count as ids.
     expect(values(ask(['retire', CAP, 'r1', 'r']))).toEqual(['r2']);
@@ -98,7 +119,9 @@ describe('tokcap __complete', () => {
   });
 
   it('prints one candidate a line, a tab before its description, then the directive', () => {
-    expect(formatCompletion({ candidates: [{ value: 'a', description: 'first\tone' }, { value: 'b' }], directive: 'files' })).toBe('a\tfirst one\nb\n:files\n');
+    expect(
+      formatCompletion({ candidates: [{ value: 'a', description: 'first\tone' }, { value: 'b' }], directive: 'files' }),
+    ).toBe('a\tfirst one\nb\n:files\n');
     expect(formatCompletion({ candidates: [], directive: 'none' })).toBe(':none\n');
   });
 
@@ -127,7 +150,12 @@ function scriptFile(shell: (typeof SHELLS)[number]): string {
 
 /** Runs a shell program in DIR; stdin from /dev/null (bash reads ~/.bashrc when stdin is a socket). */
 function inShell(shell: string, args: string[], env: Record<string, string> = {}): string[] {
-  const out = execFileSync(shell, args, { encoding: 'utf8', cwd: DIR, env: { ...SHELL_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync(shell, args, {
+    encoding: 'utf8',
+    cwd: DIR,
+    env: { ...SHELL_ENV, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return out.split('\n').filter((l) => l !== '');
 }
 
@@ -146,7 +174,11 @@ describe.each(SHELLS)('the %s script', (shell) => {
   // only where it is installed: always bash; zsh and fish where present (.ci/run installs them).
   const whereInstalled = shell === 'bash' || hasShell(shell) ? it : undefined;
   whereInstalled?.(`is valid ${shell} syntax (${shell} -n)`, () => {
-    const res = spawnSync(shell, ['-n', scriptFile(shell)], { encoding: 'utf8', env: SHELL_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    const res = spawnSync(shell, ['-n', scriptFile(shell)], {
+      encoding: 'utf8',
+      env: SHELL_ENV,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     expect(res.stderr).toBe('');
     expect(res.status).toBe(0);
   });
@@ -182,7 +214,8 @@ const describeWhereInstalled = (shell: string) => (hasShell(shell) ? describe : 
 describeWhereInstalled('fish')('fish, for real', () => {
   it('completes through complete -C', () => {
     const file = scriptFile('fish');
-    const fish = (line: string) => inShell('fish', ['--no-config', '-c', `source '${file}'; complete -C '${line}'`]).sort();
+    const fish = (line: string) =>
+      inShell('fish', ['--no-config', '-c', `source '${file}'; complete -C '${line}'`]).sort();
     expect(fish('tokcap ver')).toEqual([`verify-digests\t${COMMANDS['verify-digests'].summary}`]);
     expect(fish('tokcap inspect --status ')).toEqual([...STATUS_VALUES].sort());
     expect(fish('tokcap inspect cap r')).toEqual(['r1', 'r2']);
@@ -203,7 +236,11 @@ describeWhereInstalled('zsh')('zsh', () => {
     ].join('\n');
     const zsh = (words: string[]) => {
       const quoted = words.map((w) => `'${w}'`).join(' ');
-      return inShell('zsh', ['-f', '-c', `${stubs}\nsource '${scriptFile('zsh')}' 2>/dev/null\nwords=(${quoted}); CURRENT=${words.length}; _tokcap`]);
+      return inShell('zsh', [
+        '-f',
+        '-c',
+        `${stubs}\nsource '${scriptFile('zsh')}' 2>/dev/null\nwords=(${quoted}); CURRENT=${words.length}; _tokcap`,
+      ]);
     };
     expect(zsh(['tokcap', 'inspect', 'cap', 'r'])).toEqual(['compadd r1|r2']);
     expect(zsh(['tokcap', 'ver'])).toEqual([`describe verify-digests:${COMMANDS['verify-digests'].summary}`]);

@@ -25,8 +25,19 @@ const BASE: GlobalOptions & InspectCommandOptions = {
 };
 
 /** A context on fake streams, or on the io given (a test's own stdout, say). */
-function ctxWith<I extends CliIo = FakeIo>(options: Partial<GlobalOptions & InspectCommandOptions> = {}, io: I = fakeIo() as unknown as I) {
-  const ctx = createContext({ command: 'inspect', dir: '/d', ids: [], idsGiven: false, positionals: ['/d'], options: { ...BASE, ...options }, io });
+function ctxWith<I extends CliIo = FakeIo>(
+  options: Partial<GlobalOptions & InspectCommandOptions> = {},
+  io: I = fakeIo() as unknown as I,
+) {
+  const ctx = createContext({
+    command: 'inspect',
+    dir: '/d',
+    ids: [],
+    idsGiven: false,
+    positionals: ['/d'],
+    options: { ...BASE, ...options },
+    io,
+  });
   return { ctx, io };
 }
 
@@ -60,7 +71,12 @@ describe('CommandContext output', () => {
   });
 
   it('jsonArray writes, element by element, the bytes json(array) would write', () => {
-    const values: unknown[] = [{ a: 1, skip: undefined }, [new JsonFloat(1), 2.5, 'x'], null, [0, 7, 4294967295, 4294967296]];
+    const values: unknown[] = [
+      { a: 1, skip: undefined },
+      [new JsonFloat(1), 2.5, 'x'],
+      null,
+      [0, 7, 4294967295, 4294967296],
+    ];
     const streamed = ctxWith({ json: true });
     const arr = streamed.ctx.jsonArray();
     for (const v of values) void arr.push(v);
@@ -84,7 +100,7 @@ describe('CommandContext output', () => {
     expect(JSON.parse(io.stdout.text)).toEqual([{ ok: 1 }, { ok: 2 }]);
   });
 
-  it('jsonArray: a stdout that cannot keep up makes push wait for it; the bytes\' memory is released once written', async () => {
+  it("jsonArray: a stdout that cannot keep up makes push wait for it; the bytes' memory is released once written", async () => {
     // A pipe whose reader is slower than the builds: bytes queue in the stream until written.
     const written: string[] = [];
     const slow = new Writable({
@@ -105,7 +121,10 @@ describe('CommandContext output', () => {
     expect(released).toBe(1);
     expect(written.join('')).toBe('[{"a":1,"b":2}');
     // A stream that wrote everything in the call (a file): released at once, nothing to wait for.
-    const file = ctxWith({ json: true }, { ...fakeIo(), stdout: new Writable({ write: (_chunk, _encoding, done) => done() }) });
+    const file = ctxWith(
+      { json: true },
+      { ...fakeIo(), stdout: new Writable({ write: (_chunk, _encoding, done) => done() }) },
+    );
     let now = 0;
     expect(file.ctx.jsonArray().push(new RawJsonText(Buffer.from('{}')), () => now++)).toBeUndefined();
     expect(now).toBe(1);
@@ -120,7 +139,10 @@ describe('CommandContext output', () => {
     for (const [head, tail] of [
       [{ dir: '/d' }, { invalid_names: ['x'], temp_state_files: [] as string[] }],
       [{}, {}],
-      [{ dir: 'é"\\', skipped: undefined }, { last: undefined, more: 1 }],
+      [
+        { dir: 'é"\\', skipped: undefined },
+        { last: undefined, more: 1 },
+      ],
     ] as const) {
       for (const n of [0, 1, 3]) {
         const streamed = ctxWith({ json: true });
@@ -145,7 +167,13 @@ describe('CommandContext output', () => {
     expect(slow.writableLength).toBe(0);
     expect(slow.text).toBe('{"m":{"a":{"n":1}');
     // A stream that wrote everything in the call (a file): nothing to wait for.
-    const file = ctxWith({ json: true }, { ...fakeIo(), stdout: Object.assign(new Writable({ write: (_chunk, _encoding, done) => done() }), { text: '' }) });
+    const file = ctxWith(
+      { json: true },
+      {
+        ...fakeIo(),
+        stdout: Object.assign(new Writable({ write: (_chunk, _encoding, done) => done() }), { text: '' }),
+      },
+    );
     expect(file.ctx.jsonMap({}, 'm').entry('a', 1)).toBeUndefined();
   });
 

@@ -47,13 +47,30 @@ describe.each([
     const doc = JSON.parse(r.stdout);
     expect(doc.ok).toBe(true);
     const byName = Object.fromEntries(doc.checks.map((c: { check: string }) => [c.check, c]));
-    expect(Object.keys(byName)).toEqual(['filesystem', 'lock scope', 'flock between processes', 'flock with python3', 'atomic rename', 'directory fsync', 'clock skew', 'free space', 'free inodes']);
-    for (const c of ['flock between processes', 'flock with python3', 'atomic rename', 'directory fsync']) expect(byName[c].verdict).toBe('ok');
+    expect(Object.keys(byName)).toEqual([
+      'filesystem',
+      'lock scope',
+      'flock between processes',
+      'flock with python3',
+      'atomic rename',
+      'directory fsync',
+      'clock skew',
+      'free space',
+      'free inodes',
+    ]);
+    for (const c of ['flock between processes', 'flock with python3', 'atomic rename', 'directory fsync'])
+      expect(byName[c].verdict).toBe('ok');
     expect(byName['flock with python3'].tokcap_holds).toEqual({ ex: false, sh: false });
     expect(byName['flock with python3'].other_holds).toEqual({ ex: false, sh: false });
     expect(byName['lock scope'].scope).toBe('node');
     expect(byName['clock skew'].skew_seconds).toBe(0);
-    if (dir === tmpfs) expect(byName.filesystem).toMatchObject({ type: 'tmpfs', statfs_type: '0x1021994', mount_point: tmpfs, source: 'tokcap-doctor-test' });
+    if (dir === tmpfs)
+      expect(byName.filesystem).toMatchObject({
+        type: 'tmpfs',
+        statfs_type: '0x1021994',
+        mount_point: tmpfs,
+        source: 'tokcap-doctor-test',
+      });
     expect(readdirSync(dir)).toEqual(['keep.txt']);
   }, 60_000);
 
@@ -77,7 +94,13 @@ describe('doctor --hold and --probe', () => {
     const holder = tokcap(['doctor', dir(), '--hold', '8s']);
     const probe = await tokcap(['doctor', dir(), '--probe', '--wait', '20s', '--json']);
     expect(probe.exitCode, probe.stderr).toBe(0);
-    expect(JSON.parse(probe.stdout)).toMatchObject({ ok: true, excluded: true, same_node: true, holder: hostname(), verdict: 'warning' });
+    expect(JSON.parse(probe.stdout)).toMatchObject({
+      ok: true,
+      excluded: true,
+      same_node: true,
+      holder: hostname(),
+      verdict: 'warning',
+    });
     const held = await holder;
     expect(held.exitCode).toBe(0);
     expect(existsSync(holdFile())).toBe(false);
@@ -89,7 +112,9 @@ describe('doctor --hold and --probe', () => {
     try {
       const probe = await tokcap(['doctor', dir(), '--probe']);
       expect(probe.exitCode).toBe(1);
-      expect(probe.stderr).toMatch(/the lock does NOT exclude across nodes \(held on node-a, tried on .*\): an exclusive lock was granted/);
+      expect(probe.stderr).toMatch(
+        /the lock does NOT exclude across nodes \(held on node-a, tried on .*\): an exclusive lock was granted/,
+      );
     } finally {
       rmSync(holdFile());
     }

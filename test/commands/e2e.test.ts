@@ -34,7 +34,12 @@ describe('exit codes', () => {
     // Overwrite one token id inside an indexed line: same length, different bytes.
     const f = join(d, 'demo-0.tokens.jsonl');
     const text = (await import('node:fs')).readFileSync(f, 'utf8');
-    writeFileSync(f, text.replace('"prompt_token_ids":[', '"prompt_token_ids":[9').replace(/"prompt_token_ids":\[9(\d)/, '"prompt_token_ids":[$1'));
+    writeFileSync(
+      f,
+      text
+        .replace('"prompt_token_ids":[', '"prompt_token_ids":[9')
+        .replace(/"prompt_token_ids":\[9(\d)/, '"prompt_token_ids":[$1'),
+    );
     const strict = await tokcap(['verify-digests', demo(), '--strict']);
     expect(strict.exitCode).toBe(1);
     const bytes = (await import('node:fs')).readFileSync(f);
@@ -49,7 +54,15 @@ describe('exit codes', () => {
   });
 
   it('1 when a conditional drop is refused, with the reason on stderr', async () => {
-    const r = await tokcap(['retire', demo(), 'demo-5', '--snapshot-id', 'ffffffffffffffffffffffffffffffff', '--version', '5']);
+    const r = await tokcap([
+      'retire',
+      demo(),
+      'demo-5',
+      '--snapshot-id',
+      'ffffffffffffffffffffffffffffffff',
+      '--version',
+      '5',
+    ]);
     expect(r.exitCode).toBe(1);
     expect(String(r.stderr)).toMatch(/^tokcap: demo-5: not dropped: its snapshot id is [0-9a-f]{32}, not f{32}$/m);
   });
@@ -162,7 +175,12 @@ describe('colour', () => {
   it('no escape codes when stdout is not a TTY, and none with NO_COLOR', async () => {
     const d = demo();
     for (const env of [{}, { NO_COLOR: '1', FORCE_COLOR: '3' }] as Record<string, string>[]) {
-      for (const args of [['inspect', d], ['inspect', d, 'demo-3'], ['build', d], ['verify-digests', d]]) {
+      for (const args of [
+        ['inspect', d],
+        ['inspect', d, 'demo-3'],
+        ['build', d],
+        ['verify-digests', d],
+      ]) {
         const r = await tokcap(args, { env });
         expect(ESC.test(String(r.stdout)), args.join(' ')).toBe(false);
         expect(ESC.test(String(r.stderr)), args.join(' ')).toBe(false);

@@ -53,7 +53,10 @@ describe('an empty selection', () => {
           const outDir = scratch('empty-out');
           cleanup.push(outDir);
           const out = join(outDir, 'x');
-          const r = await cli([...c.args(out), ...(await sel.args()), ...(json ? ['--json'] : [])], fakeIo({ stdin: sel.stdin }));
+          const r = await cli(
+            [...c.args(out), ...(await sel.args()), ...(json ? ['--json'] : [])],
+            fakeIo({ stdin: sel.stdin }),
+          );
           expect(r.code).toBe(3);
           expect(r.stderr.trim()).toBe(`tokcap: ${dir}: no rollouts selected`);
           expect(r.stdout).not.toMatch(/"ok":\s*true/);

@@ -22,7 +22,11 @@ const UNREADABLE = ['r000', 'r299'];
 let base: string;
 let store: string;
 const runAs: RunOptions = IS_ROOT ? { uid: NOBODY, gid: NOBODY, env: { HOME: '/tmp' } } : {};
-const threads = (env: Record<string, string> = {}): RunOptions => ({ ...runAs, env: { ...runAs.env, TOKCAP_WORKERS: '2', ...env }, timeoutMs: 120_000 });
+const threads = (env: Record<string, string> = {}): RunOptions => ({
+  ...runAs,
+  env: { ...runAs.env, TOKCAP_WORKERS: '2', ...env },
+  timeoutMs: 120_000,
+});
 const stateFile = (id: string) => join(store, `${id}.tokens.state.json`);
 const nodeText = (id: string) => `EACCES: permission denied, open '${stateFile(id)}'`;
 const words = (id: string) => `${stateFile(id)}: permission denied`;
@@ -52,11 +56,12 @@ describe(`an unreadable file met by a worker${IS_ROOT ? ' (as uid 65534)' : ''}`
     expect(human.stdout + human.stderr).not.toContain('EACCES');
     const json = await tokcap(['build', store, '--json'], threads());
     const results = JSON.parse(json.stdout) as { rollout_id: string; error?: string }[];
-    for (const id of UNREADABLE) expect(results.find((r) => r.rollout_id === id)?.error).toBe(`OSError: ${nodeText(id)}`);
+    for (const id of UNREADABLE)
+      expect(results.find((r) => r.rollout_id === id)?.error).toBe(`OSError: ${nodeText(id)}`);
     expect(json.stderr).toContain(`tokcap: ${UNREADABLE[1]}: ${words(UNREADABLE[1])}\n`);
   }, 180_000);
 
-  it('verify-digests, inspect and watch --once: the same words; inspect --json keeps Node\'s text', async () => {
+  it("verify-digests, inspect and watch --once: the same words; inspect --json keeps Node's text", async () => {
     const verify = await tokcap(['verify-digests', store], threads());
     for (const id of UNREADABLE) expect(verify.stderr).toContain(`tokcap: ${id}: ${words(id)}\n`);
     const inspect = await tokcap(['inspect', store, '--json'], threads());
@@ -78,12 +83,22 @@ describe('a lock held by another process (python3)', () => {
   it('build: "timed out after 1s waiting for the lock", never the Python class of the JSON string', async () => {
     const holder = await holdLock(store, 'r150', 'ex', 30);
     try {
-      const human = await tokcap(['build', store, 'r150', 'r151', '--lock-wait', '1s'], { ...threads(), uid: undefined, gid: undefined });
+      const human = await tokcap(['build', store, 'r150', 'r151', '--lock-wait', '1s'], {
+        ...threads(),
+        uid: undefined,
+        gid: undefined,
+      });
       expect(human.stderr).toContain('tokcap: r150: timed out after 1s waiting for the lock of rollout r150\n');
       expect(human.stdout).toContain('could not be read: timed out after 1s waiting for the lock of rollout r150\n');
       expect(human.stdout).not.toContain('TimeoutError');
-      const json = await tokcap(['build', store, 'r150', '--lock-wait', '1s', '--json'], { ...threads(), uid: undefined, gid: undefined });
-      expect((JSON.parse(json.stdout) as { error?: string }[])[0].error).toBe('TimeoutError: timed out after 1s waiting for the lock of rollout r150');
+      const json = await tokcap(['build', store, 'r150', '--lock-wait', '1s', '--json'], {
+        ...threads(),
+        uid: undefined,
+        gid: undefined,
+      });
+      expect((JSON.parse(json.stdout) as { error?: string }[])[0].error).toBe(
+        'TimeoutError: timed out after 1s waiting for the lock of rollout r150',
+      );
     } finally {
       holder.child.kill();
       await holder.done;

@@ -37,19 +37,23 @@ describe('exit codes', () => {
     expect(exitCodeFor(new TypeError('boom'))).toBe(3);
     expect(exitCodeFor('a string')).toBe(3);
     expect(exitCodeFor(undefined)).toBe(3);
-    const enoent = Object.assign(new Error("ENOENT: no such file or directory, open '/x'"), { code: 'ENOENT', errno: -2, path: '/x' });
+    const enoent = Object.assign(new Error("ENOENT: no such file or directory, open '/x'"), {
+      code: 'ENOENT',
+      errno: -2,
+      path: '/x',
+    });
     expect(exitCodeFor(enoent)).toBe(3);
   });
 });
 
 describe('formatErrorLine', () => {
   it('names the rollout, else the file', () => {
-    expect(formatErrorLine(new TokcapError('frozen', 'rollout is frozen', { rolloutId: 'r1', file: '/d/r1.tokens.jsonl' }))).toBe(
-      'tokcap: r1: rollout is frozen',
-    );
-    expect(formatErrorLine(new TokcapError('io', 'EACCES: permission denied', { file: '/d/r1.tokens.state.json' }))).toBe(
-      'tokcap: /d/r1.tokens.state.json: EACCES: permission denied',
-    );
+    expect(
+      formatErrorLine(new TokcapError('frozen', 'rollout is frozen', { rolloutId: 'r1', file: '/d/r1.tokens.jsonl' })),
+    ).toBe('tokcap: r1: rollout is frozen');
+    expect(
+      formatErrorLine(new TokcapError('io', 'EACCES: permission denied', { file: '/d/r1.tokens.state.json' })),
+    ).toBe('tokcap: /d/r1.tokens.state.json: EACCES: permission denied');
     expect(formatErrorLine(new TokcapError('usage', 'no capture directory'))).toBe('tokcap: no capture directory');
   });
 
@@ -67,9 +71,19 @@ describe('formatErrorLine', () => {
     expect(formatErrorLine(new TypeError("Cannot read properties of undefined (reading 'x')"))).toBe(
       "tokcap: unexpected error: TypeError: Cannot read properties of undefined (reading 'x')",
     );
-    const enoent = Object.assign(new Error('ENOENT: no such file or directory, scandir'), { code: 'ENOENT', errno: -2, syscall: 'scandir', path: '/nope' });
+    const enoent = Object.assign(new Error('ENOENT: no such file or directory, scandir'), {
+      code: 'ENOENT',
+      errno: -2,
+      syscall: 'scandir',
+      path: '/nope',
+    });
     expect(formatErrorLine(enoent)).toBe('tokcap: /nope: no such directory');
-    const eio = Object.assign(new Error("EIO: i/o error, read '/x'"), { code: 'EIO', errno: -5, syscall: 'read', path: '/x' });
+    const eio = Object.assign(new Error("EIO: i/o error, read '/x'"), {
+      code: 'EIO',
+      errno: -5,
+      syscall: 'read',
+      path: '/x',
+    });
     expect(formatErrorLine(eio)).toBe('tokcap: /x: input/output error');
     expect(formatErrorLine(42)).toBe('tokcap: unexpected error: 42');
   });
@@ -77,23 +91,37 @@ describe('formatErrorLine', () => {
 
 /** A Node fs error as the fs module makes it (code, errno, syscall, path). */
 function errno(code: string, syscall: string, path?: string): NodeJS.ErrnoException {
-  const e = new Error(`${code}: something, ${syscall}${path === undefined ? '' : ` '${path}'`}`) as NodeJS.ErrnoException;
+  const e = new Error(
+    `${code}: something, ${syscall}${path === undefined ? '' : ` '${path}'`}`,
+  ) as NodeJS.ErrnoException;
   return Object.assign(e, { code, errno: -1, syscall, ...(path === undefined ? {} : { path }) });
 }
 
 describe('a DIR that cannot be listed, in words', () => {
   it('says what is wrong with DIR, without the code, the syscall or the path twice', () => {
-    expect(formatErrorLine(ioError(errno('ENOENT', 'opendir'), '/data/caps'))).toBe('tokcap: /data/caps: no such directory');
-    expect(formatErrorLine(ioError(errno('ENOENT', 'opendir', '/data/caps'), '/data/caps'))).toBe('tokcap: /data/caps: no such directory');
-    expect(formatErrorLine(ioError(errno('ENOTDIR', 'opendir'), '/data/caps'))).toBe('tokcap: /data/caps: not a directory');
-    expect(formatErrorLine(ioError(errno('EACCES', 'opendir'), '/data/caps'))).toBe('tokcap: /data/caps: permission denied');
-    expect(formatErrorLine(ioError(errno('EPERM', 'opendir'), '/data/caps'))).toBe('tokcap: /data/caps: permission denied');
+    expect(formatErrorLine(ioError(errno('ENOENT', 'opendir'), '/data/caps'))).toBe(
+      'tokcap: /data/caps: no such directory',
+    );
+    expect(formatErrorLine(ioError(errno('ENOENT', 'opendir', '/data/caps'), '/data/caps'))).toBe(
+      'tokcap: /data/caps: no such directory',
+    );
+    expect(formatErrorLine(ioError(errno('ENOTDIR', 'opendir'), '/data/caps'))).toBe(
+      'tokcap: /data/caps: not a directory',
+    );
+    expect(formatErrorLine(ioError(errno('EACCES', 'opendir'), '/data/caps'))).toBe(
+      'tokcap: /data/caps: permission denied',
+    );
+    expect(formatErrorLine(ioError(errno('EPERM', 'opendir'), '/data/caps'))).toBe(
+      'tokcap: /data/caps: permission denied',
+    );
   });
 
   it('names the file as well when the error is about a file of a rollout', () => {
     const e = ioError(errno('EACCES', 'open', '/d/r1.tokens.state.json'), '/d/r1.tokens.state.json', 'r1');
     expect(formatErrorLine(e)).toBe('tokcap: r1: /d/r1.tokens.state.json: permission denied');
-    expect(formatErrorLine(ioError(errno('ENOENT', 'open', '/d/r1.tokens.lock'), '/d/r1.tokens.lock'))).toBe('tokcap: /d/r1.tokens.lock: no such file or directory');
+    expect(formatErrorLine(ioError(errno('ENOENT', 'open', '/d/r1.tokens.lock'), '/d/r1.tokens.lock'))).toBe(
+      'tokcap: /d/r1.tokens.lock: no such file or directory',
+    );
   });
 
   it('says other codes in words too, and keeps the code in the JSON message (kind io)', () => {
@@ -106,22 +134,35 @@ describe('a DIR that cannot be listed, in words', () => {
   it('derives the words from the facts that crossed a thread (a verdict, a row, a reply), never from the text', () => {
     const message = "ENOENT: something, open '/d/r1.tokens.lock'";
     const facts = ioError(errno('ENOENT', 'open', '/d/r1.tokens.lock'), '/d/r1.tokens.lock', 'r1').facts();
-    expect(facts).toEqual({ kind: 'io', message, system: { code: 'ENOENT', syscall: 'open', path: '/d/r1.tokens.lock' } });
+    expect(facts).toEqual({
+      kind: 'io',
+      message,
+      system: { code: 'ENOENT', syscall: 'open', path: '/d/r1.tokens.lock' },
+    });
     const back = structuredClone(facts);
-    expect(formatErrorLine(errorFromFacts(back, { rolloutId: 'r1' }))).toBe('tokcap: r1: /d/r1.tokens.lock: no such file or directory');
+    expect(formatErrorLine(errorFromFacts(back, { rolloutId: 'r1' }))).toBe(
+      'tokcap: r1: /d/r1.tokens.lock: no such file or directory',
+    );
     expect(couldNotBeRead(back)).toBe('could not be read: /d/r1.tokens.lock: no such file or directory');
-    expect(errorJson(errorFromFacts(back, { rolloutId: 'r1' }))).toEqual({ rollout_id: 'r1', error: { kind: 'io', message } });
+    expect(errorJson(errorFromFacts(back, { rolloutId: 'r1' }))).toEqual({
+      rollout_id: 'r1',
+      error: { kind: 'io', message },
+    });
     // The text alone is shown as it is: nothing is parsed out of it.
     expect(couldNotBeRead({ kind: 'io', message })).toBe(`could not be read: ${message}`);
-    expect(couldNotBeRead({ kind: 'lock_timeout', message: 'timed out after 1s waiting for the lock of rollout r1' })).toBe(
-      'could not be read: timed out after 1s waiting for the lock of rollout r1',
-    );
+    expect(
+      couldNotBeRead({ kind: 'lock_timeout', message: 'timed out after 1s waiting for the lock of rollout r1' }),
+    ).toBe('could not be read: timed out after 1s waiting for the lock of rollout r1');
     // Only kind io is told as a system error.
-    expect(couldNotBeRead({ kind: 'corrupt', message: 'EFOO: x, open', system: { code: 'EACCES' } })).toBe('could not be read: EFOO: x, open');
+    expect(couldNotBeRead({ kind: 'corrupt', message: 'EFOO: x, open', system: { code: 'EACCES' } })).toBe(
+      'could not be read: EFOO: x, open',
+    );
   });
 
-  it('a reply from the main thread keeps the system error, a TokcapError\'s or a raw one', () => {
-    const wrapped = reviveError(structuredClone(serialiseError(ioError(errno('EACCES', 'open', '/d/s'), '/d/s', 'r1'))));
+  it("a reply from the main thread keeps the system error, a TokcapError's or a raw one", () => {
+    const wrapped = reviveError(
+      structuredClone(serialiseError(ioError(errno('EACCES', 'open', '/d/s'), '/d/s', 'r1'))),
+    );
     expect(formatErrorLine(wrapped)).toBe('tokcap: r1: /d/s: permission denied');
     const raw = reviveError(structuredClone(serialiseError(errno('ENOTDIR', 'opendir', '/d'))));
     expect(formatErrorLine(raw)).toBe('tokcap: /d: not a directory');
@@ -168,7 +209,10 @@ describe('errorJson', () => {
 
   it('prefers the explicit rollout id and maps foreign errors', () => {
     expect(errorJson(new TokcapError('io', 'x', { rolloutId: 'a' }), 'b').rollout_id).toBe('b');
-    expect(errorJson(new RangeError('nope'), 'r')).toEqual({ rollout_id: 'r', error: { kind: 'other', message: 'RangeError: nope' } });
+    expect(errorJson(new RangeError('nope'), 'r')).toEqual({
+      rollout_id: 'r',
+      error: { kind: 'other', message: 'RangeError: nope' },
+    });
     const eacces = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES', errno: -13 });
     expect(errorJson(eacces, 'r').error.kind).toBe('io');
     expect(errorJson(new Error('x')).rollout_id).toBeNull();

@@ -7,20 +7,27 @@ import { FindingSpool } from '../../commands/verify-digests/finding-spool.js';
 
 /** Findings of three rollouts, as verifyDirectory hands them over: a rollout's at a time. */
 const perRollout: Finding[][] = ['r0', 'r1', 'r2'].map((rollout_id, r) =>
-  Array.from({ length: 40 }, (_, i) => ({
-    rollout_id,
-    code: i % 2 ? 'entry_digest_mismatch' : 'torn_tail',
-    severity: i % 2 ? 'error' : 'warning',
-    line: i + 1,
-    message: `finding ${r}.${i} \u202e with text from the store`,
-  }) as Finding),
+  Array.from(
+    { length: 40 },
+    (_, i) =>
+      ({
+        rollout_id,
+        code: i % 2 ? 'entry_digest_mismatch' : 'torn_tail',
+        severity: i % 2 ? 'error' : 'warning',
+        line: i + 1,
+        message: `finding ${r}.${i} \u202e with text from the store`,
+      }) as Finding,
+  ),
 );
 const doc = { ok: false, findings: perRollout.flat(), unchecked: ['r9'] };
 
 async function written(spool: FindingSpool): Promise<Buffer> {
   for (const f of perRollout) spool.add(f);
   const parts: Uint8Array[] = [];
-  await spool.writeDocument({ write: async (b) => void parts.push(Buffer.from(b)) }, { ok: false, findings: [], unchecked: ['r9'] });
+  await spool.writeDocument(
+    { write: async (b) => void parts.push(Buffer.from(b)) },
+    { ok: false, findings: [], unchecked: ['r9'] },
+  );
   spool.close();
   return Buffer.concat(parts);
 }

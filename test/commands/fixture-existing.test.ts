@@ -22,17 +22,40 @@ describe('fixture into a store that has rollouts', () => {
   it('an id that already has a capture file: exit 2, nothing written', async () => {
     const dir = demo();
     const before = pictureTree(dir);
-    const { code, stdout, stderr } = await cli(['fixture', dir, '--prefix', 'demo-', '--rollouts', '3', '--calls', '2']);
+    const { code, stdout, stderr } = await cli([
+      'fixture',
+      dir,
+      '--prefix',
+      'demo-',
+      '--rollouts',
+      '3',
+      '--calls',
+      '2',
+    ]);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toBe(`tokcap: ${dir}: already has rollouts demo-0, demo-1, demo-2; fixture never writes to an existing rollout (choose another --prefix or an empty DIR)\n`);
+    expect(stderr).toBe(
+      `tokcap: ${dir}: already has rollouts demo-0, demo-1, demo-2; fixture never writes to an existing rollout (choose another --prefix or an empty DIR)\n`,
+    );
     expect(pictureTree(dir)).toEqual(before);
   });
 
   it('--mix and --no-fast are refused the same way', async () => {
     const dir = demo();
     const before = pictureTree(dir);
-    const { code } = await cli(['fixture', dir, '--prefix', 'demo-', '--rollouts', '8', '--calls', '2', '--mix', '--no-fast', '--json']);
+    const { code } = await cli([
+      'fixture',
+      dir,
+      '--prefix',
+      'demo-',
+      '--rollouts',
+      '8',
+      '--calls',
+      '2',
+      '--mix',
+      '--no-fast',
+      '--json',
+    ]);
     expect(code).toBe(2);
     expect(pictureTree(dir)).toEqual(before);
   });

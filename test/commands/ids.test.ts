@@ -75,7 +75,10 @@ describe('--ids-from - after a usage error', () => {
       ['delete', dir, 'not/an/id', '--ids-from', '-'],
     ];
     for (const args of lines) {
-      const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TOKCAP_DIR: '' } });
+      const child = spawn(process.execPath, [BIN, ...args], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { ...process.env, TOKCAP_DIR: '' },
+      });
       let stderr = '';
       child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
       const [code] = (await once(child, 'exit')) as [number | null];

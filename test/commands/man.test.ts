@@ -14,8 +14,19 @@ describe('man pages', () => {
 
   it.each(['tokcap', ...COMMAND_NAMES.map((n) => `tokcap-${n}`)])('%s.1 is a roff page with every section', (page) => {
     const roff = readFileSync(join(ROOT, 'man', `${page}.1`), 'utf8');
-    expect(roff.split('\n')[1]).toMatch(/^\.TH "TOKCAP(\\-[A-Z\\-]+)?" "1" "November 2026" "tokcap \d+\.\d+\.\d+" "tokcap manual"$/);
-    for (const section of ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'OPTIONS', 'EXIT STATUS', 'EXAMPLES', 'ENVIRONMENT', 'SEE ALSO']) {
+    expect(roff.split('\n')[1]).toMatch(
+      /^\.TH "TOKCAP(\\-[A-Z\\-]+)?" "1" "November 2026" "tokcap \d+\.\d+\.\d+" "tokcap manual"$/,
+    );
+    for (const section of [
+      'NAME',
+      'SYNOPSIS',
+      'DESCRIPTION',
+      'OPTIONS',
+      'EXIT STATUS',
+      'EXAMPLES',
+      'ENVIRONMENT',
+      'SEE ALSO',
+    ]) {
       expect(roff).toMatch(new RegExp(`^\\.SH "?${section}"?$`, 'm'));
     }
   });

@@ -29,7 +29,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 async function shardReports(name: string, args: string[], n: number): Promise<string> {
   const reports = join(root, name);
   mkdirSync(reports);
-  for (let k = 0; k < n; k++) writeFileSync(join(reports, `${name}-${k}.json`), (await cli([...args, '--shard', `${k}/${n}`, '--json'])).stdout);
+  for (let k = 0; k < n; k++)
+    writeFileSync(join(reports, `${name}-${k}.json`), (await cli([...args, '--shard', `${k}/${n}`, '--json'])).stdout);
   return reports;
 }
 
@@ -42,8 +43,19 @@ describe('merge of a whole run: the unsharded report and exit code', () => {
     expect(merged.code).toBe(whole.code);
     const w = JSON.parse(whole.stdout);
     const m = JSON.parse(merged.stdout);
-    expect(m).toMatchObject({ command: 'verify-digests', ok: w.ok, findings: w.findings, unchecked: w.unchecked, shards: 4, rollouts: 36 });
-    expect(w.findings.some((f: { rollout_id: string; severity: string }) => f.rollout_id === 'r02' && f.severity === 'error')).toBe(true);
+    expect(m).toMatchObject({
+      command: 'verify-digests',
+      ok: w.ok,
+      findings: w.findings,
+      unchecked: w.unchecked,
+      shards: 4,
+      rollouts: 36,
+    });
+    expect(
+      w.findings.some(
+        (f: { rollout_id: string; severity: string }) => f.rollout_id === 'r02' && f.severity === 'error',
+      ),
+    ).toBe(true);
     const text = await cli(['merge', reports]);
     expect(text.stdout).toMatch(/verify-digests, 4 shards: 36 rollouts verified: 2 errors, 4 warnings; ok: false\n$/);
   });

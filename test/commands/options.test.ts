@@ -19,9 +19,13 @@ import { DEFAULT_LOCK_WAIT_MS } from '../../src/ops/store.js';
 import { cli, fakeIo, ROOT } from '../support/cli.js';
 
 const ALL_SPECS: [CommandName | 'global', string, OptionSpec<unknown>][] = [
-  ...(Object.entries(GLOBAL_OPTIONS) as [string, OptionSpec<unknown>][]).map(([k, s]): [CommandName | 'global', string, OptionSpec<unknown>] => ['global', k, s]),
+  ...(Object.entries(GLOBAL_OPTIONS) as [string, OptionSpec<unknown>][]).map(
+    ([k, s]): [CommandName | 'global', string, OptionSpec<unknown>] => ['global', k, s],
+  ),
   ...COMMAND_NAMES.flatMap((name) =>
-    (Object.entries(COMMANDS[name].options) as [string, OptionSpec<unknown>][]).map(([k, s]): [CommandName | 'global', string, OptionSpec<unknown>] => [name, k, s]),
+    (Object.entries(COMMANDS[name].options) as [string, OptionSpec<unknown>][]).map(
+      ([k, s]): [CommandName | 'global', string, OptionSpec<unknown>] => [name, k, s],
+    ),
   ),
 ];
 
@@ -55,7 +59,9 @@ describe('the option table', () => {
 
   it('no command flag clashes with another flag of the same command or a global one', () => {
     for (const name of COMMAND_NAMES) {
-      const flags = commandOptionEntries(name).flatMap(([, s]) => [optionLongFlag(s.flags), optionShortFlag(s.flags)].filter(Boolean));
+      const flags = commandOptionEntries(name).flatMap(([, s]) =>
+        [optionLongFlag(s.flags), optionShortFlag(s.flags)].filter(Boolean),
+      );
       expect(new Set(flags).size, name).toBe(flags.length);
       expect(flags, name).not.toContain('-h');
       expect(flags, name).not.toContain('--help');
@@ -71,24 +77,50 @@ describe('the option table', () => {
     }
   });
 
-  it('derives the --lock-wait default from the library\'s one constant (help, man pages, README, docs)', () => {
+  it("derives the --lock-wait default from the library's one constant (help, man pages, README, docs)", () => {
     expect(GLOBAL_OPTIONS.lockWait.default).toBe(DEFAULT_LOCK_WAIT_MS / 1000);
     const label = formatDuration(DEFAULT_LOCK_WAIT_MS / 1000);
     expect(GLOBAL_OPTIONS.lockWait.defaultLabel).toBe(label);
-    for (const [, page] of allManPages()) expect(page.split('\n').filter((l) => l.includes("a rollout's lock before failing")).join('\n')).toContain(`Default: \`${label}\``);
+    for (const [, page] of allManPages())
+      expect(
+        page
+          .split('\n')
+          .filter((l) => l.includes("a rollout's lock before failing"))
+          .join('\n'),
+      ).toContain(`Default: \`${label}\``);
     // The hand-written texts that state it.
     expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain(`\`--lock-wait DUR\` (default \`${label}\`)`);
-    expect(readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8')).toContain(`how long to wait for a rollout's lock, default \`${label}\``);
+    expect(readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8')).toContain(
+      `how long to wait for a rollout's lock, default \`${label}\``,
+    );
   });
 
   it('has the options the contract names', () => {
-    const flagsOf = (name: CommandName) => Object.values(COMMANDS[name].options).map((s) => (s as OptionSpec<unknown>).flags);
-    expect(Object.values(GLOBAL_OPTIONS).map((s) => s.flags)).toEqual(['--json', '--color <when>', '-q, --quiet', '--lock-wait <duration>']);
+    const flagsOf = (name: CommandName) =>
+      Object.values(COMMANDS[name].options).map((s) => (s as OptionSpec<unknown>).flags);
+    expect(Object.values(GLOBAL_OPTIONS).map((s) => s.flags)).toEqual([
+      '--json',
+      '--color <when>',
+      '-q, --quiet',
+      '--lock-wait <duration>',
+    ]);
     expect(GLOBAL_OPTIONS.lockWait.default).toBe(10);
-    expect(flagsOf('inspect')).toEqual(['--deep', '--status <state>', '--sort <key>', '--limit <n>', '--call <call-id>', '--tokenizer <path>', '--ids-from <file>', '--shard <K/N|auto>', '--allow-empty']);
+    expect(flagsOf('inspect')).toEqual([
+      '--deep',
+      '--status <state>',
+      '--sort <key>',
+      '--limit <n>',
+      '--call <call-id>',
+      '--tokenizer <path>',
+      '--ids-from <file>',
+      '--shard <K/N|auto>',
+      '--allow-empty',
+    ]);
     for (const name of ['inspect', 'build'] as const) expect(flagsOf(name)).toContain('--tokenizer <path>');
-    for (const name of ['inspect', 'verify-digests', 'build', 'export', 'freeze'] as const) expect(flagsOf(name)).toContain('--shard <K/N|auto>');
-    for (const name of ['inspect', 'verify-digests', 'build', 'export', 'watch'] as const) expect(flagsOf(name)).toContain('--allow-empty');
+    for (const name of ['inspect', 'verify-digests', 'build', 'export', 'freeze'] as const)
+      expect(flagsOf(name)).toContain('--shard <K/N|auto>');
+    for (const name of ['inspect', 'verify-digests', 'build', 'export', 'watch'] as const)
+      expect(flagsOf(name)).toContain('--allow-empty');
     expect(flagsOf('sweep')).toEqual(['--older-than <duration>', '--dry-run']);
     expect(flagsOf('retire')).toEqual(['--snapshot-id <id>', '--version <n>', '--ids-from <file>']);
     expect(COMMANDS.sweep.options.olderThan.required).toBe(true);
@@ -152,7 +184,8 @@ describe('man page markdown', () => {
   it('documents every option and example of the command', () => {
     for (const name of COMMAND_NAMES) {
       const md = commandMarkdown(name);
-      for (const [, spec] of commandOptionEntries(name)) expect(md, `${name} ${spec.flags}`).toContain(`\`${optionLongFlag(spec.flags)}\``);
+      for (const [, spec] of commandOptionEntries(name))
+        expect(md, `${name} ${spec.flags}`).toContain(`\`${optionLongFlag(spec.flags)}\``);
       for (const ex of COMMANDS[name].examples) expect(md).toContain(`    ${ex.command}`);
     }
     const top = programMarkdown();

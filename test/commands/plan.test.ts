@@ -65,7 +65,10 @@ describe('planOf', () => {
       for (const [key, raw] of p.options!) {
         const spec = specs.get(key)!;
         const options = ctx.options as Record<string, unknown>;
-        if (raw === true) expect(options[key], `${words.join(' ')}: ${key}`).toBe(key === 'color' ? 'never' : key === 'fast' ? false : true);
+        if (raw === true)
+          expect(options[key], `${words.join(' ')}: ${key}`).toBe(
+            key === 'color' ? 'never' : key === 'fast' ? false : true,
+          );
         else expect(options[key], `${words.join(' ')}: ${key}`).toEqual(spec.parse ? spec.parse(raw) : raw);
       }
     }
@@ -76,7 +79,9 @@ describe('plainDir', () => {
   const keep = ['quiet', 'json', 'color', 'lockWait'];
   it('is the one positional, whatever options in `keep` surround it', () => {
     expect(plainDir(plan('inspect', 'runs/r42'), readSettings({}), keep)).toBe('runs/r42');
-    expect(plainDir(plan('inspect', '-q', 'runs/r42', '--lock-wait', '5s', '--color=never'), readSettings({}), keep)).toBe('runs/r42');
+    expect(
+      plainDir(plan('inspect', '-q', 'runs/r42', '--lock-wait', '5s', '--color=never'), readSettings({}), keep),
+    ).toBe('runs/r42');
   });
 
   it('is $TOKCAP_DIR when there is no positional, unless it is empty', () => {
@@ -96,7 +101,8 @@ describe('readSettings', () => {
   it('takes TOKCAP_WORKERS as threads in all when it is a positive whole number, else leaves it to each job', () => {
     expect(readSettings({ TOKCAP_WORKERS: '1' }).threads).toBe(1);
     expect(readSettings({ TOKCAP_WORKERS: '4' }).threads).toBe(4);
-    for (const v of ['0', '', '-1', '2.5', 'two', ' 2']) expect(readSettings({ TOKCAP_WORKERS: v }).threads, v).toBeUndefined();
+    for (const v of ['0', '', '-1', '2.5', 'two', ' 2'])
+      expect(readSettings({ TOKCAP_WORKERS: v }).threads, v).toBeUndefined();
     expect(readSettings({}).threads).toBeUndefined();
   });
 

@@ -21,7 +21,14 @@ describe('dispatch and lazy loading', () => {
     const { code } = await cli(['sweep', DIR, '--older-than', '7d'], fakeIo(), rec.loaders);
     expect(code).toBe(0);
     expect(rec.loaded).toEqual(['sweep']);
-    expect(rec.contexts[0].options).toMatchObject({ olderThan: 604800, dryRun: false, json: false, quiet: false, color: 'auto', lockWait: 10 });
+    expect(rec.contexts[0].options).toMatchObject({
+      olderThan: 604800,
+      dryRun: false,
+      json: false,
+      quiet: false,
+      color: 'auto',
+      lockWait: 10,
+    });
   });
 
   it('loads nothing on a usage error', async () => {
@@ -69,10 +76,16 @@ describe('commander errors', () => {
     [['nosuchcmd'], /^tokcap: unknown command 'nosuchcmd'; see 'tokcap --help'$/],
     [['inspect', DIR, '--bogus'], /^tokcap: unknown option '--bogus'; see 'tokcap inspect --help'$/],
     [['inspect', DIR, '--stat', 'x'], /Did you mean one of --sort, --status\?/],
-    [['inspect', DIR, '--status', 'nope'], /^tokcap: --status: invalid value 'nope': allowed choices are all, live, frozen, retired, unavailable, corrupt, dangling, incomplete, missing_state, refused, retired_with_records, torn_tail, unindexed_tail; see/],
+    [
+      ['inspect', DIR, '--status', 'nope'],
+      /^tokcap: --status: invalid value 'nope': allowed choices are all, live, frozen, retired, unavailable, corrupt, dangling, incomplete, missing_state, refused, retired_with_records, torn_tail, unindexed_tail; see/,
+    ],
     [['inspect', DIR, '--limit', '0'], /^tokcap: --limit: expected a positive integer, got '0'/],
     [['sweep', DIR], /required option '--older-than <duration>' not specified/],
-    [['sweep', DIR, '--older-than', '7'], /^tokcap: --older-than: invalid duration '7': a duration needs a unit, e.g. 7d or 36h; see 'tokcap sweep --help'$/],
+    [
+      ['sweep', DIR, '--older-than', '7'],
+      /^tokcap: --older-than: invalid duration '7': a duration needs a unit, e.g. 7d or 36h; see 'tokcap sweep --help'$/,
+    ],
     [['sweep', DIR, '--older-than', '-1d'], /negative/],
     [['sweep', DIR, '--lock-wait', '5'], /^tokcap: --lock-wait: invalid duration '5'/],
     [['sweep', DIR, 'extra', '--older-than', '1d'], /too many arguments for 'sweep'/],
@@ -135,7 +148,11 @@ describe('-V/--version and retire --version', () => {
   });
 
   it('every command accepts -V (docs/cli.md#common-options); retire keeps --version <n> for the drop', async () => {
-    for (const args of [['inspect', DIR, '-V'], ['sweep', '--version'], ['retire', '-V']]) {
+    for (const args of [
+      ['inspect', DIR, '-V'],
+      ['sweep', '--version'],
+      ['retire', '-V'],
+    ]) {
       const { code, stdout } = await cli(args);
       expect(code, args.join(' ')).toBe(0);
       expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
@@ -163,9 +180,20 @@ describe('global options', () => {
   it('typed defaults are filled in', async () => {
     const rec = recordingLoaders();
     await cli(['build', DIR], fakeIo(), rec.loaders);
-    expect(rec.contexts[0].options).toMatchObject({ freeze: false, all: false, model: '', failOnMask: false, idsFrom: undefined });
+    expect(rec.contexts[0].options).toMatchObject({
+      freeze: false,
+      all: false,
+      model: '',
+      failOnMask: false,
+      idsFrom: undefined,
+    });
     await cli(['export', DIR, '--out', 'o.jsonl', '--fields', 'a, b,a'], fakeIo(), rec.loaders);
-    expect(rec.contexts[1].options).toMatchObject({ out: 'o.jsonl', format: 'jsonl', fields: ['a', 'b'], force: false });
+    expect(rec.contexts[1].options).toMatchObject({
+      out: 'o.jsonl',
+      format: 'jsonl',
+      fields: ['a', 'b'],
+      force: false,
+    });
   });
 });
 
@@ -183,7 +211,11 @@ describe('DIR and ids', () => {
   it('positional ids then --ids-from, deduplicated in order; ids after --', async () => {
     const rec = recordingLoaders();
     const io = fakeIo({ stdin: '# list\nr2\n\nr4\n-rf\n' });
-    const { code } = await cli(['freeze', DIR, 'r1', 'r2', '--ids-from', '-', '--', 'r3', '-rf', 'r1'], io, rec.loaders);
+    const { code } = await cli(
+      ['freeze', DIR, 'r1', 'r2', '--ids-from', '-', '--', 'r3', '-rf', 'r1'],
+      io,
+      rec.loaders,
+    );
     expect(code).toBe(0);
     expect(rec.contexts[0].ids).toEqual(['r1', 'r2', 'r3', '-rf', 'r4']);
     expect(rec.contexts[0].idsGiven).toBe(true);
@@ -200,7 +232,9 @@ describe('DIR and ids', () => {
   it('an unreadable --ids-from file is a usage error', async () => {
     const { code, stderr } = await cli(['inspect', DIR, '--ids-from', join(DIR, 'nope.txt')]);
     expect(code).toBe(2);
-    expect(oneLine(stderr)).toBe(`tokcap: ${join(DIR, 'nope.txt')}: cannot read --ids-from file: ENOENT: no such file or directory`);
+    expect(oneLine(stderr)).toBe(
+      `tokcap: ${join(DIR, 'nope.txt')}: cannot read --ids-from file: ENOENT: no such file or directory`,
+    );
   });
 
   it('with $TOKCAP_DIR, leading ids are ids', async () => {
@@ -226,7 +260,9 @@ describe('resolveDirAndIds', () => {
   });
   it('with $TOKCAP_DIR, store-changing commands refuse to guess', () => {
     const env = '/env';
-    expect(() => resolveDirAndIds('delete', ['runs', 'a'], env, true, isDir)).toThrow(/both a directory and a rollout id/);
+    expect(() => resolveDirAndIds('delete', ['runs', 'a'], env, true, isDir)).toThrow(
+      /both a directory and a rollout id/,
+    );
     expect(resolveDirAndIds('delete', ['./runs', 'a'], env, true, isDir)).toEqual({ dir: './runs', ids: ['a'] });
   });
   it('commands without ids always take the positional as DIR', () => {

@@ -11,7 +11,16 @@ import { qwen3Store } from '../support/qwen3.js';
 const ARTIFACTS = join(projectRoot, '.ci-artifacts');
 /** Debian's chromium, with the flags of the project's guide (no download, no network, fresh profile). */
 const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 describe('report DIR ID --out FILE.html, rendered by headless Chromium', () => {
   let root: string;
@@ -35,7 +44,11 @@ describe('report DIR ID --out FILE.html, rendered by headless Chromium', () => {
     const html = readFileSync(out, 'utf8');
     expect(html).not.toMatch(/<(script|link|img|iframe)\b|https?:\/\//i);
 
-    const context = await chromium.launchPersistentContext(join(root, 'profile'), { executablePath: CHROMIUM, headless: true, args: FLAGS });
+    const context = await chromium.launchPersistentContext(join(root, 'profile'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+    });
     try {
       const page = await context.newPage();
       const problems: string[] = [];
@@ -51,13 +64,17 @@ describe('report DIR ID --out FILE.html, rendered by headless Chromium', () => {
       expect(await page.locator('h1').textContent()).toBe('rollout r-drift');
       const divergence = page.locator('#divergence-call-002');
       await expect.poll(() => divergence.isVisible()).toBe(true);
-      expect(await divergence.locator('p').first().textContent()).toMatch(/call-002 diverges from call-001 at token \d+: generated `<\/think>` `⏎⏎` \[151668, 271\], re-rendered `<\/think>` `⏎` `⏎` \[151668, 198, 198\]/);
+      expect(await divergence.locator('p').first().textContent()).toMatch(
+        /call-002 diverges from call-001 at token \d+: generated `<\/think>` `⏎⏎` \[151668, 271\], re-rendered `<\/think>` `⏎` `⏎` \[151668, 198, 198\]/,
+      );
       // The differing ids are highlighted in both windows, and each token names its id on hover.
       const diffs = divergence.locator('.window .diff');
       expect(await diffs.count()).toBeGreaterThan(4);
       expect(await diffs.first().isVisible()).toBe(true);
       expect(await diffs.first().getAttribute('title')).toMatch(/^id \d+ · token \d+$/);
-      expect(await page.locator('#call-call-002 .b0, #call-call-002 .b1, #call-call-002 .b2, #call-call-002 .b3').count()).toBeGreaterThan(0);
+      expect(
+        await page.locator('#call-call-002 .b0, #call-call-002 .b1, #call-call-002 .b2, #call-call-002 .b3').count(),
+      ).toBeGreaterThan(0);
       expect(await page.locator('#call-call-001 h3').textContent()).toContain('call-001');
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS, 'report-drift.png'), fullPage: true });

@@ -44,10 +44,13 @@ describe.each(SHARD_COUNTS)('N = %i: the union of the shards is the whole', (n) 
       expect(Object.keys(rollouts).sort()).toEqual(Object.keys(whole.doc.rollouts));
       expect(rollouts).toEqual(whole.doc.rollouts);
       expect(parts.flatMap((p) => p.doc.invalid_names).sort()).toEqual(whole.doc.invalid_names);
-      for (const [k, p] of parts.entries()) for (const id of Object.keys(p.doc.rollouts)) expect(shardOf(id, n)).toBe(k);
+      for (const [k, p] of parts.entries())
+        for (const id of Object.keys(p.doc.rollouts)) expect(shardOf(id, n)).toBe(k);
       expect(Math.max(...parts.map((p) => p.code))).toBe(whole.code);
       // Each report says which shard it covers and how many rollouts that is (docs/cli.md#sharded-runs).
-      expect(parts.map((p) => p.doc.shard)).toEqual(parts.map((p, k) => ({ index: k, count: n, selected: Object.keys(p.doc.rollouts).length })));
+      expect(parts.map((p) => p.doc.shard)).toEqual(
+        parts.map((p, k) => ({ index: k, count: n, selected: Object.keys(p.doc.rollouts).length })),
+      );
       expect(whole.doc.shard).toBeUndefined();
     }
   });
@@ -68,16 +71,21 @@ describe.each(SHARD_COUNTS)('N = %i: the union of the shards is the whole', (n) 
     const whole = await json(['build', dir]);
     const parts = await Promise.all(shards.map((s) => json(['build', dir, '--shard', s])));
     // Sharded, the array is the report's `results`, beside its `shard`.
-    const results = parts.flatMap((p) => p.doc.results).sort((a: any, b: any) => (a.rollout_id < b.rollout_id ? -1 : 1));
+    const results = parts
+      .flatMap((p) => p.doc.results)
+      .sort((a: any, b: any) => (a.rollout_id < b.rollout_id ? -1 : 1));
     expect(results).toEqual(whole.doc);
     expect(whole.doc.length).toBe(48);
-    expect(parts.map((p) => p.doc.shard)).toEqual(parts.map((p, k) => ({ index: k, count: n, selected: p.doc.results.length })));
+    expect(parts.map((p) => p.doc.shard)).toEqual(
+      parts.map((p, k) => ({ index: k, count: n, selected: p.doc.results.length })),
+    );
   });
 
   it('export --format jsonl (the lines of the shards are the lines of the whole)', async () => {
     const out = join(root, `export-${n}`);
     expect((await cli(['export', dir, '--out', `${out}-all.jsonl`])).code).toBe(0);
-    for (const s of shards) expect((await cli(['export', dir, '--shard', s, '--out', `${out}-${s.replace('/', 'of')}.jsonl`])).code).toBe(0);
+    for (const s of shards)
+      expect((await cli(['export', dir, '--shard', s, '--out', `${out}-${s.replace('/', 'of')}.jsonl`])).code).toBe(0);
     const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean);
     const union = shards.flatMap((s) => lines(`${out}-${s.replace('/', 'of')}.jsonl`)).sort();
     expect(union).toEqual(lines(`${out}-all.jsonl`).sort());
@@ -119,7 +127,11 @@ describe('--shard with ids and with auto', () => {
 
   it('auto reads a Slurm array and a Kubernetes Indexed Job; without either it is a usage error (exit 2)', async () => {
     const explicit = await json(['inspect', dir, '--shard', '2/4']);
-    const slurm = await json(['inspect', dir, '--shard', 'auto'], { SLURM_ARRAY_TASK_ID: '12', SLURM_ARRAY_TASK_MIN: '10', SLURM_ARRAY_TASK_COUNT: '4' });
+    const slurm = await json(['inspect', dir, '--shard', 'auto'], {
+      SLURM_ARRAY_TASK_ID: '12',
+      SLURM_ARRAY_TASK_MIN: '10',
+      SLURM_ARRAY_TASK_COUNT: '4',
+    });
     const k8s = await json(['inspect', dir, '--shard', 'auto'], { JOB_COMPLETION_INDEX: '2', TOKCAP_SHARDS: '4' });
     expect(slurm.doc).toEqual(explicit.doc);
     expect(k8s.doc).toEqual(explicit.doc);

@@ -25,7 +25,9 @@ describe('smaller answers', () => {
   it('a bad --lock-wait is explained as a lock wait', async () => {
     const { code, stderr } = await cli(['inspect', '/tmp', '--lock-wait', '7']);
     expect(code).toBe(2);
-    expect(stderr).toBe("tokcap: --lock-wait: invalid duration '7': a lock wait needs a unit, e.g. 10s, 90s or 2m (how long to wait for a busy rollout's lock); see 'tokcap inspect --help'\n");
+    expect(stderr).toBe(
+      "tokcap: --lock-wait: invalid duration '7': a lock wait needs a unit, e.g. 10s, 90s or 2m (how long to wait for a busy rollout's lock); see 'tokcap inspect --help'\n",
+    );
     // --older-than keeps its own hint.
     expect((await cli(['sweep', '/tmp', '--older-than', '7'])).stderr).toContain('e.g. 7d or 36h');
   });
@@ -38,7 +40,9 @@ describe('smaller answers', () => {
     symlinkSync(join(dir, 'elsewhere'), join(dir, 'r.tokens.lock'));
     const { code, stderr } = await cli(['freeze', dir, 'r']);
     expect(code).toBe(3);
-    expect(stderr).toBe('tokcap: r: r.tokens.lock is a symbolic link: refusing to lock through it (lock files must be regular files)\n');
+    expect(stderr).toBe(
+      'tokcap: r: r.tokens.lock is a symbolic link: refusing to lock through it (lock files must be regular files)\n',
+    );
   });
 
   it('--color and FORCE_COLOR into a pipe; --no-color and NO_COLOR still switch it off', async () => {
@@ -46,7 +50,8 @@ describe('smaller answers', () => {
     await appendEntry({ dir }, entry('c1', { rollout: 'r' }));
     // eslint-disable-next-line no-control-regex
     const sgr = /\x1b\[[0-9;]*m/;
-    const run = async (args: string[], env: NodeJS.ProcessEnv = {}) => (await cli(['inspect', dir, ...args], fakeIo({ env }))).stdout;
+    const run = async (args: string[], env: NodeJS.ProcessEnv = {}) =>
+      (await cli(['inspect', dir, ...args], fakeIo({ env }))).stdout;
     expect(await run([])).not.toMatch(sgr);
     expect(await run(['--color=always'])).toMatch(sgr);
     expect(await run(['--color', 'always'], { NO_COLOR: '1' })).toMatch(sgr);

@@ -46,7 +46,9 @@ describe('colorLevel', () => {
   });
   it('--color=always colours a pipe, whatever NO_COLOR says', () => {
     expect(colorLevel({ ...tty, color: 'always', stdoutIsTTY: false })).toBe(1);
-    expect(colorLevel({ ...tty, color: 'always', stdoutIsTTY: false, env: { NO_COLOR: '1', FORCE_COLOR: '2' } })).toBe(2);
+    expect(colorLevel({ ...tty, color: 'always', stdoutIsTTY: false, env: { NO_COLOR: '1', FORCE_COLOR: '2' } })).toBe(
+      2,
+    );
     expect(colorLevel({ ...tty, color: 'always', env: { NO_COLOR: '1' } })).toBe(3);
   });
   it('falls back to at least level 1 on a TTY', () => {
@@ -89,13 +91,10 @@ describe('tables', () => {
     const out = renderBoxedTable(columns, rows, coloured.heading);
     const widths = out.split('\n').map(visibleWidth);
     expect(new Set(widths).size).toBe(1); // every line, borders included, is equally wide
-    const plainOut = renderBoxedTable(
-      columns,
-      [
-        ['r-0001', 'frozen', '12'],
-        ['r-2', 'incomplete', '3'],
-      ],
-    );
+    const plainOut = renderBoxedTable(columns, [
+      ['r-0001', 'frozen', '12'],
+      ['r-2', 'incomplete', '3'],
+    ]);
     expect(out.split('\n').map((l) => l.replace(ESC, '')).length).toBe(plainOut.split('\n').length);
     expect(widths[0]).toBe(visibleWidth(plainOut.split('\n')[0]));
   });

@@ -34,7 +34,9 @@ describe('terminalSafe', () => {
   it('escapes C0, DEL, C1, bidi controls and line separators, and nothing printable', () => {
     expect(terminalSafe('a\x1b]0;x\x07b')).toBe('a\\x1b]0;x\\x07b');
     expect(terminalSafe('\x00\t\n\r\x7f\x85\x9b')).toBe('\\x00\\x09\\x0a\\x0d\\x7f\\x85\\x9b');
-    expect(terminalSafe('\u202e\u2066\u2069\u200e\u200f\u061c\u2028\u2029')).toBe('\\u202e\\u2066\\u2069\\u200e\\u200f\\u061c\\u2028\\u2029');
+    expect(terminalSafe('\u202e\u2066\u2069\u200e\u200f\u061c\u2028\u2029')).toBe(
+      '\\u202e\\u2066\\u2069\\u200e\\u200f\\u061c\\u2028\\u2029',
+    );
     expect(terminalSafe('a\nb', { keepNewlines: true })).toBe('a\nb');
     expect(terminalSafe('plain ünïcode ✓ 日本 \\x1b')).toBe('plain ünïcode ✓ 日本 \\x1b');
   });
@@ -68,7 +70,10 @@ describe('text output escapes store text', () => {
 
   it('with colour on only colour sequences pass, never a store escape', async () => {
     const dir = await hostileStore();
-    for (const args of [['inspect', dir, 'r'], ['freeze', dir, 'r']]) {
+    for (const args of [
+      ['inspect', dir, 'r'],
+      ['freeze', dir, 'r'],
+    ]) {
       const { stdout } = await cli(args, fakeIo({ stdoutTTY: true }));
       // eslint-disable-next-line no-control-regex
       const withoutColour = stdout.replace(/\x1b\[[0-9;]*m/g, '');

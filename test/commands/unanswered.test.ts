@@ -39,7 +39,9 @@ describe('verify-digests with a rollout it could not read', () => {
     const doc = JSON.parse(stdout);
     expect(doc.ok).toBe(false);
     expect(doc.unchecked).toEqual(['A']);
-    expect(doc.errors.map((e: { rollout_id: string; error: { kind: string } }) => [e.rollout_id, e.error.kind])).toEqual([['A', 'lock_timeout']]);
+    expect(
+      doc.errors.map((e: { rollout_id: string; error: { kind: string } }) => [e.rollout_id, e.error.kind]),
+    ).toEqual([['A', 'lock_timeout']]);
     expect(code).toBe(3);
     expect(stderr).toMatch(/^tokcap: A: /m);
   }, 30_000);
@@ -103,7 +105,10 @@ describe('a named rollout without capture files', () => {
     const { code, stdout, stderr } = await cli(['inspect', dir, 'A', 'Z', '--json']);
     expect(code).toBe(3);
     const doc = JSON.parse(stdout);
-    expect(doc.rollouts.Z).toEqual({ rollout_id: 'Z', error: { kind: 'not_found', message: expect.stringMatching(/^no such rollout in .* \(no capture files\)$/) } });
+    expect(doc.rollouts.Z).toEqual({
+      rollout_id: 'Z',
+      error: { kind: 'not_found', message: expect.stringMatching(/^no such rollout in .* \(no capture files\)$/) },
+    });
     expect(doc.rollouts.A.entries).toBe(1);
     expect(stderr).toBe(`tokcap: Z: no such rollout in ${dir} (no capture files)\n`);
   });
@@ -114,7 +119,12 @@ describe('a named rollout without capture files', () => {
     expect(code).toBe(3);
     const doc = JSON.parse(stdout);
     expect(doc).toMatchObject({ ok: false, unchecked: ['Z'] });
-    expect(doc.errors).toEqual([{ rollout_id: 'Z', error: { kind: 'not_found', message: expect.stringMatching(/^no such rollout in .* \(no capture files\)$/) } }]);
+    expect(doc.errors).toEqual([
+      {
+        rollout_id: 'Z',
+        error: { kind: 'not_found', message: expect.stringMatching(/^no such rollout in .* \(no capture files\)$/) },
+      },
+    ]);
     expect(stderr).toBe(`tokcap: Z: no such rollout in ${dir} (no capture files)\n`);
   });
 
@@ -124,5 +134,4 @@ describe('a named rollout without capture files', () => {
     const [result] = JSON.parse(stdout);
     expect(result).toMatchObject({ rollout_id: 'Z', mask_sample: true, error: 'capture contains no token records' });
   });
-
 });

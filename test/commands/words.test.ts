@@ -21,10 +21,34 @@ const dir = copyStore(DEMO_STORE, 'words');
 cleanup.push(join(dir, '..'));
 
 describe('system errors are one line in words', () => {
-  const CODES = ['EACCES', 'EPERM', 'ENOENT', 'EISDIR', 'ENOTDIR', 'ENAMETOOLONG', 'ELOOP', 'ENOSPC', 'EDQUOT', 'EROFS', 'EMFILE', 'EIO', 'EEXIST', 'EXDEV', 'EBUSY', 'EFBIG', 'ENOTEMPTY', 'EWHATEVER'];
+  const CODES = [
+    'EACCES',
+    'EPERM',
+    'ENOENT',
+    'EISDIR',
+    'ENOTDIR',
+    'ENAMETOOLONG',
+    'ELOOP',
+    'ENOSPC',
+    'EDQUOT',
+    'EROFS',
+    'EMFILE',
+    'EIO',
+    'EEXIST',
+    'EXDEV',
+    'EBUSY',
+    'EFBIG',
+    'ENOTEMPTY',
+    'EWHATEVER',
+  ];
   for (const code of CODES) {
     it(`${code}: no raw "${code}: ..." in the line, as a library error or a raw Node error`, () => {
-      const raw = Object.assign(new Error(`${code}: some system text, unlink '/x/y'`), { code, errno: -1, syscall: 'unlink', path: '/x/y' });
+      const raw = Object.assign(new Error(`${code}: some system text, unlink '/x/y'`), {
+        code,
+        errno: -1,
+        syscall: 'unlink',
+        path: '/x/y',
+      });
       const wrapped = new TokcapError('io', raw.message, { file: '/x/y', cause: raw });
       for (const line of [formatErrorLine(raw), formatErrorLine(wrapped)]) {
         expect(line).toMatch(/^tokcap: \/x\/y: [a-z]/);
@@ -60,7 +84,9 @@ describe('what a missing rollout is called', () => {
     expect(r.stderr).toContain("tokcap: 'a/b': invalid rollout id");
     expect(r.stderr).not.toContain('ValueError');
     const j = await cli(['build', dir, 'demo-0', 'a/b', '--json']);
-    const failed = (JSON.parse(j.stdout) as { rollout_id: string; error?: string }[]).find((x) => x.rollout_id === 'a/b');
+    const failed = (JSON.parse(j.stdout) as { rollout_id: string; error?: string }[]).find(
+      (x) => x.rollout_id === 'a/b',
+    );
     expect(failed?.error).toBe("ValueError: Invalid rollout id: 'a/b'");
   });
 });
@@ -77,7 +103,9 @@ describe('help and durations', () => {
 
   it("export --help's exit-3 sentence names every cause", async () => {
     const r = await cli(['export', '--help']);
-    expect(r.stdout.replace(/\s+/g, ' ')).toMatch(/Exit 3 when DIR cannot be listed or holds no capture file, the selection is empty .* a rollout could not be read .* or the output could not be written/);
+    expect(r.stdout.replace(/\s+/g, ' ')).toMatch(
+      /Exit 3 when DIR cannot be listed or holds no capture file, the selection is empty .* a rollout could not be read .* or the output could not be written/,
+    );
   });
 
   it('sweep shows --older-than 2d0.5h exactly', async () => {

@@ -83,7 +83,11 @@ async function startPoller(store: string, stop: string) {
 
 describe('one rollout lock at a time for the whole process, with worker threads', () => {
   // Shared locks (the preview, verify) and exclusive ones (a freeze, on a copy of the store).
-  for (const args of [['build', '--json'], ['build', '--all', '--freeze', '--json'], ['verify-digests', '--json']]) {
+  for (const args of [
+    ['build', '--json'],
+    ['build', '--all', '--freeze', '--json'],
+    ['verify-digests', '--json'],
+  ]) {
     it(`${args.join(' ')} with a worker: /proc/locks never shows two of its rollout locks at once`, async () => {
       const freeze = args.includes('--freeze');
       const store = freeze ? mkdtempSync(join(tmpdir(), 'tokcap-worker-locks-freeze-')) : dir;
@@ -91,7 +95,10 @@ describe('one rollout lock at a time for the whole process, with worker threads'
       const stop = join(tmpdir(), `tokcap-poller-stop-${process.pid}-${args.length}`);
       rmSync(stop, { force: true });
       const poller = await startPoller(store, stop);
-      const run = startTokcap([args[0], store, ...args.slice(1)], { env: { TOKCAP_WORKERS: '2', TOKCAP_DEBUG: '1' }, timeoutMs: 120_000 });
+      const run = startTokcap([args[0], store, ...args.slice(1)], {
+        env: { TOKCAP_WORKERS: '2', TOKCAP_DEBUG: '1' },
+        timeoutMs: 120_000,
+      });
       const result = await run.done;
       writeFileSync(stop, '');
       const polled = await poller.done;
@@ -100,7 +107,14 @@ describe('one rollout lock at a time for the whole process, with worker threads'
       expect(result.code, result.stderr).toBe(0);
       // A worker did start and compute rollouts.
       expect(result.stderr).toContain('1 worker thread(s) for 240 rollouts');
-      const seen = JSON.parse(polled.stdout.trim().split('\n').pop()!) as { polls: number; seen: number; most: number; held: number; pids: string[]; files: number };
+      const seen = JSON.parse(polled.stdout.trim().split('\n').pop()!) as {
+        polls: number;
+        seen: number;
+        most: number;
+        held: number;
+        pids: string[];
+        files: number;
+      };
       expect(seen.files).toBe(240);
       // The poller did catch tokcap holding locks (else it proves nothing), and never two at once.
       expect(seen.seen).toBeGreaterThan(0);
@@ -117,7 +131,10 @@ describe('one rollout lock at a time for the whole process, with worker threads'
     const held = [ids[0], ids[ids.length - 1]];
     const holders = await Promise.all(held.map((id) => holdLock(dir, id, 'ex', 60)));
     try {
-      const run = startTokcap(['build', dir, '--json', '--lock-wait', '1s'], { env: { TOKCAP_WORKERS: '2', TOKCAP_DEBUG: '1' }, timeoutMs: 120_000 });
+      const run = startTokcap(['build', dir, '--json', '--lock-wait', '1s'], {
+        env: { TOKCAP_WORKERS: '2', TOKCAP_DEBUG: '1' },
+        timeoutMs: 120_000,
+      });
       const result = await run.done;
       expect(result.stderr).toContain('1 worker thread(s) for 240 rollouts');
       const rows = JSON.parse(result.stdout) as { rollout_id: string; error_kind?: string; verdict: string }[];

@@ -32,14 +32,18 @@ describe('worker threads change nothing in the output', () => {
     ['inspect', '--deep', '--json'],
     ['verify-digests', '--json'],
   ]) {
-    it(args.join(' '), async () => {
-      const withWorkers = await tokcap([args[0], dir, ...args.slice(1)], { env: { TOKCAP_WORKERS: '2' } });
-      const without = await tokcap([args[0], dir, ...args.slice(1)], { env: { TOKCAP_WORKERS: '1' } });
-      expect(withWorkers.exitCode).toBe(without.exitCode);
-      expect(String(withWorkers.stdout)).toContain('r0007');
-      expect(String(withWorkers.stdout)).toBe(String(without.stdout));
-      expect(String(withWorkers.stderr)).toBe(String(without.stderr));
-    }, 120_000);
+    it(
+      args.join(' '),
+      async () => {
+        const withWorkers = await tokcap([args[0], dir, ...args.slice(1)], { env: { TOKCAP_WORKERS: '2' } });
+        const without = await tokcap([args[0], dir, ...args.slice(1)], { env: { TOKCAP_WORKERS: '1' } });
+        expect(withWorkers.exitCode).toBe(without.exitCode);
+        expect(String(withWorkers.stdout)).toContain('r0007');
+        expect(String(withWorkers.stdout)).toBe(String(without.stdout));
+        expect(String(withWorkers.stderr)).toBe(String(without.stderr));
+      },
+      120_000,
+    );
   }
 });
 
@@ -70,7 +74,9 @@ describe('build on worker threads writes what one thread writes', () => {
     try {
       cpSync(mixDir, copyA, { recursive: true });
       cpSync(mixDir, copyB, { recursive: true });
-      const withWorkers = await tokcap(['build', copyA, '--all', '--freeze', '--json'], { env: { TOKCAP_WORKERS: '2' } });
+      const withWorkers = await tokcap(['build', copyA, '--all', '--freeze', '--json'], {
+        env: { TOKCAP_WORKERS: '2' },
+      });
       const without = await tokcap(['build', copyB, '--all', '--freeze', '--json'], { env: { TOKCAP_WORKERS: '1' } });
       expect(withWorkers.exitCode).toBe(without.exitCode);
       const sid = /"snapshot_id":"[0-9a-f]{32}"/g;
@@ -102,7 +108,11 @@ describe('export on worker threads writes what one thread writes', () => {
     rmSync(outDir, { recursive: true, force: true });
   });
 
-  for (const args of [['--format', 'jsonl'], ['--format', 'jsonl', '--trainable-only', '--fields', 'rollout_id,mask_sample,mask_causes'], ['--format', 'tinker', '--trainable-only']]) {
+  for (const args of [
+    ['--format', 'jsonl'],
+    ['--format', 'jsonl', '--trainable-only', '--fields', 'rollout_id,mask_sample,mask_causes'],
+    ['--format', 'tinker', '--trainable-only'],
+  ]) {
     it(`export ${args.join(' ')}`, async () => {
       const a = join(outDir, `a-${args.join('_')}`);
       const b = join(outDir, `b-${args.join('_')}`);
@@ -115,7 +125,11 @@ describe('export on worker threads writes what one thread writes', () => {
           ? readdirSync(p, { recursive: true })
               .map(String)
               .sort()
-              .map((f) => (f.endsWith('.json') || f.endsWith('.jsonl') ? `${f}\n${readFileSync(join(p, f), 'utf8').replace(/"created_at": "[^"]*"/, '')}` : f))
+              .map((f) =>
+                f.endsWith('.json') || f.endsWith('.jsonl')
+                  ? `${f}\n${readFileSync(join(p, f), 'utf8').replace(/"created_at": "[^"]*"/, '')}`
+                  : f,
+              )
               .join('\n')
           : readFileSync(p, 'utf8');
       expect(read(a)).toBe(read(b));
@@ -146,7 +160,10 @@ describe('a result that cannot be written as JSON costs only its own rollout', (
     const j = join(hugeDir, 'r05.tokens.jsonl');
     const first = readFileSync(j, 'utf8').split('\n')[0];
     const rec = JSON.parse(first) as Record<string, unknown>;
-    const line = JSON.stringify({ ...rec, digest: null }).replace('"prompt_token_ids":[', '"prompt_token_ids":[36893488147419103232,');
+    const line = JSON.stringify({ ...rec, digest: null }).replace(
+      '"prompt_token_ids":[',
+      '"prompt_token_ids":[36893488147419103232,',
+    );
     writeFileSync(j, `${line}\n`);
     rmSync(join(hugeDir, 'r05.tokens.state.json'), { force: true });
   });
@@ -156,7 +173,9 @@ describe('a result that cannot be written as JSON costs only its own rollout', (
       const res = await tokcap(['build', store(), '--json'], { env: { TOKCAP_WORKERS: workers } });
       expect(res.exitCode).toBe(3);
       const doc = JSON.parse(String(res.stdout)) as { rollout_id: string; error?: string }[];
-      expect(doc.map((r) => r.rollout_id)).toEqual(Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, '0')}`));
+      expect(doc.map((r) => r.rollout_id)).toEqual(
+        Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, '0')}`),
+      );
       // The reference parses an integer past 2^64 as a float (orjson) and pydantic converts a
       // float to an int only inside i64: the record is rejected, as it is here.
       expect(doc[5].error).toMatch(/^ValidationError: /);

@@ -20,7 +20,8 @@ async function run(args: string[]): Promise<{ code: number; json: any; stderr: s
 /** An error the command reported without a JSON document (a usage failure, exit 2). */
 function topLevelError(r: { code: number; stderr: string }): StepOutcome {
   const message = r.stderr.trim();
-  const kind = r.code === 2 && message.includes('Invalid rollout id') ? 'invalid_rollout_id' : r.code === 2 ? 'usage' : 'other';
+  const kind =
+    r.code === 2 && message.includes('Invalid rollout id') ? 'invalid_rollout_id' : r.code === 2 ? 'usage' : 'other';
   return { error: { kind, message } };
 }
 
@@ -47,7 +48,10 @@ const cli: ConformanceAdapter = {
     return element(await run(['build', dir, '--freeze', '--model', model, '--json', '--', id]));
   },
   async drop(dir, id, sid, version) {
-    return element(await run(['retire', dir, '--snapshot-id', sid, '--version', String(version), '--json', '--', id]), (x) => x.dropped);
+    return element(
+      await run(['retire', dir, '--snapshot-id', sid, '--version', String(version), '--json', '--', id]),
+      (x) => x.dropped,
+    );
   },
   async retire(dir, ids) {
     const r = await run(['retire', dir, '--json', '--', ...ids]);

@@ -42,7 +42,11 @@ function anchorsOf(doc: string): Set<string> {
   const text = readFileSync(join(projectRoot, doc), 'utf8');
   const ids = [...text.matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1]);
   const slugs = [...text.matchAll(/^#{1,6} +(.+)$/gm)].map((m) =>
-    m[1].trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'),
+    m[1]
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-'),
   );
   return new Set([...ids, ...slugs]);
 }
@@ -65,7 +69,10 @@ describe('citations of the specification', () => {
         for (const { what, re } of OUTSIDE) if (re.test(line)) found.push(`${file}:${i + 1}: ${what}: ${line.trim()}`);
       });
     }
-    expect(found, 'cite docs/format.md#<anchor>, docs/cli.md#<anchor> or docs/conformance.md#<anchor> instead (see their section maps)').toEqual([]);
+    expect(
+      found,
+      'cite docs/format.md#<anchor>, docs/cli.md#<anchor> or docs/conformance.md#<anchor> instead (see their section maps)',
+    ).toEqual([]);
   });
 
   it('every cited docs/*.md#anchor exists', () => {
@@ -85,7 +92,8 @@ describe('citations of the specification', () => {
         for (const m of text.matchAll(/\bdocs\/([\w-]+\.md)#([\w-]+)/g)) check(file, i + 1, `docs/${m[1]}`, m[2]);
         if (!file.startsWith('docs/')) return;
         // Inside docs/: relative links (format.md#freeze) and links within the page (#freeze).
-        for (const m of text.matchAll(/\]\(([\w-]+\.md)?#([\w-]+)\)/g)) check(file, i + 1, m[1] ? `docs/${m[1]}` : file, m[2]);
+        for (const m of text.matchAll(/\]\(([\w-]+\.md)?#([\w-]+)\)/g))
+          check(file, i + 1, m[1] ? `docs/${m[1]}` : file, m[2]);
       });
     }
     expect(broken).toEqual([]);

@@ -36,18 +36,36 @@ function slurmTask(id: number, min: number, count: number): Record<string, strin
 
 /** The gate job of docs/cluster.md, examples/slurm/merge.sbatch, run as Slurm would run it. */
 function gate(...args: string[]) {
-  return execa('bash', [join(ROOT, 'examples/slurm/merge.sbatch'), ...args], { env: cleanEnv({ TOKCAP }), extendEnv: false, reject: false });
+  return execa('bash', [join(ROOT, 'examples/slurm/merge.sbatch'), ...args], {
+    env: cleanEnv({ TOKCAP }),
+    extendEnv: false,
+    reject: false,
+  });
 }
 
-const parquetFiles = (path: string) => readdirSync(path).filter((n) => n.endsWith('.parquet')).sort();
+const parquetFiles = (path: string) =>
+  readdirSync(path)
+    .filter((n) => n.endsWith('.parquet'))
+    .sort();
 
 describe('examples/slurm', () => {
   it('verify.sbatch: one report per task; the merge.sbatch gate passes on them, fails on a finding or a missing shard', async () => {
     const reports = join(root, 'reports');
-    const tasks = await Promise.all([3, 4, 5].map((id) => execa('bash', [join(ROOT, 'examples/slurm/verify.sbatch'), store, reports], { env: slurmTask(id, 3, 3), extendEnv: false, reject: false })));
+    const tasks = await Promise.all(
+      [3, 4, 5].map((id) =>
+        execa('bash', [join(ROOT, 'examples/slurm/verify.sbatch'), store, reports], {
+          env: slurmTask(id, 3, 3),
+          extendEnv: false,
+          reject: false,
+        }),
+      ),
+    );
     for (const t of tasks) expect(t.exitCode, t.stderr).toBe(0);
     expect(readdirSync(reports).sort()).toEqual(['verify-0.json', 'verify-1.json', 'verify-2.json']);
-    const whole = JSON.parse((await execa(process.execPath, [BIN, 'verify-digests', store, '--json'], { reject: false, env: cleanEnv() })).stdout);
+    const whole = JSON.parse(
+      (await execa(process.execPath, [BIN, 'verify-digests', store, '--json'], { reject: false, env: cleanEnv() }))
+        .stdout,
+    );
     const passed = await gate(reports, '--json');
     // The mixed store has warnings only (torn tails): ok, and every finding of the whole run, in its order.
     expect(whole.ok).toBe(true);
@@ -55,7 +73,14 @@ describe('examples/slurm', () => {
     expect(JSON.parse(passed.stdout)).toMatchObject({ ok: true, findings: whole.findings, shards: 3, rollouts: 24 });
     // One shard with an error finding fails the gate (exit 1, as verify-digests would).
     const report = JSON.parse(readFileSync(join(reports, 'verify-1.json'), 'utf8'));
-    writeFileSync(join(reports, 'verify-1.json'), JSON.stringify({ ...report, ok: false, findings: [{ rollout_id: 'r99', code: 'digest_mismatch', severity: 'error', message: 'x' }] }));
+    writeFileSync(
+      join(reports, 'verify-1.json'),
+      JSON.stringify({
+        ...report,
+        ok: false,
+        findings: [{ rollout_id: 'r99', code: 'digest_mismatch', severity: 'error', message: 'x' }],
+      }),
+    );
     const failed = await gate(reports);
     expect(failed.exitCode).toBe(1);
     expect(failed.stdout).toContain('r99  error digest_mismatch: x');
@@ -68,10 +93,23 @@ describe('examples/slurm', () => {
 
   it('export.sbatch: the tasks of an array write one dataset, one part per task', async () => {
     const dataset = join(root, 'dataset');
-    const tasks = await Promise.all([0, 1, 2, 3].map((id) => execa('bash', [join(ROOT, 'examples/slurm/export.sbatch'), store, dataset], { env: slurmTask(id, 0, 4), extendEnv: false, reject: false })));
+    const tasks = await Promise.all(
+      [0, 1, 2, 3].map((id) =>
+        execa('bash', [join(ROOT, 'examples/slurm/export.sbatch'), store, dataset], {
+          env: slurmTask(id, 0, 4),
+          extendEnv: false,
+          reject: false,
+        }),
+      ),
+    );
     for (const t of tasks) expect(t.exitCode, t.stderr).toBe(0);
     expect(tasks.reduce((n, t) => n + JSON.parse(t.stdout).rollouts, 0)).toBe(24);
-    const parts = ['part-00000-of-00004.parquet', 'part-00001-of-00004.parquet', 'part-00002-of-00004.parquet', 'part-00003-of-00004.parquet'];
+    const parts = [
+      'part-00000-of-00004.parquet',
+      'part-00001-of-00004.parquet',
+      'part-00002-of-00004.parquet',
+      'part-00003-of-00004.parquet',
+    ];
     expect(parquetFiles(join(dataset, 'calls'))).toEqual(parts);
     expect(parquetFiles(join(dataset, 'rollouts'))).toEqual(parts);
     const whole = await gate(dataset);
@@ -82,19 +120,36 @@ describe('examples/slurm', () => {
   it('verify.sbatch rerun as a one-task array with TOKCAP_SHARD=K/N writes verify-K.json of shard K', async () => {
     const reports = join(root, 'rerun-reports');
     const env = { ...slurmTask(7, 7, 1), TOKCAP_SHARD: '1/3' };
-    const task = await execa('bash', [join(ROOT, 'examples/slurm/verify.sbatch'), store, reports], { env, extendEnv: false, reject: false });
+    const task = await execa('bash', [join(ROOT, 'examples/slurm/verify.sbatch'), store, reports], {
+      env,
+      extendEnv: false,
+      reject: false,
+    });
     expect(task.exitCode, task.stderr).toBe(0);
     expect(readdirSync(reports)).toEqual(['verify-1.json']);
-    const shard = await execa(process.execPath, [BIN, 'verify-digests', store, '--shard', '1/3', '--json'], { reject: false, env: cleanEnv() });
+    const shard = await execa(process.execPath, [BIN, 'verify-digests', store, '--shard', '1/3', '--json'], {
+      reject: false,
+      env: cleanEnv(),
+    });
     expect(JSON.parse(readFileSync(join(reports, 'verify-1.json'), 'utf8'))).toEqual(JSON.parse(shard.stdout));
   }, 60_000);
 
   it('a task outside a job array, or in an array with a step, fails as a usage error (exit 2)', async () => {
-    const none = await execa('bash', [join(ROOT, 'examples/slurm/export.sbatch'), store, join(root, 'nothing')], { env: cleanEnv({ TOKCAP }), extendEnv: false, reject: false });
+    const none = await execa('bash', [join(ROOT, 'examples/slurm/export.sbatch'), store, join(root, 'nothing')], {
+      env: cleanEnv({ TOKCAP }),
+      extendEnv: false,
+      reject: false,
+    });
     expect(none.exitCode).toBe(2);
     expect(none.stderr).toMatch(/SLURM_ARRAY_TASK_ID/);
     const stepped = await execa('bash', [join(ROOT, 'examples/slurm/export.sbatch'), store, join(root, 'nothing')], {
-      env: cleanEnv({ TOKCAP, SLURM_ARRAY_TASK_ID: '2', SLURM_ARRAY_TASK_MIN: '0', SLURM_ARRAY_TASK_MAX: '4', SLURM_ARRAY_TASK_COUNT: '3' }),
+      env: cleanEnv({
+        TOKCAP,
+        SLURM_ARRAY_TASK_ID: '2',
+        SLURM_ARRAY_TASK_MIN: '0',
+        SLURM_ARRAY_TASK_MAX: '4',
+        SLURM_ARRAY_TASK_COUNT: '3',
+      }),
       extendEnv: false,
       reject: false,
     });
@@ -112,12 +167,18 @@ describe('examples/k8s/export-job.yaml', () => {
     expect(Number(shards)).toBe(completions);
     expect(command[0]).toBe('tokcap');
     const dataset = join(root, 'k8s-dataset');
-    const args = command.slice(1).map((a) => (a === '/captures/run-0001' ? store : a === '/datasets/run-0001' ? dataset : a));
+    const args = command
+      .slice(1)
+      .map((a) => (a === '/captures/run-0001' ? store : a === '/datasets/run-0001' ? dataset : a));
     // Every pod of the Job, a few at a time (16 processes at once would only measure the machine).
     for (let k = 0; k < completions; k += 4) {
       const pods = await Promise.all(
         [k, k + 1, k + 2, k + 3].map((index) =>
-          execa(process.execPath, [BIN, ...args], { env: cleanEnv({ JOB_COMPLETION_INDEX: String(index), TOKCAP_SHARDS: shards }), extendEnv: false, reject: false }),
+          execa(process.execPath, [BIN, ...args], {
+            env: cleanEnv({ JOB_COMPLETION_INDEX: String(index), TOKCAP_SHARDS: shards }),
+            extendEnv: false,
+            reject: false,
+          }),
         ),
       );
       for (const p of pods) expect(p.exitCode, p.stderr).toBe(0);
@@ -128,7 +189,11 @@ describe('examples/k8s/export-job.yaml', () => {
     const gateYaml = readFileSync(join(ROOT, 'examples/k8s/merge-job.yaml'), 'utf8');
     const gateCommand = JSON.parse(/command: (\[.*\])/.exec(gateYaml)![1]) as string[];
     expect(gateCommand.slice(0, 2)).toEqual(['tokcap', 'merge']);
-    const merged = await execa(process.execPath, [BIN, ...gateCommand.slice(1).map((a) => (a === '/datasets/run-0001' ? dataset : a))], { env: cleanEnv(), extendEnv: false, reject: false });
+    const merged = await execa(
+      process.execPath,
+      [BIN, ...gateCommand.slice(1).map((a) => (a === '/datasets/run-0001' ? dataset : a))],
+      { env: cleanEnv(), extendEnv: false, reject: false },
+    );
     expect([merged.exitCode, merged.stderr]).toEqual([0, '']);
   }, 300_000);
 });

@@ -39,7 +39,9 @@ describe('decision records', () => {
   it('each have a context, a decision and a measured consequence', () => {
     const incomplete = records.filter((name) => {
       const text = readFileSync(join(DECISIONS, name), 'utf8');
-      return !['## Context', '## Decision', '## Measured consequence'].every((heading) => text.includes(`\n${heading}\n`));
+      return !['## Context', '## Decision', '## Measured consequence'].every((heading) =>
+        text.includes(`\n${heading}\n`),
+      );
     });
     expect(incomplete).toEqual([]);
   });

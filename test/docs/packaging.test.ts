@@ -10,7 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
-const pkg = JSON.parse(read('package.json')) as { man: string[]; files: string[]; os: string[]; license: string; scripts: Record<string, string> };
+const pkg = JSON.parse(read('package.json')) as {
+  man: string[];
+  files: string[];
+  os: string[];
+  license: string;
+  scripts: Record<string, string>;
+};
 
 describe('the package', () => {
   it('installs every man page of man/ (the "man" field)', () => {
@@ -35,7 +41,8 @@ describe('the package', () => {
   it("declares the platforms README.md's Platforms section names", () => {
     const section = read('README.md').split('## Platforms')[1]?.split('\n## ')[0] ?? '';
     expect(pkg.os).toEqual(['linux', 'darwin', 'freebsd']);
-    for (const words of ['Linux with glibc', 'Node 20, 22 and 24', 'musl', 'macOS', 'FreeBSD', 'Windows', 'exits 3']) expect(section).toContain(words);
+    for (const words of ['Linux with glibc', 'Node 20, 22 and 24', 'musl', 'macOS', 'FreeBSD', 'Windows', 'exits 3'])
+      expect(section).toContain(words);
   });
 });
 
@@ -46,11 +53,17 @@ describe('the container image', () => {
   it('is Node on Debian slim, installs the packed tarball with the script CI checks, runs tokcap as a non-root user', () => {
     expect(lines[0]).toMatch(/^FROM node:\d+-bookworm-slim$/);
     expect(lines).toContain('COPY tokcap-*.tgz scripts/install-tarball.sh /tmp/tokcap/');
-    expect(lines.find((l) => l.startsWith('RUN '))).toMatch(/^RUN sh \/tmp\/tokcap\/install-tarball\.sh \/usr\/local \/tmp\/tokcap\/tokcap-\*\.tgz /);
+    expect(lines.find((l) => l.startsWith('RUN '))).toMatch(
+      /^RUN sh \/tmp\/tokcap\/install-tarball\.sh \/usr\/local \/tmp\/tokcap\/tokcap-\*\.tgz /,
+    );
     expect(lines.filter((l) => l.startsWith('USER '))).toEqual(['USER node']);
     expect(lines.at(-1)).toBe('ENTRYPOINT ["tokcap"]');
     // The build context holds the two files the COPY names.
-    expect(read('.dockerignore').split('\n').filter((l) => l.startsWith('!'))).toEqual(['!tokcap-*.tgz', '!scripts/install-tarball.sh']);
+    expect(
+      read('.dockerignore')
+        .split('\n')
+        .filter((l) => l.startsWith('!')),
+    ).toEqual(['!tokcap-*.tgz', '!scripts/install-tarball.sh']);
   });
 
   it('is the image examples/k8s runs, and the README names it', () => {
@@ -62,7 +75,7 @@ describe('the container image', () => {
     expect(read('README.md')).toContain('`examples/k8s` runs');
   });
 
-  it("is installed by the lines CI runs into a fresh prefix on every Node version", () => {
+  it('is installed by the lines CI runs into a fresh prefix on every Node version', () => {
     const ci = read('scripts/ci-installed.sh');
     expect(ci).toContain('sh scripts/install-tarball.sh "$prefix" "$tarball"');
     expect(ci).toContain("grep -q '^RUN sh /tmp/tokcap/install-tarball.sh /usr/local ' Dockerfile");

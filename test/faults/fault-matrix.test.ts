@@ -58,7 +58,8 @@ const scenarios: { kind: Kind; fault: Fault }[] = [];
 for (const kind of KINDS) {
   for (const fault of FAULTS) {
     // A tmpfs needs root to mount.
-    if (applies(kind, fault) && (fault !== 'full-disk' || IS_ROOT) && only.test(`${kind} ${fault}`)) scenarios.push({ kind, fault });
+    if (applies(kind, fault) && (fault !== 'full-disk' || IS_ROOT) && only.test(`${kind} ${fault}`))
+      scenarios.push({ kind, fault });
   }
 }
 const READERS = COMMANDS.filter((c) => !c.writes);
@@ -75,7 +76,9 @@ beforeAll(async () => {
   chmodSync(root, 0o755);
   template = await makeTemplate(root);
   started = Date.now();
-  console.log(`[fault-matrix] ${scenarios.length} faults x ${COMMANDS.length} command forms = ${scenarios.length * COMMANDS.length} cells${IS_ROOT ? '' : ' (not root: no full-disk cell)'}`);
+  console.log(
+    `[fault-matrix] ${scenarios.length} faults x ${COMMANDS.length} command forms = ${scenarios.length * COMMANDS.length} cells${IS_ROOT ? '' : ' (not root: no full-disk cell)'}`,
+  );
 }, 60_000);
 
 afterAll(() => {
@@ -84,9 +87,11 @@ afterAll(() => {
 
 async function pool<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: WIDTH }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: WIDTH }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
 interface Run {
@@ -102,7 +107,8 @@ interface Run {
 function runProblems(run: Run): string[] {
   const { form, res } = run;
   const p: string[] = [];
-  if (res.timedOut || res.signal !== null || res.code === null) return [`${form.name}: did not finish (${res.signal ?? 'timeout'})`];
+  if (res.timedOut || res.signal !== null || res.code === null)
+    return [`${form.name}: did not finish (${res.signal ?? 'timeout'})`];
   if (![0, 1, 3].includes(res.code)) p.push(`${form.name}: exit ${res.code}: ${res.stderr.trim().slice(0, 200)}`);
   for (const s of stderrProblems(res.stderr)) p.push(`${form.name}: ${s}`);
   // A DIR that cannot be listed fails the command as a whole: its one error line, no document.
@@ -114,7 +120,8 @@ function runProblems(run: Run): string[] {
     }
   }
   const seconds = res.end - res.start;
-  if (seconds > MAX_SECONDS) p.push(`${form.name}: returned after ${seconds.toFixed(1)} s (lock wait ${LOCK_WAIT_S} s)`);
+  if (seconds > MAX_SECONDS)
+    p.push(`${form.name}: returned after ${seconds.toFixed(1)} s (lock wait ${LOCK_WAIT_S} s)`);
   return p;
 }
 
@@ -123,7 +130,9 @@ function same<T>(label: string, values: [string, T | undefined][]): string[] {
   const first = known[0];
   if (!first) return [];
   const differ = known.filter(([, v]) => JSON.stringify(v) !== JSON.stringify(first[1]));
-  return differ.length === 0 ? [] : [`${label} differs: ${known.map(([n, v]) => `${n}=${JSON.stringify(v)}`).join(', ')}`];
+  return differ.length === 0
+    ? []
+    : [`${label} differs: ${known.map(([n, v]) => `${n}=${JSON.stringify(v)}`).join(', ')}`];
 }
 
 /** Invariants 1-3 and 6 over the read-only commands' answers. */
@@ -134,14 +143,32 @@ function readerProblems(kind: Kind, fault: Fault, runs: Run[]): string[] {
     for (const r of runs) if (r.res.code !== 3) p.push(`${r.form.name}: exit ${r.res.code} on an unreadable DIR`);
     return p;
   }
-  p.push(...same('status', runs.map((r) => [r.form.name, r.answer.status])));
-  p.push(...same('conditions', runs.map((r) => [r.form.name, r.answer.conditions])));
-  p.push(...same('verdict', runs.map((r) => [r.form.name, r.answer.verdict])));
+  p.push(
+    ...same(
+      'status',
+      runs.map((r) => [r.form.name, r.answer.status]),
+    ),
+  );
+  p.push(
+    ...same(
+      'conditions',
+      runs.map((r) => [r.form.name, r.answer.conditions]),
+    ),
+  );
+  p.push(
+    ...same(
+      'verdict',
+      runs.map((r) => [r.form.name, r.answer.verdict]),
+    ),
+  );
   const status = runs.map((r) => r.answer.status).find((s) => s !== undefined);
   const verdict = runs.map((r) => r.answer.verdict).find((v) => v !== undefined);
-  if (unreadFault(kind, fault) && status !== 'unavailable') p.push(`status ${status}: the fault leaves good unread (unavailable)`);
-  if (recordsUnreadFault(kind, fault) && verdict !== 'unavailable') p.push(`verdict ${verdict}: good's records could not be read (unavailable)`);
-  if (status === 'unavailable' && verdict !== undefined && verdict !== 'unavailable') p.push(`status unavailable with verdict ${verdict}`);
+  if (unreadFault(kind, fault) && status !== 'unavailable')
+    p.push(`status ${status}: the fault leaves good unread (unavailable)`);
+  if (recordsUnreadFault(kind, fault) && verdict !== 'unavailable')
+    p.push(`verdict ${verdict}: good's records could not be read (unavailable)`);
+  if (status === 'unavailable' && verdict !== undefined && verdict !== 'unavailable')
+    p.push(`status unavailable with verdict ${verdict}`);
   const unread = status === 'unavailable' || verdict === 'unavailable';
   for (const r of runs) {
     for (const m of r.answer.madeUp ?? []) p.push(`${r.form.name}: made up ${m}`);
@@ -158,7 +185,8 @@ function readerProblems(kind: Kind, fault: Fault, runs: Run[]): string[] {
   if (stateBroken) {
     for (const r of runs) {
       const v = r.answer.version;
-      if (v !== undefined && v !== null && v !== '-') p.push(`${r.form.name}: version ${v} of a state that could not be parsed`);
+      if (v !== undefined && v !== null && v !== '-')
+        p.push(`${r.form.name}: version ${v} of a state that could not be parsed`);
     }
   }
   // A corrupt file is exit 3; for verify-digests a finding (1) or unread (3).
@@ -167,8 +195,13 @@ function readerProblems(kind: Kind, fault: Fault, runs: Run[]): string[] {
     for (const r of runs) {
       if (r.form.name.startsWith('verify-digests')) {
         // The digests' findings cover the state and the records, not the intents or markers.
-        if (r.res.code === 0 && (kind === 'state' || kind === 'records')) p.push(`${r.form.name}: exit 0 with a corrupt file`);
-      } else if (r.form.name.startsWith('inspect') || r.form.name.startsWith('build') || r.form.name.startsWith('watch')) {
+        if (r.res.code === 0 && (kind === 'state' || kind === 'records'))
+          p.push(`${r.form.name}: exit 0 with a corrupt file`);
+      } else if (
+        r.form.name.startsWith('inspect') ||
+        r.form.name.startsWith('build') ||
+        r.form.name.startsWith('watch')
+      ) {
         if (r.res.code !== 3) p.push(`${r.form.name}: exit ${r.res.code} with a corrupt file (3 expected)`);
       }
     }
@@ -198,13 +231,23 @@ function writerProblems(kind: Kind, fault: Fault, run: Run, dir: string): string
     } catch {
       written = undefined;
     }
-    if (written?.snapshot_id && !out.includes(written.snapshot_id)) p.push(`${form.name}: exit ${res.code}, froze good (snapshot ${written.snapshot_id}) without saying so`);
+    if (written?.snapshot_id && !out.includes(written.snapshot_id))
+      p.push(`${form.name}: exit ${res.code}, froze good (snapshot ${written.snapshot_id}) without saying so`);
   }
   // What can be known before writing is refused before writing: a file the freeze reads that is
   // not a regular file or cannot be opened.
-  const knowable = ['records', 'state', 'intents'].includes(kind) && ['unreadable', 'fifo', 'directory', 'symlink-inside', 'symlink-outside'].includes(fault);
-  if (freezes && knowable && stateChanged) p.push(`${form.name}: rewrote good's state although its ${kind} could not be read (refuse before writing)`);
-  if (!changed && res.code === 0 && (kind === 'dir' && (fault === 'read-only' || fault === 'full-disk')) && form.name !== 'sweep --json') {
+  const knowable =
+    ['records', 'state', 'intents'].includes(kind) &&
+    ['unreadable', 'fifo', 'directory', 'symlink-inside', 'symlink-outside'].includes(fault);
+  if (freezes && knowable && stateChanged)
+    p.push(`${form.name}: rewrote good's state although its ${kind} could not be read (refuse before writing)`);
+  if (
+    !changed &&
+    res.code === 0 &&
+    kind === 'dir' &&
+    (fault === 'read-only' || fault === 'full-disk') &&
+    form.name !== 'sweep --json'
+  ) {
     p.push(`${form.name}: exit 0 on a store it could not write, nothing changed`);
   }
   return p;
@@ -228,10 +271,17 @@ describe(`fault matrix (${scenarios.length} faults x ${COMMANDS.length} command 
           chmodSync(join(store.base, 'out'), 0o777);
           chmodSync(out, 0o777);
           const res = await runCommand(form, store.dir, out);
-          runs.push({ form, res, answer: await form.read(res, out), dirFailed: kind === 'dir' && fault === 'unreadable' });
+          runs.push({
+            form,
+            res,
+            answer: await form.read(res, out),
+            dirFailed: kind === 'dir' && fault === 'unreadable',
+          });
         });
         const after = pictureTree(store.base);
-        const changed = Object.keys({ ...before, ...after }).filter((k) => !k.startsWith('out') && before[k] !== after[k]);
+        const changed = Object.keys({ ...before, ...after }).filter(
+          (k) => !k.startsWith('out') && before[k] !== after[k],
+        );
         if (changed.length > 0) problems.push(`read-only commands changed ${changed.join(', ')}`);
       } finally {
         await releaseStore(store);
@@ -249,10 +299,18 @@ describe(`fault matrix (${scenarios.length} faults x ${COMMANDS.length} command 
           chmodSync(out, 0o777);
           const before = safePicture(s.dir);
           const res = await runCommand(form, s.dir, out);
-          const run: Run = { form, res, answer: {}, before, after: safePicture(s.dir), dirFailed: kind === 'dir' && fault === 'unreadable' };
+          const run: Run = {
+            form,
+            res,
+            answer: {},
+            before,
+            after: safePicture(s.dir),
+            dirFailed: kind === 'dir' && fault === 'unreadable',
+          };
           problems.push(...runProblems(run));
           problems.push(...writerProblems(kind, fault, run, s.dir));
-          if (JSON.stringify(pictureTree(s.outside)) !== JSON.stringify(outsideBefore)) problems.push(`${form.name}: changed a file outside DIR`);
+          if (JSON.stringify(pictureTree(s.outside)) !== JSON.stringify(outsideBefore))
+            problems.push(`${form.name}: changed a file outside DIR`);
         } finally {
           await releaseStore(s);
         }

@@ -36,7 +36,11 @@ afterAll(() => {
 
 /** Runs py_store.py; returns raw stdout bytes (throws on a crash, not on {"ok": false}). */
 function pyRaw(args: string[], input?: string): { status: number; stdout: Buffer; stderr: string } {
-  const r = spawnSync('python3', [PY_STORE, ...args], { input, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, PYTHONUTF8: '1' } });
+  const r = spawnSync('python3', [PY_STORE, ...args], {
+    input,
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, PYTHONUTF8: '1' },
+  });
   if (r.error) throw r.error;
   if (r.status !== 0 && r.status !== 1) throw new Error(`py_store crashed (${r.status}): ${r.stderr.toString()}`);
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr.toString() };
@@ -194,7 +198,12 @@ describe('canonical bytes: tokcap vs the Python peer', () => {
     }
     for (let i = 0; i < 2000; i++) {
       const u = rnd32() / 2 ** 32;
-      const x = i % 3 === 0 ? -Math.exp(-30 * u) * 1e-3 : i % 3 === 1 ? -u * 20 : Math.round(u * 1e6) * 10 ** ((rnd32() % 40) - 20);
+      const x =
+        i % 3 === 0
+          ? -Math.exp(-30 * u) * 1e-3
+          : i % 3 === 1
+            ? -u * 20
+            : Math.round(u * 1e6) * 10 ** ((rnd32() % 40) - 20);
       values.push(new JsonFloat(x));
     }
     for (const plus of [true, false]) {
@@ -204,7 +213,10 @@ describe('canonical bytes: tokcap vs the Python peer', () => {
         const a = parseJson(text) as JsonValue[];
         const t = text.slice(1, -1).split(',');
         const p = viaPy.slice(1, -1).split(',');
-        const diffs = t.map((s, i) => [s, p[i]]).filter(([s, q]) => s !== q).slice(0, 10);
+        const diffs = t
+          .map((s, i) => [s, p[i]])
+          .filter(([s, q]) => s !== q)
+          .slice(0, 10);
         expect({ plus, n: a.length, diffs }).toEqual({ plus, n: a.length, diffs: [] });
       }
       expect(viaPy).toBe(text);
@@ -278,7 +290,12 @@ function chainEntries(rolloutId: string): JsonObject[] {
       generation_token_ids: aGen,
       generation_log_probs: [-1.25e-7, -0.5, -2],
       output_items: [
-        { type: 'message', role: 'assistant', id: 'msg_1', content: [{ type: 'output_text', text: 'Héllo ✓ 😀 \u2028 "q" \\ \t' }] },
+        {
+          type: 'message',
+          role: 'assistant',
+          id: 'msg_1',
+          content: [{ type: 'output_text', text: 'Héllo ✓ 😀 \u2028 "q" \\ \t' }],
+        },
       ],
       token_item_index: 0,
       created_at: 1700000000,
@@ -302,7 +319,10 @@ function chainEntries(rolloutId: string): JsonObject[] {
       digest: computeTokenDigest(bCum),
       parent_call_id: 'call-a',
       parent_resolution: 'resolved',
-      routed_experts: [[1, 2], [3, 4]],
+      routed_experts: [
+        [1, 2],
+        [3, 4],
+      ],
       continuation_fingerprint: sha256('fb'),
       continuation_context_digest: sha256('cb'),
     },
@@ -343,14 +363,20 @@ describe('a Python-written store read by tokcap', () => {
     const lines = jsonlLines(files.jsonl);
     expect(lines.map((l) => sha256(l))).toEqual(pyDigests);
     // tokcap's canonical form of each Python line is the line itself.
-    for (const line of lines) expect(canonicalEntryJson(validateTokenEntry(parseJson(line.toString('utf8'))))).toBe(line.toString('utf8'));
+    for (const line of lines)
+      expect(canonicalEntryJson(validateTokenEntry(parseJson(line.toString('utf8'))))).toBe(line.toString('utf8'));
     expect(lines[0].toString()).toContain('"created_at":1700000000.0');
     expect(lines[0].toString()).toContain('"generation_log_probs":[-1.25e-7,-0.5,-2.0]');
 
     // The Python state file, re-serialised by tokcap, is byte-identical.
     const pyState = fs.readFileSync(files.state);
     expect(tokcapCanonical(pyState.toString('utf8')).toString('utf8') + '\n').toBe(pyState.toString('utf8'));
-    expect(JSON.parse(pyState.toString())).toMatchObject({ version: 4, incomplete: true, frozen: false, indexed_size: fs.statSync(files.jsonl).size });
+    expect(JSON.parse(pyState.toString())).toMatchObject({
+      version: 4,
+      incomplete: true,
+      frozen: false,
+      indexed_size: fs.statSync(files.jsonl).size,
+    });
     expect((fs.statSync(files.state).mode & 0o777).toString(8)).toBe('600');
 
     const snap = await freezeRollout({ dir }, R);
@@ -393,7 +419,9 @@ describe('a Python-written store read by tokcap', () => {
     expect(py([dir, 'append', JSON.stringify({ ...entries[0], model_call_id: 'late' })]).error).toBe(
       `RuntimeError: Token capture for rollout ${R} is already frozen`,
     );
-    expect(py([dir, 'begin_call', R, 'late']).error).toBe(`RuntimeError: Token capture for rollout ${R} is already frozen`);
+    expect(py([dir, 'begin_call', R, 'late']).error).toBe(
+      `RuntimeError: Token capture for rollout ${R} is already frozen`,
+    );
   });
 
   it('waits for a Python exclusive lock holder before freezing', async () => {
@@ -422,7 +450,11 @@ describe('a Python-written store read by tokcap', () => {
 });
 
 describe('a tokcap-written store read by Python', () => {
-  async function writeWithTokcap(dir: string, R: string, mark: boolean): Promise<{ entries: JsonObject[]; digests: string[] }> {
+  async function writeWithTokcap(
+    dir: string,
+    R: string,
+    mark: boolean,
+  ): Promise<{ entries: JsonObject[]; digests: string[] }> {
     const entries = chainEntries(R);
     const digests: string[] = [];
     for (const e of entries) {
@@ -451,7 +483,11 @@ describe('a tokcap-written store read by Python', () => {
     }
     const tsState = fs.readFileSync(statePath);
     expect(pyCanonical(tsState.toString('utf8')).toString('utf8') + '\n').toBe(tsState.toString('utf8'));
-    expect(JSON.parse(tsState.toString())).toMatchObject({ version: 4, incomplete: true, indexed_size: fs.statSync(jsonl).size });
+    expect(JSON.parse(tsState.toString())).toMatchObject({
+      version: 4,
+      incomplete: true,
+      indexed_size: fs.statSync(jsonl).size,
+    });
     expect(fs.readFileSync(path.join(dir, `${R}.tokens.intents`), 'utf8')).toBe('call-a\ncall-b\ncall-c\ncall-lost\n');
     expect(fs.readFileSync(path.join(dir, `${R}.tokens.incomplete`), 'utf8')).toBe('call-lost\n');
 
@@ -492,12 +528,25 @@ describe('a tokcap-written store read by Python', () => {
       snapshot_id: pySnap.snapshot_id,
       version: 4, // 3 recovered entries + the freeze
     });
-    expect(pySnap).toMatchObject({ entries: 3, entry_line_digests: digests, incomplete: false, version: 4, dangling_intents: [] });
+    expect(pySnap).toMatchObject({
+      entries: 3,
+      entry_line_digests: digests,
+      incomplete: false,
+      version: 4,
+      dangling_intents: [],
+    });
 
     const snap = await freezeRollout({ dir }, R);
-    expect([snap.snapshotId, snap.version, snap.incomplete, snap.danglingIntents]).toEqual([pySnap.snapshot_id, 4, false, []]);
+    expect([snap.snapshotId, snap.version, snap.incomplete, snap.danglingIntents]).toEqual([
+      pySnap.snapshot_id,
+      4,
+      false,
+      [],
+    ]);
     expect(snap.entries.map((e) => sha256(canonicalEntryJson(e)))).toEqual(digests);
-    await expect(appendEntry({ dir }, { ...chainEntries(R)[0], model_call_id: 'late' })).rejects.toThrow(/is already frozen/);
+    await expect(appendEntry({ dir }, { ...chainEntries(R)[0], model_call_id: 'late' })).rejects.toThrow(
+      /is already frozen/,
+    );
   });
 
   it('reconciles a torn tail the same way on both sides', async () => {
@@ -560,10 +609,22 @@ describe('state rewrites by tokcap and by Python', () => {
         const afterMark = fs.readFileSync(statePath, 'utf8');
         if (side === 'python') {
           const s = pyOk([dir, 'freeze', R]);
-          snapshot = { sid: s.snapshot_id, version: s.version, incomplete: s.incomplete, dangling: s.dangling_intents, n: s.entries };
+          snapshot = {
+            sid: s.snapshot_id,
+            version: s.version,
+            incomplete: s.incomplete,
+            dangling: s.dangling_intents,
+            n: s.entries,
+          };
         } else {
           const s = await freezeRollout({ dir }, R);
-          snapshot = { sid: s.snapshotId, version: s.version, incomplete: s.incomplete, dangling: s.danglingIntents, n: s.entries.length };
+          snapshot = {
+            sid: s.snapshotId,
+            version: s.version,
+            incomplete: s.incomplete,
+            dangling: s.danglingIntents,
+            n: s.entries.length,
+          };
         }
         const afterFreeze = fs.readFileSync(statePath, 'utf8').replace(snapshot.sid, '<sid>');
         results[side] = { afterMark, afterFreeze, snapshot: { ...snapshot, sid: '<sid>' } };
@@ -581,18 +642,39 @@ describe('live Python writers and tokcap freeze', () => {
     const rollouts = ['live-1', 'live-2'];
     const run = (seed: number) =>
       new Promise<any>((resolve, reject) => {
-        const child = spawn('python3', [PY_STORE, dir, 'writer', '--rollouts', rollouts.join(','), '--seconds', '1.5', '--seed', String(seed), '--log', log, '--gen-ms', '4']);
+        const child = spawn('python3', [
+          PY_STORE,
+          dir,
+          'writer',
+          '--rollouts',
+          rollouts.join(','),
+          '--seconds',
+          '1.5',
+          '--seed',
+          String(seed),
+          '--log',
+          log,
+          '--gen-ms',
+          '4',
+        ]);
         let out = '';
         let err = '';
         child.stdout.on('data', (c: Buffer) => (out += c.toString()));
         child.stderr.on('data', (c: Buffer) => (err += c.toString()));
         child.on('error', reject);
-        child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`writer ${seed} failed (${code}): ${out} ${err}`))));
+        child.on('close', (code) =>
+          code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`writer ${seed} failed (${code}): ${out} ${err}`)),
+        );
       });
     const writers = [run(1), run(2)];
     // Freeze while the writers are running: after their first acknowledged appends to live-1
     // (a fixed delay raced python's start-up under load, and the freeze came before any write).
-    const ackedLive1 = () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('"live-1"')).length >= 2;
+    const ackedLive1 = () =>
+      fs.existsSync(log) &&
+      fs
+        .readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"live-1"')).length >= 2;
     for (let i = 0; i < 400 && !ackedLive1(); i++) await new Promise((r) => setTimeout(r, 25));
     const first = await freezeRollout({ dir }, 'live-1');
     const summaries = await Promise.all(writers);
@@ -630,7 +712,12 @@ describe('live Python writers and tokcap freeze', () => {
       }
       // Python's view of the final state agrees.
       const pySnap = pyOk([dir, 'freeze', R]);
-      expect([pySnap.snapshot_id, pySnap.version, pySnap.entries, pySnap.incomplete]).toEqual([snap.snapshotId, snap.version, snap.entries.length, snap.incomplete]);
+      expect([pySnap.snapshot_id, pySnap.version, pySnap.entries, pySnap.incomplete]).toEqual([
+        snap.snapshotId,
+        snap.version,
+        snap.entries.length,
+        snap.incomplete,
+      ]);
       expect(pySnap.canonical_lines.every(Boolean)).toBe(true);
     }
   });
@@ -640,7 +727,21 @@ describe('live Python writers and tokcap freeze', () => {
     const log = path.join(dir, 'acks.log');
     const R = 'live-gen';
     // Every call "generates" for 150-300 ms between its intent and its append.
-    const child = spawn('python3', [PY_STORE, dir, 'writer', '--rollouts', R, '--seconds', '1.2', '--seed', '7', '--log', log, '--gen-ms', '300']);
+    const child = spawn('python3', [
+      PY_STORE,
+      dir,
+      'writer',
+      '--rollouts',
+      R,
+      '--seconds',
+      '1.2',
+      '--seed',
+      '7',
+      '--log',
+      log,
+      '--gen-ms',
+      '300',
+    ]);
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | null>((r) => child.once('close', r));
@@ -655,7 +756,11 @@ describe('live Python writers and tokcap freeze', () => {
     expect(await exited).toBe(0);
     const summary = JSON.parse(out);
     expect(summary).toMatchObject({ errors: 0, refused_frozen_append: 1, marked_incomplete: 1, mark_failed: 0 });
-    const acked = fs.readFileSync(log, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l).call);
+    const acked = fs
+      .readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => l)
+      .map((l) => JSON.parse(l).call);
     expect(first.entries.map((e) => e.model_call_id)).toEqual(acked);
     expect(first.incomplete).toBe(true); // the refused call's intent dangles
     expect(first.danglingIntents).toHaveLength(1);
@@ -664,6 +769,11 @@ describe('live Python writers and tokcap freeze', () => {
     const again = await freezeRollout({ dir }, R);
     expect([again.snapshotId, again.version, again.incomplete]).toEqual([first.snapshotId, first.version + 1, true]);
     const state = JSON.parse(fs.readFileSync(path.join(dir, `${R}.tokens.state.json`), 'utf8'));
-    expect(state).toMatchObject({ frozen: true, incomplete: true, version: first.version + 1, snapshot_id: first.snapshotId });
+    expect(state).toMatchObject({
+      frozen: true,
+      incomplete: true,
+      version: first.version + 1,
+      snapshot_id: first.snapshotId,
+    });
   });
 });

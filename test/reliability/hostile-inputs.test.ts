@@ -21,7 +21,16 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../support/cli-binary.js';
 import { makeCorpus, rawMaterial, type Corpus, type RawMaterial } from '../support/hostile-corpus.js';
-import { pictureTree, py, sized, stderrProblems, tempBase, tokcap, type RunOptions, type Spawned } from '../support/reliability.js';
+import {
+  pictureTree,
+  py,
+  sized,
+  stderrProblems,
+  tempBase,
+  tokcap,
+  type RunOptions,
+  type Spawned,
+} from '../support/reliability.js';
 
 const SEED = Number(process.env.TOKCAP_SEED ?? Date.now() % 100000);
 const BIG_LINE = sized(8, 100) * 1024 * 1024;
@@ -36,7 +45,18 @@ beforeAll(async () => {
   ensureBuilt();
   const dir = join(tempBase('raw'), 'store');
   mkdirSync(dir);
-  const w = await py([dir, 'writer', '--rollouts', 'seed', '--seconds', '0.3', '--seed', '7', '--log', join(dir, '..', 'log')]);
+  const w = await py([
+    dir,
+    'writer',
+    '--rollouts',
+    'seed',
+    '--seconds',
+    '0.3',
+    '--seed',
+    '7',
+    '--log',
+    join(dir, '..', 'log'),
+  ]);
   expect(w.code, w.stderr).toBe(0);
   raw = rawMaterial(dir, 'seed');
 }, 60_000);
@@ -56,19 +76,26 @@ async function runAll<T>(items: T[], width: number, fn: (item: T) => Promise<voi
   );
 }
 
-function checkRun(label: string, res: Spawned, opts: { json: boolean; names: string[]; codes?: number[]; maxId?: number }): string[] {
+function checkRun(
+  label: string,
+  res: Spawned,
+  opts: { json: boolean; names: string[]; codes?: number[]; maxId?: number },
+): string[] {
   const maxId = opts.maxId ?? 100;
   const problems: string[] = [];
   if (res.timedOut) return [`${label}: hung (killed after ${TIMEOUT_MS} ms)`];
-  if (res.signal !== null || res.code === null) return [`${label}: died with ${res.signal}: ${res.stderr.slice(0, 300)}`];
+  if (res.signal !== null || res.code === null)
+    return [`${label}: died with ${res.signal}: ${res.stderr.slice(0, 300)}`];
   const codes = opts.codes ?? [0, 1, 2, 3];
-  if (!codes.includes(res.code)) problems.push(`${label}: exit ${res.code} (expected ${codes.join('/')}): ${res.stderr.trim().slice(0, 300)}`);
+  if (!codes.includes(res.code))
+    problems.push(`${label}: exit ${res.code} (expected ${codes.join('/')}): ${res.stderr.trim().slice(0, 300)}`);
   for (const p of stderrProblems(res.stderr)) problems.push(`${label}: ${p}`);
   for (const line of res.stderr.split('\n')) {
     if (line === '' || !line.startsWith('tokcap: ')) continue;
     // One line, however long the id it quotes (a 10,000-character id may appear twice).
     if (line.length > 2 * maxId + 1000) problems.push(`${label}: a ${line.length}-character error line`);
-    if (!opts.names.some((n) => line.includes(n))) problems.push(`${label}: error names no rollout or file: ${line.slice(0, 300)}`);
+    if (!opts.names.some((n) => line.includes(n)))
+      problems.push(`${label}: error names no rollout or file: ${line.slice(0, 300)}`);
   }
   if (opts.json && res.code !== 2) {
     try {
@@ -85,7 +112,8 @@ function checkContainment(label: string, corpus: Corpus, outsideBefore: Record<s
   const problems: string[] = [];
   const after = pictureTree(corpus.outside);
   for (const k of new Set([...Object.keys(outsideBefore), ...Object.keys(after)])) {
-    if (outsideBefore[k] !== after[k]) problems.push(`${label}: outside/${k} changed: ${outsideBefore[k]} -> ${after[k]}`);
+    if (outsideBefore[k] !== after[k])
+      problems.push(`${label}: outside/${k} changed: ${outsideBefore[k]} -> ${after[k]}`);
   }
   for (const [name, target] of Object.entries(corpus.symlinks)) {
     const p = join(corpus.store, name);
@@ -130,7 +158,11 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
       { label: 'build preview', args: ['build', corpus.store, '--json'], json: true },
       { label: 'build preview ids', args: ['build', corpus.store, ...corpus.ids], json: false },
       { label: 'export preview', args: ['export', corpus.store, ...corpus.ids, '--out', exp, '--json'], json: true },
-      { label: 'sweep --dry-run', args: ['sweep', corpus.store, '--older-than', '0s', '--dry-run', '--json'], json: true },
+      {
+        label: 'sweep --dry-run',
+        args: ['sweep', corpus.store, '--older-than', '0s', '--dry-run', '--json'],
+        json: true,
+      },
       { label: 'watch --once --json', args: ['watch', corpus.store, '--once', '--json'], json: true },
     ];
     const problems: string[] = [];
@@ -156,7 +188,11 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
           { label: 'freeze --json', args: ['freeze', c.store, ...c.ids, '--json'], json: true },
           { label: 'freeze', args: ['freeze', c.store, ...c.ids], json: false },
           { label: 'build --freeze', args: ['build', c.store, ...c.ids, '--freeze', '--json'], json: true },
-          { label: 'export --freeze', args: ['export', c.store, ...c.ids, '--freeze', '--out', join(c.store, '..', 'e.jsonl'), '--json'], json: true },
+          {
+            label: 'export --freeze',
+            args: ['export', c.store, ...c.ids, '--freeze', '--out', join(c.store, '..', 'e.jsonl'), '--json'],
+            json: true,
+          },
           ...['healthy', 's-version-str', 'nul', 'link-j', 'fifo', 'deep-s', 's-huge-index'].map((id) => ({
             label: `drop ${id}`,
             args: ['retire', c.store, id, '--snapshot-id', FAKE_SID, '--version', '1', '--json'],
@@ -168,8 +204,14 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
         ],
       },
       { tag: 'retire', steps: (c) => [{ label: 'retire (fresh)', args: ['retire', c.store, ...c.ids], json: false }] },
-      { tag: 'delete', steps: (c) => [{ label: 'delete (fresh)', args: ['delete', c.store, ...c.ids, '--json'], json: true }] },
-      { tag: 'sweep', steps: (c) => [{ label: 'sweep (fresh)', args: ['sweep', c.store, '--older-than', '0s'], json: false }] },
+      {
+        tag: 'delete',
+        steps: (c) => [{ label: 'delete (fresh)', args: ['delete', c.store, ...c.ids, '--json'], json: true }],
+      },
+      {
+        tag: 'sweep',
+        steps: (c) => [{ label: 'sweep (fresh)', args: ['sweep', c.store, '--older-than', '0s'], json: false }],
+      },
     ];
     await runAll(sequences, 2, async (seq) => {
       const corpus = newCorpus(seq.tag);
@@ -177,11 +219,14 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
       for (const step of seq.steps(corpus)) {
         const res = await tokcap([...step.args, '--lock-wait', '1s'], { timeoutMs: TIMEOUT_MS });
         exits.push(`${seq.tag}/${step.label}=${res.code}`);
-        problems.push(...checkRun(`${seq.tag}: ${step.label}`, res, { json: step.json, names: [...corpus.ids, corpus.store] }));
+        problems.push(
+          ...checkRun(`${seq.tag}: ${step.label}`, res, { json: step.json, names: [...corpus.ids, corpus.store] }),
+        );
         problems.push(...checkContainment(`${seq.tag}: ${step.label}`, corpus, outsideBefore));
       }
       // The healthy rollout was processed despite its neighbours (the sequence ends with delete).
-      if (seq.tag === 'retire' && !existsSync(join(corpus.store, 'healthy.tokens.state.json'))) problems.push('retire: the healthy rollout has no fence');
+      if (seq.tag === 'retire' && !existsSync(join(corpus.store, 'healthy.tokens.state.json')))
+        problems.push('retire: the healthy rollout has no fence');
     });
     console.log(`[hostile] mutating exits: ${exits.join(' ')}`);
     expect(problems).toEqual([]);
@@ -213,7 +258,9 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
     for (const step of steps) {
       const res = await tokcap([...step.args, '--lock-wait', '1s'], { timeoutMs: TIMEOUT_MS, ...runAs });
       exits.push(`${step.label}=${res.code}`);
-      problems.push(...checkRun(`unreadable: ${step.label}`, res, { json: step.json, names: [...corpus.ids, corpus.store] }));
+      problems.push(
+        ...checkRun(`unreadable: ${step.label}`, res, { json: step.json, names: [...corpus.ids, corpus.store] }),
+      );
       problems.push(...checkContainment(`unreadable: ${step.label}`, corpus, outsideBefore));
     }
     console.log(`[hostile] unreadable exits: ${exits.join(' ')}`);
@@ -230,7 +277,18 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
     const store = join(base, 'store');
     mkdirSync(store);
     mkdirSync(join(base, 'out'));
-    const w = await py([store, 'writer', '--rollouts', 'ok', '--seconds', '0.2', '--seed', '3', '--log', join(base, 'log')]);
+    const w = await py([
+      store,
+      'writer',
+      '--rollouts',
+      'ok',
+      '--seconds',
+      '0.2',
+      '--seed',
+      '3',
+      '--log',
+      join(base, 'log'),
+    ]);
     expect(w.code).toBe(0);
     const problems: string[] = [];
     const commands = (dir: string, ids: string[]): string[][] => [
@@ -247,7 +305,12 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
     const jobs: { label: string; args: string[]; codes: number[]; names: string[] }[] = [];
     for (const dir of [file, fifo, missing]) {
       for (const args of [...commands(dir, ['ok']), ['sweep', dir, '--older-than', '0s']]) {
-        jobs.push({ label: `${args[0]} on ${dir.slice(base.length + 1)}`, args: [...args, '--lock-wait', '1s'], codes: [2, 3], names: [dir] });
+        jobs.push({
+          label: `${args[0]} on ${dir.slice(base.length + 1)}`,
+          args: [...args, '--lock-wait', '1s'],
+          codes: [2, 3],
+          names: [dir],
+        });
       }
     }
     const longId = 'L'.repeat(10_000);
@@ -274,19 +337,28 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
         { args: withIds('retire', []), codes },
         { args: withIds('delete', ['--json']), codes },
         { args: withIds('export', ['--out', join(base, 'out', `x${jobs.length}.jsonl`)]), codes: [0, 1, 2, 3] },
-        ...(ids.length === 1 ? [{ args: withIds('retire', ['--snapshot-id', FAKE_SID, '--version', '1']), codes }] : []),
+        ...(ids.length === 1
+          ? [{ args: withIds('retire', ['--snapshot-id', FAKE_SID, '--version', '1']), codes }]
+          : []),
       ];
       for (const { args, codes: okCodes } of perCommand) {
         jobs.push({
           label: `${args[0]} ${args.slice(2, args.indexOf('--lock-wait')).join(' ')} ${JSON.stringify(ids.map((i) => (i.length > 20 ? `${i.slice(0, 8)}…(${i.length})` : i)))}`,
           args,
           codes: okCodes,
-          names: [store, ...ids.filter((i) => i !== '').map((i) => i.slice(0, 50)), 'Invalid rollout id', 'invalid rollout id'],
+          names: [
+            store,
+            ...ids.filter((i) => i !== '').map((i) => i.slice(0, 50)),
+            'Invalid rollout id',
+            'invalid rollout id',
+          ],
         });
       }
     }
     const storeBefore = pictureTree(store);
-    const baseBefore = Object.keys(pictureTree(base)).filter((k) => !k.startsWith('store') && !k.startsWith('out/')).sort();
+    const baseBefore = Object.keys(pictureTree(base))
+      .filter((k) => !k.startsWith('store') && !k.startsWith('out/'))
+      .sort();
     await runAll(jobs, 3, async (job) => {
       const res = await tokcap(job.args, { timeoutMs: TIMEOUT_MS });
       problems.push(...checkRun(job.label, res, { json: false, names: job.names, codes: job.codes, maxId: 10_000 }));
@@ -295,9 +367,12 @@ describe(`reliability: hostile and damaged inputs (seed ${SEED})`, () => {
     for (const k of new Set([...Object.keys(storeBefore), ...Object.keys(storeAfter)])) {
       // Only lock files may appear (a 10,000-character id is valid, but its lock file name is too long to create).
       // ('-rf' is a valid id: freezing or retiring it creates its state.)
-      if (storeBefore[k] !== storeAfter[k] && !k.endsWith('.tokens.lock') && !k.startsWith('-rf.')) problems.push(`store/${k} changed: ${storeBefore[k]} -> ${storeAfter[k]}`);
+      if (storeBefore[k] !== storeAfter[k] && !k.endsWith('.tokens.lock') && !k.startsWith('-rf.'))
+        problems.push(`store/${k} changed: ${storeBefore[k]} -> ${storeAfter[k]}`);
     }
-    const baseAfter = Object.keys(pictureTree(base)).filter((k) => !k.startsWith('store') && !k.startsWith('out/')).sort();
+    const baseAfter = Object.keys(pictureTree(base))
+      .filter((k) => !k.startsWith('store') && !k.startsWith('out/'))
+      .sort();
     expect(baseAfter).toEqual(baseBefore);
     // An export on a DIR that is not a directory wrote nothing (exports with valid ids did).
     expect(existsSync(join(base, 'out', 'must-not-exist.jsonl'))).toBe(false);

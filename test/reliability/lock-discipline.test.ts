@@ -13,7 +13,19 @@ import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../support/cli-binary.js';
-import { holdLock, parseJsonOut, py, PY_STORE, readStateFile, sized, startProcess, stderrProblems, tempBase, tokcap, filesOf } from '../support/reliability.js';
+import {
+  holdLock,
+  parseJsonOut,
+  py,
+  PY_STORE,
+  readStateFile,
+  sized,
+  startProcess,
+  stderrProblems,
+  tempBase,
+  tokcap,
+  filesOf,
+} from '../support/reliability.js';
 
 const HOLD_S = 8;
 const WAIT = '0.3s';
@@ -25,7 +37,18 @@ beforeAll(async () => {
   base = tempBase('locks');
   template = join(base, 'template');
   mkdirSync(template);
-  const w = await py([template, 'writer', '--rollouts', 'A,R,B', '--seconds', '0.6', '--seed', '11', '--log', join(base, 'log')]);
+  const w = await py([
+    template,
+    'writer',
+    '--rollouts',
+    'A,R,B',
+    '--seconds',
+    '0.6',
+    '--seed',
+    '11',
+    '--log',
+    join(base, 'log'),
+  ]);
   expect(w.code, w.stderr).toBe(0);
 }, 60_000);
 
@@ -45,17 +68,36 @@ interface Inline {
 describe('reliability: lock discipline against a Python lock holder', () => {
   it('mutating commands wait at most --lock-wait, fail for the busy rollout only, finish the others', async () => {
     const problems: string[] = [];
-    const cases: { label: string; prepare?: (dir: string) => Promise<string[]>; args: (dir: string, extra: string[]) => string[] }[] = [
+    const cases: {
+      label: string;
+      prepare?: (dir: string) => Promise<string[]>;
+      args: (dir: string, extra: string[]) => string[];
+    }[] = [
       { label: 'freeze --json', args: (d) => ['freeze', d, 'A', 'R', 'B', '--json'] },
       { label: 'freeze (human)', args: (d) => ['freeze', d, 'A', 'R', 'B'] },
       { label: 'build --freeze', args: (d) => ['build', d, 'A', 'R', 'B', '--freeze', '--json'] },
-      { label: 'export --freeze', args: (d) => ['export', d, 'A', 'R', 'B', '--freeze', '--out', join(d, '..', `${d.split('/').pop()}.jsonl`), '--json'] },
+      {
+        label: 'export --freeze',
+        args: (d) => [
+          'export',
+          d,
+          'A',
+          'R',
+          'B',
+          '--freeze',
+          '--out',
+          join(d, '..', `${d.split('/').pop()}.jsonl`),
+          '--json',
+        ],
+      },
       { label: 'retire', args: (d) => ['retire', d, 'A', 'R', 'B', '--json'] },
       { label: 'delete', args: (d) => ['delete', d, 'A', 'R', 'B', '--json'] },
       {
         label: 'drop',
         prepare: async (d) => {
-          const f = parseJsonOut<{ snapshot_id: string; version: number }[]>(await tokcap(['freeze', d, 'R', '--json']))!;
+          const f = parseJsonOut<{ snapshot_id: string; version: number }[]>(
+            await tokcap(['freeze', d, 'R', '--json']),
+          )!;
           return ['--snapshot-id', f[0].snapshot_id, '--version', String(f[0].version)];
         },
         args: (d, extra) => ['retire', d, 'R', ...extra, '--json'],
@@ -79,32 +121,42 @@ describe('reliability: lock discipline against a Python lock holder', () => {
         holder.child.kill('SIGKILL');
         await holder.done;
         const label = c.label;
-        if (!heldUntilEnd) problems.push(`${label}: the holder released before the command ended (${((res.end - res.start) * 1000).toFixed(0)} ms): it waited for the lock`);
+        if (!heldUntilEnd)
+          problems.push(
+            `${label}: the holder released before the command ended (${((res.end - res.start) * 1000).toFixed(0)} ms): it waited for the lock`,
+          );
         if (res.code !== 3) problems.push(`${label}: exit ${res.code}, expected 3: ${res.stderr.trim()}`);
         for (const p of stderrProblems(res.stderr)) problems.push(`${label}: ${p}`);
         const json = parseJsonOut<unknown>(res);
         const mentionsR = /timed out after 300ms waiting for the lock of rollout R\b/;
         const inJson = JSON.stringify(json ?? null);
-        if (!mentionsR.test(res.stderr) && !mentionsR.test(inJson)) problems.push(`${label}: no lock_timeout naming R: ${res.stderr.trim()} ${inJson.slice(0, 300)}`);
-        if (/\bjson\b/.test(c.args(dir, extra).join(' ')) && json === undefined) problems.push(`${label}: --json printed no JSON`);
+        if (!mentionsR.test(res.stderr) && !mentionsR.test(inJson))
+          problems.push(`${label}: no lock_timeout naming R: ${res.stderr.trim()} ${inJson.slice(0, 300)}`);
+        if (/\bjson\b/.test(c.args(dir, extra).join(' ')) && json === undefined)
+          problems.push(`${label}: --json printed no JSON`);
         if (res.stderr.trim() !== '' && !res.stderr.split('\n').some((l) => l.startsWith('tokcap: R: '))) {
           problems.push(`${label}: no stderr line names R first: ${res.stderr.trim()}`);
         }
         // The others were processed.
         if (label.startsWith('freeze') || label === 'build --freeze' || label === 'export --freeze') {
-          for (const id of ['A', 'B']) if (!readStateFile(dir, id)?.frozen) problems.push(`${label}: ${id} was not frozen`);
+          for (const id of ['A', 'B'])
+            if (!readStateFile(dir, id)?.frozen) problems.push(`${label}: ${id} was not frozen`);
           if (readStateFile(dir, 'R')?.frozen) problems.push(`${label}: R was frozen under a foreign lock`);
           if (Array.isArray(json) && label !== 'build --freeze') {
             const r = (json as Inline[]).find((e) => e.rollout_id === 'R');
-            if (!r || typeof r.error !== 'object' || r.error.kind !== 'lock_timeout') problems.push(`${label}: R's element is not a lock_timeout error: ${JSON.stringify(r)}`);
+            if (!r || typeof r.error !== 'object' || r.error.kind !== 'lock_timeout')
+              problems.push(`${label}: R's element is not a lock_timeout error: ${JSON.stringify(r)}`);
           }
         }
         if (label === 'retire') {
-          for (const id of ['A', 'B']) if (!readStateFile(dir, id)?.retired || filesOf(dir, id).j) problems.push(`retire: ${id} not retired`);
-          if (readStateFile(dir, 'R')?.retired || !filesOf(dir, 'R').j) problems.push('retire: R changed under a foreign lock');
+          for (const id of ['A', 'B'])
+            if (!readStateFile(dir, id)?.retired || filesOf(dir, id).j) problems.push(`retire: ${id} not retired`);
+          if (readStateFile(dir, 'R')?.retired || !filesOf(dir, 'R').j)
+            problems.push('retire: R changed under a foreign lock');
         }
         if (label === 'delete') {
-          for (const id of ['A', 'B']) if (filesOf(dir, id).s || filesOf(dir, id).j) problems.push(`delete: ${id} not deleted`);
+          for (const id of ['A', 'B'])
+            if (filesOf(dir, id).s || filesOf(dir, id).j) problems.push(`delete: ${id} not deleted`);
           if (!filesOf(dir, 'R').j || !filesOf(dir, 'R').s) problems.push('delete: R changed under a foreign lock');
         }
         if (label === 'drop' && readStateFile(dir, 'R')?.retired) problems.push('drop: R dropped under a foreign lock');
@@ -126,11 +178,19 @@ describe('reliability: lock discipline against a Python lock holder', () => {
       { label: 'inspect --deep --json', args: ['inspect', d, '--deep', '--json'] },
       { label: 'verify-digests --json', args: ['verify-digests', d, '--json'] },
       { label: 'build preview', args: ['build', d, '--json'] },
-      { label: 'export preview', args: ['export', d, '--out', join(d, '..', `ro-${Math.random().toString(36).slice(2)}.jsonl`), '--json'] },
+      {
+        label: 'export preview',
+        args: ['export', d, '--out', join(d, '..', `ro-${Math.random().toString(36).slice(2)}.jsonl`), '--json'],
+      },
     ];
     for (const mode of ['ex', 'sh'] as const) {
       const holder = await holdLock(dir, 'R', mode, HOLD_S);
-      const results = await Promise.all(readOnly(dir).map(async (c) => ({ c, res: await tokcap([...c.args, '--lock-wait', WAIT], { timeoutMs: 20_000 }) })));
+      const results = await Promise.all(
+        readOnly(dir).map(async (c) => ({
+          c,
+          res: await tokcap([...c.args, '--lock-wait', WAIT], { timeoutMs: 20_000 }),
+        })),
+      );
       const stillHeld = holder.child.exitCode === null;
       holder.child.kill('SIGKILL');
       await holder.done;
@@ -144,9 +204,11 @@ describe('reliability: lock discipline against a Python lock holder', () => {
           // The inspect summary of a fully indexed rollout needs no lock (its indexed prefix never
           // changes), so it may describe R from its index instead of reporting it busy.
           const lockFree = c.label === 'inspect' && /^R +live +\d+/m.test(res.stdout);
-          if (!lockFree && !/\bR\b[^\n]*(timed out|busy|lock)/.test(all) && !/lock of rollout R\b/.test(all)) problems.push(`${label}: R not reported as busy: ${all.slice(0, 300)}`);
+          if (!lockFree && !/\bR\b[^\n]*(timed out|busy|lock)/.test(all) && !/lock of rollout R\b/.test(all))
+            problems.push(`${label}: R not reported as busy: ${all.slice(0, 300)}`);
         } else {
-          if (res.code !== 0) problems.push(`${label}: exit ${res.code} with only a shared holder: ${res.stderr.trim().slice(0, 300)}`);
+          if (res.code !== 0)
+            problems.push(`${label}: exit ${res.code} with only a shared holder: ${res.stderr.trim().slice(0, 300)}`);
           if (/timed out/.test(all)) problems.push(`${label}: timed out against a shared holder`);
         }
         if (res.end - res.start > HOLD_S - 1) problems.push(`${label}: took ${(res.end - res.start).toFixed(2)} s`);
@@ -183,7 +245,9 @@ print(json.dumps({'n': n, 'wait_max': waits[-1], 'wait_p95': q(waits, 0.95), 'ap
     const measure = async (withReaders: boolean) => {
       // A fresh copy each time, so that J (read whole by every reader) starts at the same size.
       const dir = freshStore();
-      const writer = startProcess('python3', ['-c', script, dir, 'R', String(seconds)], { timeoutMs: (seconds + 60) * 1000 });
+      const writer = startProcess('python3', ['-c', script, dir, 'R', String(seconds)], {
+        timeoutMs: (seconds + 60) * 1000,
+      });
       const readers: Promise<void>[] = [];
       let reads = 0;
       if (withReaders) {
@@ -207,7 +271,16 @@ print(json.dumps({'n': n, 'wait_max': waits[-1], 'wait_p95': q(waits, 0.95), 'ap
       }
       const [res] = await Promise.all([writer.done, ...readers]);
       expect(res.code, res.stderr).toBe(0);
-      return { ...(JSON.parse(res.stdout) as { n: number; wait_max: number; wait_p95: number; append_p50: number; append_max: number }), reads };
+      return {
+        ...(JSON.parse(res.stdout) as {
+          n: number;
+          wait_max: number;
+          wait_p95: number;
+          append_p50: number;
+          append_max: number;
+        }),
+        reads,
+      };
     };
     const alone = await measure(false);
     const busy = await measure(true);

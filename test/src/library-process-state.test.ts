@@ -18,7 +18,11 @@ describe('src/', () => {
     const found = sources(join(ROOT, 'src')).flatMap((file) =>
       readFileSync(file, 'utf8')
         .split('\n')
-        .flatMap((line, i) => (/process\.(env|stdout|stderr)\b|\bconsole\./.test(line) ? [`${file.slice(ROOT.length + 1)}:${i + 1}: ${line.trim()}`] : [])),
+        .flatMap((line, i) =>
+          /process\.(env|stdout|stderr)\b|\bconsole\./.test(line)
+            ? [`${file.slice(ROOT.length + 1)}:${i + 1}: ${line.trim()}`]
+            : [],
+        ),
     );
     expect(found).toEqual([]);
   });

@@ -19,12 +19,18 @@ function newestMtime(dir: string): number {
 /** Builds dist/ when it is missing or older than the sources (npm test builds it first anyway). */
 export function ensureBuilt(): void {
   const marker = join(projectRoot, 'dist', 'commands', 'cli', 'run.js');
-  const stale = !existsSync(marker) || statSync(marker).mtimeMs < Math.max(newestMtime(join(projectRoot, 'src')), newestMtime(join(projectRoot, 'commands')));
+  const stale =
+    !existsSync(marker) ||
+    statSync(marker).mtimeMs <
+      Math.max(newestMtime(join(projectRoot, 'src')), newestMtime(join(projectRoot, 'commands')));
   if (stale) execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: projectRoot, stdio: 'inherit' });
 }
 
 /** Runs the built binary; never rejects on a non-zero exit. */
-export function tokcap(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string } = {}): Promise<Result> {
+export function tokcap(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; cwd?: string } = {},
+): Promise<Result> {
   return execa('node', [BIN, ...args], {
     reject: false,
     env: { NO_COLOR: '', TOKCAP_DIR: '', ...options.env },

@@ -36,7 +36,9 @@ export interface FakeIo extends CliIo {
   stderr: FakeStream;
 }
 
-export function fakeIo(opts: { env?: NodeJS.ProcessEnv; stdin?: string; stdoutTTY?: boolean; stderrTTY?: boolean } = {}): FakeIo {
+export function fakeIo(
+  opts: { env?: NodeJS.ProcessEnv; stdin?: string; stdoutTTY?: boolean; stderrTTY?: boolean } = {},
+): FakeIo {
   return {
     stdout: fakeStream(opts.stdoutTTY ?? false),
     stderr: fakeStream(opts.stderrTTY ?? false),
@@ -103,7 +105,8 @@ function newestMtime(dir: string): number {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestMtime(p));
-    else if (/\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name)) newest = Math.max(newest, statSync(p).mtimeMs);
+    else if (/\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name))
+      newest = Math.max(newest, statSync(p).mtimeMs);
   }
   return newest;
 }
@@ -116,7 +119,9 @@ function newestMtime(dir: string): number {
  */
 export async function ensureBuilt(): Promise<void> {
   const out = join(ROOT, 'dist', 'commands', 'cli', 'run.js');
-  const fresh = existsSync(out) && statSync(out).mtimeMs >= Math.max(newestMtime(join(ROOT, 'commands')), newestMtime(join(ROOT, 'src')));
+  const fresh =
+    existsSync(out) &&
+    statSync(out).mtimeMs >= Math.max(newestMtime(join(ROOT, 'commands')), newestMtime(join(ROOT, 'src')));
   if (!fresh) {
     await execa('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, reject: false });
     if (!existsSync(out)) throw new Error('dist/commands/cli/run.js missing after tsc');

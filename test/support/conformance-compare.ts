@@ -13,10 +13,12 @@ export class SnapshotPlaceholders {
   constructor(private readonly inputIds: Set<string>) {}
 
   check(rolloutId: string, actual: unknown): string | undefined {
-    if (typeof actual !== 'string' || actual === '') return `expected a minted snapshot id, got ${JSON.stringify(actual)}`;
+    if (typeof actual !== 'string' || actual === '')
+      return `expected a minted snapshot id, got ${JSON.stringify(actual)}`;
     if (this.inputIds.has(actual)) return `snapshot id ${actual} was already in the input store`;
     const known = this.minted.get(rolloutId);
-    if (known !== undefined && known !== actual) return `snapshot id of ${rolloutId} changed from ${known} to ${actual}`;
+    if (known !== undefined && known !== actual)
+      return `snapshot id of ${rolloutId} changed from ${known} to ${actual}`;
     this.minted.set(rolloutId, actual);
     return undefined;
   }
@@ -65,11 +67,14 @@ export function diff(expected: unknown, actual: unknown, opts: CompareOptions, p
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return [`${path}: expected an array, got ${JSON.stringify(actual)}`];
     if (expected.length !== actual.length) {
-      return [`${path}: expected ${expected.length} items, got ${actual.length}: ${JSON.stringify(actual).slice(0, 400)}`];
+      return [
+        `${path}: expected ${expected.length} items, got ${actual.length}: ${JSON.stringify(actual).slice(0, 400)}`,
+      ];
     }
     return expected.flatMap((e, i) => diff(e, actual[i], opts, `${path}[${i}]`));
   }
-  if (!actual || typeof actual !== 'object' || Array.isArray(actual)) return [`${path}: expected an object, got ${JSON.stringify(actual)}`];
+  if (!actual || typeof actual !== 'object' || Array.isArray(actual))
+    return [`${path}: expected an object, got ${JSON.stringify(actual)}`];
   const a = actual as Record<string, unknown>;
   const out: string[] = [];
   for (const [k, e] of Object.entries(expected)) {
@@ -86,18 +91,24 @@ export function diff(expected: unknown, actual: unknown, opts: CompareOptions, p
 }
 
 /** Compares the directory with a step's `files_after` (locks and temp state files excluded). */
-export function diffFiles(dir: string, expected: Record<string, unknown>, placeholders: SnapshotPlaceholders): string[] {
+export function diffFiles(
+  dir: string,
+  expected: Record<string, unknown>,
+  placeholders: SnapshotPlaceholders,
+): string[] {
   const names = readdirSync(dir)
     .filter((n) => !n.endsWith('.tokens.lock') && !/^\.tokens-state-/.test(n))
     .sort();
   const want = Object.keys(expected).sort();
   const out: string[] = [];
-  if (JSON.stringify(names) !== JSON.stringify(want)) out.push(`files: expected ${JSON.stringify(want)}, got ${JSON.stringify(names)}`);
+  if (JSON.stringify(names) !== JSON.stringify(want))
+    out.push(`files: expected ${JSON.stringify(want)}, got ${JSON.stringify(names)}`);
   for (const name of want) {
     if (!names.includes(name)) continue;
     const bytes = readFileSync(join(dir, name));
     const e = expected[name] as Record<string, unknown>;
-    const isHashForm = e && typeof e === 'object' && !Array.isArray(e) && 'sha256' in e && 'size' in e && Object.keys(e).length === 2;
+    const isHashForm =
+      e && typeof e === 'object' && !Array.isArray(e) && 'sha256' in e && 'size' in e && Object.keys(e).length === 2;
     if (name.endsWith('.tokens.state.json') && !isHashForm) {
       let parsed: unknown;
       try {
@@ -110,7 +121,8 @@ export function diffFiles(dir: string, expected: Record<string, unknown>, placeh
       out.push(...diff(e, parsed, { placeholders, rolloutId }, name));
     } else {
       const sha = createHash('sha256').update(bytes).digest('hex');
-      if (sha !== e.sha256 || bytes.length !== e.size) out.push(`${name}: expected sha ${e.sha256} size ${e.size}, got sha ${sha} size ${bytes.length}`);
+      if (sha !== e.sha256 || bytes.length !== e.size)
+        out.push(`${name}: expected sha ${e.sha256} size ${e.size}, got sha ${sha} size ${bytes.length}`);
     }
   }
   return out;

@@ -31,21 +31,24 @@ export const library: ConformanceAdapter = {
       const f = await directoryFacts(store(dir), { deep: true });
       return { rollouts: Object.fromEntries(f.rollouts), invalid_names: f.invalidNames };
     }),
-  verify: (dir) => asOutcome(async () => {
-    const v = await verifyDirectory(store(dir));
-    return { ok: v.ok, findings: v.findings };
-  }),
+  verify: (dir) =>
+    asOutcome(async () => {
+      const v = await verifyDirectory(store(dir));
+      return { ok: v.ok, findings: v.findings };
+    }),
   freeze: (dir, id) => asOutcome(async () => snapshotSummary(await freezeRollout(store(dir), id))),
   build: (dir, id, model) => asOutcome(() => buildRollout(store(dir), id, { model, freeze: true })),
   drop: (dir, id, sid, version) => asOutcome(() => dropRollout(store(dir), id, sid, version)),
-  retire: (dir, ids) => asOutcome(async () => {
-    const r = await retireRollouts(store(dir), ids);
-    return { removed: r.removed, absent: r.absent };
-  }),
-  delete: (dir, ids) => asOutcome(async () => {
-    const r = await deleteRollouts(store(dir), ids);
-    return { removed: r.removed, absent: r.absent };
-  }),
-  sweep: (dir, olderThanSeconds) => asOutcome(async () => (await sweepRetired(store(dir), { olderThanSeconds })).removed.length),
+  retire: (dir, ids) =>
+    asOutcome(async () => {
+      const r = await retireRollouts(store(dir), ids);
+      return { removed: r.removed, absent: r.absent };
+    }),
+  delete: (dir, ids) =>
+    asOutcome(async () => {
+      const r = await deleteRollouts(store(dir), ids);
+      return { removed: r.removed, absent: r.absent };
+    }),
+  sweep: (dir, olderThanSeconds) =>
+    asOutcome(async () => (await sweepRetired(store(dir), { olderThanSeconds })).removed.length),
 };
-

@@ -89,11 +89,17 @@ async function runStep(
   }
   const exp = step.expect;
   if (exp.error) {
-    if (!('error' in outcome)) return [`expected error ${exp.error.kind}, got result ${JSON.stringify(normalize(outcome.result)).slice(0, 300)}`];
+    if (!('error' in outcome))
+      return [
+        `expected error ${exp.error.kind}, got result ${JSON.stringify(normalize(outcome.result)).slice(0, 300)}`,
+      ];
     const out: string[] = [];
-    if (outcome.error.kind !== exp.error.kind) out.push(`expected error kind ${exp.error.kind}, got ${outcome.error.kind} (${outcome.error.message})`);
+    if (outcome.error.kind !== exp.error.kind)
+      out.push(`expected error kind ${exp.error.kind}, got ${outcome.error.kind} (${outcome.error.message})`);
     if (!outcome.error.message.includes(exp.error.message_contains)) {
-      out.push(`error message ${JSON.stringify(outcome.error.message)} does not contain ${JSON.stringify(exp.error.message_contains)}`);
+      out.push(
+        `error message ${JSON.stringify(outcome.error.message)} does not contain ${JSON.stringify(exp.error.message_contains)}`,
+      );
     }
     return out;
   }
@@ -105,10 +111,18 @@ async function runStep(
       const out = diff(expected.invalid_names, actual.invalid_names, { placeholders }, '$.invalid_names');
       const want = Object.keys(expected.rollouts).sort();
       const got = Object.keys(actual.rollouts ?? {}).sort();
-      if (JSON.stringify(want) !== JSON.stringify(got)) out.push(`rollouts: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
+      if (JSON.stringify(want) !== JSON.stringify(got))
+        out.push(`rollouts: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
       for (const id of want) {
         if (!(id in (actual.rollouts ?? {}))) continue;
-        out.push(...diff(expected.rollouts[id], actual.rollouts[id], { placeholders, rolloutId: id, allowExtraKeys: true }, `$.rollouts.${id}`));
+        out.push(
+          ...diff(
+            expected.rollouts[id],
+            actual.rollouts[id],
+            { placeholders, rolloutId: id, allowExtraKeys: true },
+            `$.rollouts.${id}`,
+          ),
+        );
       }
       return out;
     }
@@ -127,7 +141,9 @@ async function runStep(
       }
       if (step.op === 'build' && exp.error_contains !== undefined) {
         if (typeof actual.error !== 'string' || !actual.error.includes(exp.error_contains)) {
-          out.push(`build error ${JSON.stringify(actual.error)} does not contain ${JSON.stringify(exp.error_contains)}`);
+          out.push(
+            `build error ${JSON.stringify(actual.error)} does not contain ${JSON.stringify(exp.error_contains)}`,
+          );
         }
         exp2 = { ...expected, error: actual.error };
       }

@@ -34,7 +34,11 @@ export function treeSnapshot(dir: string): Record<string, { bytes: string; mtime
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
     const st = statSync(p);
-    out[name] = { bytes: st.isFile() ? readFileSync(p).toString('base64') : '<dir>', mtimeMs: st.mtimeMs, mode: st.mode };
+    out[name] = {
+      bytes: st.isFile() ? readFileSync(p).toString('base64') : '<dir>',
+      mtimeMs: st.mtimeMs,
+      mode: st.mode,
+    };
   }
   return out;
 }
@@ -84,7 +88,8 @@ export function expectLineMatchesBuild(line: string, result: ConsumerResult, sta
   const conditions = parsed.conditions as string[];
   expect(conditions).toEqual([...conditions].sort());
   for (const c of conditions) expect(CONDITIONS).toContain(c);
-  if (status) expect({ status: parsed.status, conditions }).toEqual({ status: status.status, conditions: status.conditions });
+  if (status)
+    expect({ status: parsed.status, conditions }).toEqual({ status: status.status, conditions: status.conditions });
   expect(parsed.verdict).toBe(result.mask_sample ? 'masked' : 'trainable');
   const causes = parsed.mask_causes as { code: string; message: string; calls?: string[] }[];
   const statusJson = JSON.stringify(Object.fromEntries(tail.map((k) => [k, parsed[k]]))).slice(1, -1);
@@ -115,14 +120,24 @@ export async function libraryStatuses(dir: string, ids: readonly string[]): Prom
 export async function mainChainSteps(dir: string, id: string): Promise<[number, number, string][]> {
   const snap = await readSnapshotReadOnly({ dir }, id);
   const chains = buildChains(snap.entries);
-  return (chains.mainChain?.links ?? []).map((l) => [l.prompt_token_ids.length, l.generation_token_ids.length, l.model_call_id]);
+  return (chains.mainChain?.links ?? []).map((l) => [
+    l.prompt_token_ids.length,
+    l.generation_token_ids.length,
+    l.model_call_id,
+  ]);
 }
 
 export interface TinkerRead {
   config: Record<string, unknown> & { source: Record<string, unknown> };
   metrics: Record<string, number>[];
   iterations: number[];
-  rollouts: { rollout_id: string; group_idx: number; traj_idx: number; masked: number; steps: [number, number, string][] }[];
+  rollouts: {
+    rollout_id: string;
+    group_idx: number;
+    traj_idx: number;
+    masked: number;
+    steps: [number, number, string][];
+  }[];
 }
 
 /** Opens a tinker export with the stdlib Python reader (test/support/read_tinker.py). */

@@ -9,9 +9,30 @@
  * and a reader of its output into the answers it gives about `good`.
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { holdLock, pictureTree, py, startProcess, tokcap, type RunOptions, type SpawnRun, type Spawned } from './reliability.js';
+import {
+  holdLock,
+  pictureTree,
+  py,
+  startProcess,
+  tokcap,
+  type RunOptions,
+  type SpawnRun,
+  type Spawned,
+} from './reliability.js';
 
 export const KINDS = ['records', 'state', 'intents', 'markers', 'lock', 'dir'] as const;
 export type Kind = (typeof KINDS)[number];
@@ -209,7 +230,11 @@ export async function faultedStore(template: Template, base: string, kind: Kind,
       else appendFileSync(path, Buffer.from([0x00, 0x01, 0x7f, 0x0a]));
       break;
     case 'invalid-utf8':
-      if (kind === 'state') writeFileSync(path, Buffer.concat([Buffer.from('{"snapshot_id":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n')]));
+      if (kind === 'state')
+        writeFileSync(
+          path,
+          Buffer.concat([Buffer.from('{"snapshot_id":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}\n')]),
+        );
       else appendFileSync(path, Buffer.from([0xff, 0xfe, 0x0a]));
       break;
     case 'torn-tail':
@@ -254,7 +279,7 @@ function fill(dir: string): void {
 async function holdWithAppend(dir: string, line: string): Promise<SpawnRun> {
   const script = [
     'import fcntl, os, sys, time',
-    "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o666)",
+    'fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o666)',
     'fcntl.flock(fd, fcntl.LOCK_EX)',
     "with open(sys.argv[2], 'ab') as f:",
     '    f.write(sys.argv[3].encode())',
@@ -262,7 +287,11 @@ async function holdWithAppend(dir: string, line: string): Promise<SpawnRun> {
     "print('locked', flush=True)",
     'time.sleep(300)',
   ].join('\n');
-  const run = startProcess('python3', ['-c', script, join(dir, 'good.tokens.lock'), join(dir, 'good.tokens.jsonl'), line], { timeoutMs: 330_000 });
+  const run = startProcess(
+    'python3',
+    ['-c', script, join(dir, 'good.tokens.lock'), join(dir, 'good.tokens.jsonl'), line],
+    { timeoutMs: 330_000 },
+  );
   await new Promise<void>((resolve, reject) => {
     let buf = '';
     run.child.stdout?.on('data', (b: Buffer) => {
@@ -420,7 +449,14 @@ export const COMMANDS: CommandForm[] = [
     args: (dir) => ['build', dir, ...JSON_ARGS],
     read: (res) => {
       const r = parseJson<(StatusJson & { rollout_id: string })[]>(res.stdout)?.find((x) => x.rollout_id === 'good');
-      return r ? { status: r.status, conditions: r.conditions, verdict: r.verdict ?? undefined, countedTrainable: r.verdict === 'trainable' } : {};
+      return r
+        ? {
+            status: r.status,
+            conditions: r.conditions,
+            verdict: r.verdict ?? undefined,
+            countedTrainable: r.verdict === 'trainable',
+          }
+        : {};
     },
   },
   {
@@ -449,9 +485,15 @@ export const COMMANDS: CommandForm[] = [
     read: (_res, out) => {
       const p = join(out, 'e.jsonl');
       if (!existsSync(p)) return { exported: false };
-      const lines = readFileSync(p, 'utf8').split('\n').filter((l) => l !== '');
-      const r = lines.map((l) => parseJson<StatusJson & { rollout_id: string }>(l)).find((x) => x?.rollout_id === 'good');
-      return r ? { status: r.status, conditions: r.conditions, verdict: r.verdict ?? undefined, exported: true } : { exported: false };
+      const lines = readFileSync(p, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '');
+      const r = lines
+        .map((l) => parseJson<StatusJson & { rollout_id: string }>(l))
+        .find((x) => x?.rollout_id === 'good');
+      return r
+        ? { status: r.status, conditions: r.conditions, verdict: r.verdict ?? undefined, exported: true }
+        : { exported: false };
     },
   },
   {
@@ -462,8 +504,20 @@ export const COMMANDS: CommandForm[] = [
     read: (_res, out) => {
       const p = join(out, 't.jsonl');
       if (!existsSync(p)) return { exported: false };
-      const r = readFileSync(p, 'utf8').split('\n').filter((l) => l !== '').map((l) => parseJson<StatusJson & { rollout_id: string }>(l)).find((x) => x?.rollout_id === 'good');
-      return r ? { status: r.status, conditions: r.conditions, verdict: r.verdict ?? undefined, exported: true, countedTrainable: true } : { exported: false };
+      const r = readFileSync(p, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => parseJson<StatusJson & { rollout_id: string }>(l))
+        .find((x) => x?.rollout_id === 'good');
+      return r
+        ? {
+            status: r.status,
+            conditions: r.conditions,
+            verdict: r.verdict ?? undefined,
+            exported: true,
+            countedTrainable: true,
+          }
+        : { exported: false };
     },
   },
   {
@@ -516,18 +570,61 @@ export const COMMANDS: CommandForm[] = [
       if (!r) return {};
       const madeUp: string[] = [];
       if (r.status === 'unavailable') {
-        for (const k of ['calls', 'version', 'dangling_intents'] as const) if (r[k] !== null && r[k] !== undefined) madeUp.push(`${k} ${JSON.stringify(r[k])}`);
+        for (const k of ['calls', 'version', 'dangling_intents'] as const)
+          if (r[k] !== null && r[k] !== undefined) madeUp.push(`${k} ${JSON.stringify(r[k])}`);
       }
-      return { status: r.status, conditions: r.conditions, verdict: r.verdict ?? undefined, madeUp, version: r.version };
+      return {
+        status: r.status,
+        conditions: r.conditions,
+        verdict: r.verdict ?? undefined,
+        madeUp,
+        version: r.version,
+      };
     },
   },
   // Commands that change the store: each on a fresh copy of the faulted store.
-  { name: 'freeze --json', writes: true, needsRecords: true, args: (dir) => ['freeze', dir, 'good', ...JSON_ARGS], read: () => ({}) },
-  { name: 'build --freeze --json', writes: true, needsRecords: true, args: (dir) => ['build', dir, 'good', 'ok', '--freeze', ...JSON_ARGS], read: () => ({}) },
-  { name: 'export --freeze', writes: true, needsRecords: true, args: (dir, out) => ['export', dir, 'good', 'ok', '--freeze', '--out', join(out, 'f.jsonl'), ...JSON_ARGS], read: () => ({}) },
-  { name: 'retire --json', writes: true, needsRecords: false, args: (dir) => ['retire', dir, 'good', 'ok', ...JSON_ARGS], read: () => ({}) },
-  { name: 'delete --json', writes: true, needsRecords: false, args: (dir) => ['delete', dir, 'good', 'ok', ...JSON_ARGS], read: () => ({}) },
-  { name: 'sweep --json', writes: true, needsRecords: false, args: (dir) => ['sweep', dir, '--older-than', '0s', ...JSON_ARGS], read: () => ({}) },
+  {
+    name: 'freeze --json',
+    writes: true,
+    needsRecords: true,
+    args: (dir) => ['freeze', dir, 'good', ...JSON_ARGS],
+    read: () => ({}),
+  },
+  {
+    name: 'build --freeze --json',
+    writes: true,
+    needsRecords: true,
+    args: (dir) => ['build', dir, 'good', 'ok', '--freeze', ...JSON_ARGS],
+    read: () => ({}),
+  },
+  {
+    name: 'export --freeze',
+    writes: true,
+    needsRecords: true,
+    args: (dir, out) => ['export', dir, 'good', 'ok', '--freeze', '--out', join(out, 'f.jsonl'), ...JSON_ARGS],
+    read: () => ({}),
+  },
+  {
+    name: 'retire --json',
+    writes: true,
+    needsRecords: false,
+    args: (dir) => ['retire', dir, 'good', 'ok', ...JSON_ARGS],
+    read: () => ({}),
+  },
+  {
+    name: 'delete --json',
+    writes: true,
+    needsRecords: false,
+    args: (dir) => ['delete', dir, 'good', 'ok', ...JSON_ARGS],
+    read: () => ({}),
+  },
+  {
+    name: 'sweep --json',
+    writes: true,
+    needsRecords: false,
+    args: (dir) => ['sweep', dir, '--older-than', '0s', ...JSON_ARGS],
+    read: () => ({}),
+  },
 ];
 
 /**
@@ -543,16 +640,24 @@ let duck: Promise<{ runAndReadAll(sql: string): Promise<{ getRowObjectsJson(): u
 
 async function parquetAnswer(dataset: string): Promise<Answer> {
   if (!existsSync(join(dataset, 'rollouts'))) return { exported: false };
-  duck ??= import('@duckdb/node-api').then(async ({ DuckDBInstance }) => (await DuckDBInstance.create(':memory:')).connect());
+  duck ??= import('@duckdb/node-api').then(async ({ DuckDBInstance }) =>
+    (await DuckDBInstance.create(':memory:')).connect(),
+  );
   const db = await duck;
-  const rows = (await db.runAndReadAll(`select rollout_id, status, conditions, verdict from read_parquet('${dataset}/rollouts/*.parquet')`)).getRowObjectsJson() as {
+  const rows = (
+    await db.runAndReadAll(
+      `select rollout_id, status, conditions, verdict from read_parquet('${dataset}/rollouts/*.parquet')`,
+    )
+  ).getRowObjectsJson() as {
     rollout_id: string;
     status: string;
     conditions: string[];
     verdict: string;
   }[];
   const r = rows.find((x) => x.rollout_id === 'good');
-  return r ? { status: r.status, conditions: [...r.conditions], verdict: r.verdict, exported: true } : { exported: false };
+  return r
+    ? { status: r.status, conditions: [...r.conditions], verdict: r.verdict, exported: true }
+    : { exported: false };
 }
 
 export function runCommand(form: CommandForm, dir: string, out: string): Promise<Spawned> {

@@ -33,7 +33,11 @@ export function rawMaterial(dir: string, id: string): RawMaterial {
       start = i + 1;
     }
   }
-  return { lines, state: readFileSync(join(dir, `${id}.tokens.state.json`)), intents: readFileSync(join(dir, `${id}.tokens.intents`)) };
+  return {
+    lines,
+    state: readFileSync(join(dir, `${id}.tokens.state.json`)),
+    intents: readFileSync(join(dir, `${id}.tokens.intents`)),
+  };
 }
 
 function stateJson(obj: Record<string, unknown>): Buffer {
@@ -83,7 +87,8 @@ export function makeCorpus(base: string, raw: RawMaterial, opts: CorpusOptions):
     if (!ids.includes(id)) ids.push(id);
     writeFileSync(join(store, id + suffix), bytes);
   };
-  const state = (extra: Record<string, unknown>) => stateJson({ ...(JSON.parse(raw.state.toString()) as Record<string, unknown>), ...extra });
+  const state = (extra: Record<string, unknown>) =>
+    stateJson({ ...(JSON.parse(raw.state.toString()) as Record<string, unknown>), ...extra });
 
   // A healthy rollout: must keep working beside the damaged ones.
   w('healthy', '.tokens.jsonl', validJ);
@@ -141,9 +146,17 @@ export function makeCorpus(base: string, raw: RawMaterial, opts: CorpusOptions):
   w('nonutf8', '.tokens.jsonl', lat1);
   w('nonutf8', '.tokens.intents', Buffer.from([0x63, 0x31, 0x0a, 0xff, 0xfe, 0x0a]));
   w('nonutf8', '.tokens.incomplete', Buffer.from([0xc3, 0x28, 0x0a]));
-  w('nonutf8-s', '.tokens.state.json', Buffer.from('{"frozen":false,"snapshot_id":"\xff\xfe","version":1}\n', 'latin1'));
+  w(
+    'nonutf8-s',
+    '.tokens.state.json',
+    Buffer.from('{"frozen":false,"snapshot_id":"\xff\xfe","version":1}\n', 'latin1'),
+  );
   w('nul', '.tokens.jsonl', Buffer.concat([raw.lines[0], Buffer.alloc(64), raw.lines[1] ?? Buffer.alloc(0)]));
-  w('nul', '.tokens.state.json', Buffer.concat([Buffer.from('{"frozen":true,'), Buffer.alloc(8), Buffer.from('"version":1}\n')]));
+  w(
+    'nul',
+    '.tokens.state.json',
+    Buffer.concat([Buffer.from('{"frozen":true,'), Buffer.alloc(8), Buffer.from('"version":1}\n')]),
+  );
   w('nul', '.tokens.intents', Buffer.from('c1\0c2\n\0\n'));
   w('bom', '.tokens.jsonl', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), validJ]));
   w('bom', '.tokens.state.json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), raw.state]));
@@ -156,16 +169,36 @@ export function makeCorpus(base: string, raw: RawMaterial, opts: CorpusOptions):
   w('s-neg-index', '.tokens.jsonl', validJ);
   w('s-neg-index', '.tokens.state.json', state({ indexed_size: -5 }));
   w('s-huge-index', '.tokens.jsonl', validJ);
-  w('s-huge-index', '.tokens.state.json', Buffer.from(raw.state.toString().replace(/"indexed_size":\d+/, '"indexed_size":1180591620717411303424')));
+  w(
+    's-huge-index',
+    '.tokens.state.json',
+    Buffer.from(raw.state.toString().replace(/"indexed_size":\d+/, '"indexed_size":1180591620717411303424')),
+  );
   w('s-float-index', '.tokens.jsonl', validJ);
-  w('s-float-index', '.tokens.state.json', Buffer.from(raw.state.toString().replace(/"indexed_size":\d+/, '"indexed_size":1e308')));
+  w(
+    's-float-index',
+    '.tokens.state.json',
+    Buffer.from(raw.state.toString().replace(/"indexed_size":\d+/, '"indexed_size":1e308')),
+  );
   w('s-version-str', '.tokens.jsonl', validJ);
-  w('s-version-str', '.tokens.state.json', state({ version: 'abc', frozen: true, snapshot_id: '0123456789abcdef0123456789abcdef' }));
+  w(
+    's-version-str',
+    '.tokens.state.json',
+    state({ version: 'abc', frozen: true, snapshot_id: '0123456789abcdef0123456789abcdef' }),
+  );
   w('s-version-numstr', '.tokens.jsonl', validJ);
   w('s-version-numstr', '.tokens.state.json', state({ version: '12' }));
   w('s-version-huge', '.tokens.jsonl', validJ);
-  w('s-version-huge', '.tokens.state.json', Buffer.from(raw.state.toString().replace(/"version":\d+/, '"version":1e300')));
-  w('s-version-bigint', '.tokens.state.json', Buffer.from(raw.state.toString().replace(/"version":\d+/, '"version":18446744073709551615')));
+  w(
+    's-version-huge',
+    '.tokens.state.json',
+    Buffer.from(raw.state.toString().replace(/"version":\d+/, '"version":1e300')),
+  );
+  w(
+    's-version-bigint',
+    '.tokens.state.json',
+    Buffer.from(raw.state.toString().replace(/"version":\d+/, '"version":18446744073709551615')),
+  );
   w('s-version-bigint', '.tokens.jsonl', validJ);
   w('s-digests-array', '.tokens.jsonl', validJ);
   w('s-digests-array', '.tokens.state.json', state({ entry_digests: ['a', 1, null] }));
@@ -176,8 +209,16 @@ export function makeCorpus(base: string, raw: RawMaterial, opts: CorpusOptions):
   // Hostile record contents: huge / negative token ids, NaN written as null, an int past 2^64.
   const bad = JSON.parse(raw.lines[0].toString()) as Record<string, unknown>;
   w('r-negative', '.tokens.jsonl', `${JSON.stringify({ ...bad, prompt_token_ids: [-1, 2], digest: null })}\n`);
-  w('r-huge-id', '.tokens.jsonl', `${JSON.stringify({ ...bad, digest: null }).replace('"prompt_token_ids":[', '"prompt_token_ids":[36893488147419103232,')}\n`);
-  w('r-null-logprob', '.tokens.jsonl', `${JSON.stringify({ ...bad, generation_log_probs: (bad.generation_log_probs as number[]).map(() => null) })}\n`);
+  w(
+    'r-huge-id',
+    '.tokens.jsonl',
+    `${JSON.stringify({ ...bad, digest: null }).replace('"prompt_token_ids":[', '"prompt_token_ids":[36893488147419103232,')}\n`,
+  );
+  w(
+    'r-null-logprob',
+    '.tokens.jsonl',
+    `${JSON.stringify({ ...bad, generation_log_probs: (bad.generation_log_probs as number[]).map(() => null) })}\n`,
+  );
   w('r-not-object', '.tokens.jsonl', '[1,2,3]\n"x"\n');
 
   // Symlinks named like capture files pointing outside DIR (targets exist, or do not).
@@ -202,7 +243,14 @@ export function makeCorpus(base: string, raw: RawMaterial, opts: CorpusOptions):
   ids.push('link-j', 'link-new', 'link-dir', 'link-loop');
 
   // FIFOs and a directory named like capture files.
-  for (const name of ['fifo.tokens.jsonl', 'fifo.tokens.state.json', 'fifo.tokens.intents', 'fifo.tokens.incomplete', 'fifo-l.tokens.lock', 'fifo-l.tokens.jsonl']) {
+  for (const name of [
+    'fifo.tokens.jsonl',
+    'fifo.tokens.state.json',
+    'fifo.tokens.intents',
+    'fifo.tokens.incomplete',
+    'fifo-l.tokens.lock',
+    'fifo-l.tokens.jsonl',
+  ]) {
     execFileSync('mkfifo', [join(store, name)]);
   }
   ids.push('fifo', 'fifo-l');
@@ -228,8 +276,23 @@ export function makeCorpus(base: string, raw: RawMaterial, opts: CorpusOptions):
       ['unread-m', '.tokens.incomplete'],
       ['unread-l', '.tokens.lock'],
     ] as const) {
-      w(id, suffix, suffix === '.tokens.state.json' ? raw.state : suffix === '.tokens.lock' ? '' : suffix === '.tokens.jsonl' ? validJ : 'c1\n');
-      if (suffix !== '.tokens.state.json') w(id, '.tokens.state.json', suffix === '.tokens.jsonl' ? raw.state : state({ indexed_size: 0, entry_digests: {} }));
+      w(
+        id,
+        suffix,
+        suffix === '.tokens.state.json'
+          ? raw.state
+          : suffix === '.tokens.lock'
+            ? ''
+            : suffix === '.tokens.jsonl'
+              ? validJ
+              : 'c1\n',
+      );
+      if (suffix !== '.tokens.state.json')
+        w(
+          id,
+          '.tokens.state.json',
+          suffix === '.tokens.jsonl' ? raw.state : state({ indexed_size: 0, entry_digests: {} }),
+        );
       chmodSync(join(store, id + suffix), 0o000);
       unreadable.push(id + suffix);
     }

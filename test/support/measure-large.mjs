@@ -15,7 +15,10 @@ import { parseArgs } from 'node:util';
 process.env.NODE_ENV = 'production';
 process.env.CI = 'false';
 const dist = new URL('../../dist/', import.meta.url);
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { rollouts: { type: 'string', default: '10000' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { rollouts: { type: 'string', default: '10000' } },
+});
 const React = (await import('react')).default;
 const { render } = await import('ink');
 const { WatchApp } = await import(new URL('commands/watch/App.js', dist).href);
@@ -79,7 +82,13 @@ let firstRows = 0;
 out.onWrite = (s) => {
   if (!firstRows && /^[ ›][ •]\S+ +(live|frozen|retired|unavailable) /m.test(s)) firstRows = performance.now() - t0;
 };
-const app = render(React.createElement(WatchApp, { model, styles: createStyles(0) }), { stdout: out, stdin: input, patchConsole: false, exitOnCtrlC: false, maxFps: 60 });
+const app = render(React.createElement(WatchApp, { model, styles: createStyles(0) }), {
+  stdout: out,
+  stdin: input,
+  patchConsole: false,
+  exitOnCtrlC: false,
+  maxFps: 60,
+});
 
 /** Time from a key to the next write to the terminal. */
 async function press(key) {

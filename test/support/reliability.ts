@@ -114,7 +114,9 @@ export function py(args: string[], opts: RunOptions = {}): Promise<Spawned> {
 
 /** A Python process holding R's lock (`hold DIR R ex|sh SECONDS`); resolves once it holds it. */
 export async function holdLock(dir: string, rolloutId: string, mode: 'ex' | 'sh', seconds: number): Promise<SpawnRun> {
-  const run = startProcess('python3', [PY_STORE, dir, 'hold', rolloutId, mode, String(seconds)], { timeoutMs: (seconds + 30) * 1000 });
+  const run = startProcess('python3', [PY_STORE, dir, 'hold', rolloutId, mode, String(seconds)], {
+    timeoutMs: (seconds + 30) * 1000,
+  });
   await new Promise<void>((resolve, reject) => {
     let buf = '';
     const onData = (b: Buffer) => {
@@ -170,7 +172,13 @@ export function pictureTree(root: string): Record<string, string> {
   return out;
 }
 
-export const SUFFIXES = ['.tokens.jsonl', '.tokens.state.json', '.tokens.intents', '.tokens.incomplete', '.tokens.lock'] as const;
+export const SUFFIXES = [
+  '.tokens.jsonl',
+  '.tokens.state.json',
+  '.tokens.intents',
+  '.tokens.incomplete',
+  '.tokens.lock',
+] as const;
 
 export function filesOf(dir: string, id: string): { j: boolean; s: boolean; i: boolean; m: boolean; l: boolean } {
   const has = (suffix: string) => {
@@ -257,7 +265,8 @@ export function stderrProblems(stderr: string): string[] {
     if (line === '') continue;
     if (!line.startsWith('tokcap: ')) problems.push(`not a tokcap one-liner: ${JSON.stringify(line.slice(0, 300))}`);
     else if (/unexpected error/.test(line)) problems.push(`unexpected error: ${line.slice(0, 300)}`);
-    if (/^\s+at .+[:(]/.test(line) || /node:internal|\.js:\d+:\d+/.test(line)) problems.push(`stack trace: ${line.slice(0, 300)}`);
+    if (/^\s+at .+[:(]/.test(line) || /node:internal|\.js:\d+:\d+/.test(line))
+      problems.push(`stack trace: ${line.slice(0, 300)}`);
   }
   return problems;
 }

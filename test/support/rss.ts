@@ -8,7 +8,9 @@ import { BIN, cleanEnv } from './cli.js';
 const PRELOAD = pathToFileURL(join(fileURLToPath(new URL('.', import.meta.url)), 'report-max-rss.mjs')).href;
 
 /** Runs the built tokcap binary with `args` and returns its exit code and peak RSS in KiB. */
-export async function tokcapPeakRss(args: string[]): Promise<{ exitCode: number | undefined; maxRssKiB: number; stderr: string }> {
+export async function tokcapPeakRss(
+  args: string[],
+): Promise<{ exitCode: number | undefined; maxRssKiB: number; stderr: string }> {
   const scratch = mkdtempSync(join(tmpdir(), 'tokcap-rss-'));
   const file = join(scratch, 'max-rss');
   try {

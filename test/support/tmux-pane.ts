@@ -24,18 +24,42 @@ export function requireTmux(): void {
   try {
     execFileSync('tmux', ['-V'], { stdio: 'ignore' });
   } catch {
-    throw new Error('tmux is not installed: the watch end-to-end tests drive a real terminal through tmux. Install it (Debian: apt-get install tmux; .ci/run does this).');
+    throw new Error(
+      'tmux is not installed: the watch end-to-end tests drive a real terminal through tmux. Install it (Debian: apt-get install tmux; .ci/run does this).',
+    );
   }
 }
 
 export function tmuxServer(socket: string): TmuxPane {
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: cleanEnv({ LANG: 'C.UTF-8' }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const tmux = (...args: string[]) =>
+    execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], {
+      encoding: 'utf8',
+      env: cleanEnv({ LANG: 'C.UTF-8' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   const capture = (name: string) => tmux('capture-pane', '-p', '-t', name);
   return {
     tmux,
     capture,
     start(name, script, width, height) {
-      tmux('-u', 'new-session', '-d', '-s', name, '-x', String(width), '-y', String(height), '-e', 'CI=false', '-e', 'LANG=C.UTF-8', '-e', 'NO_COLOR=', script);
+      tmux(
+        '-u',
+        'new-session',
+        '-d',
+        '-s',
+        name,
+        '-x',
+        String(width),
+        '-y',
+        String(height),
+        '-e',
+        'CI=false',
+        '-e',
+        'LANG=C.UTF-8',
+        '-e',
+        'NO_COLOR=',
+        script,
+      );
     },
     keys(name, ...keys) {
       for (const k of keys) tmux('send-keys', '-t', name, k);

@@ -8,7 +8,13 @@ export function snapshotTree(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of readdirSync(dir).sort()) {
     const st = lstatSync(join(dir, name));
-    const hash = st.isFile() ? createHash('sha256').update(readFileSync(join(dir, name))).digest('hex') : st.isSymbolicLink() ? 'symlink' : 'other';
+    const hash = st.isFile()
+      ? createHash('sha256')
+          .update(readFileSync(join(dir, name)))
+          .digest('hex')
+      : st.isSymbolicLink()
+        ? 'symlink'
+        : 'other';
     out[name] = `${st.size} ${st.mode.toString(8)} ${st.mtimeMs} ${hash}`;
   }
   return out;

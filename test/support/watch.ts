@@ -16,7 +16,10 @@ export function useTempDirs(prefix = 'tokcap-watch-'): () => string {
 
 /** A generated store without lock files (so that creating one would show). */
 export async function makeStore(dir: string, options: Partial<FixtureOptions> = {}): Promise<string[]> {
-  const { rollouts } = await generateStore({ dir }, { rollouts: 8, calls: 3, prompt: 12, gen: 3, turn: 2, mix: true, ...options });
+  const { rollouts } = await generateStore(
+    { dir },
+    { rollouts: 8, calls: 3, prompt: 12, gen: 3, turn: 2, mix: true, ...options },
+  );
   for (const n of fs.readdirSync(dir)) if (n.endsWith('.tokens.lock')) fs.rmSync(path.join(dir, n));
   return rollouts;
 }

@@ -62,7 +62,11 @@ export function useDirectoryModel(model: DirectoryModel, options: UseDirectoryMo
       // snapshot is taken here: only the one handed to the view. But the first rows read are
       // the first screen's (the load reads them first): they are shown at once.
       const firstRead = shownRead === 0 && model.loaded > 0;
-      const spacing = model.ready ? throttleMs : firstRead ? 0 : Math.max(throttleMs, LOADING_THROTTLE_MS, model.size / ROWS_PER_LOADING_MS);
+      const spacing = model.ready
+        ? throttleMs
+        : firstRead
+          ? 0
+          : Math.max(throttleMs, LOADING_THROTTLE_MS, model.size / ROWS_PER_LOADING_MS);
       const at = firstRead ? Date.now() : last + spacing;
       if (timer !== undefined) {
         if (at >= due) return;

@@ -29,7 +29,11 @@ export interface WatchTarget {
   readonly busy?: boolean;
 }
 
-export type WatchFunction = (dir: string, options: { persistent: boolean }, listener: (event: string, filename: string | Buffer | null) => void) => Pick<FSWatcher, 'close' | 'on'>;
+export type WatchFunction = (
+  dir: string,
+  options: { persistent: boolean },
+  listener: (event: string, filename: string | Buffer | null) => void,
+) => Pick<FSWatcher, 'close' | 'on'>;
 
 export interface DirectoryWatcherOptions {
   /** Collection window after the first event (default 150 ms). */

@@ -35,7 +35,12 @@ export function useRolloutDetail(load: DetailLoader, id: string | null, seq: num
         if (live) setState({ detail, loading: false });
       },
       (e: unknown) => {
-        if (live) setState((s) => ({ detail: s.detail?.id === id ? s.detail : null, loading: false, error: e instanceof Error ? e.message : String(e) }));
+        if (live)
+          setState((s) => ({
+            detail: s.detail?.id === id ? s.detail : null,
+            loading: false,
+            error: e instanceof Error ? e.message : String(e),
+          }));
       },
     );
     return () => {

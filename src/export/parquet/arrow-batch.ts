@@ -60,7 +60,11 @@ type ListElement = 'uint32' | 'int64' | 'float64';
 type ListArray = Uint32Array | BigInt64Array | Float64Array;
 
 function listArray(element: ListElement, length: number): ListArray {
-  return element === 'uint32' ? new Uint32Array(length) : element === 'int64' ? new BigInt64Array(length) : new Float64Array(length);
+  return element === 'uint32'
+    ? new Uint32Array(length)
+    : element === 'int64'
+      ? new BigInt64Array(length)
+      : new Float64Array(length);
 }
 
 /**
@@ -119,9 +123,21 @@ export class ListValues {
 
   /** The column as Arrow data: views of the buffers, valid until the next `reset`. */
   data(type: List): Data {
-    const child = makeData({ type: type.children[0].type, length: this.count, nullCount: 0, data: this.values.subarray(0, this.count) });
+    const child = makeData({
+      type: type.children[0].type,
+      length: this.count,
+      nullCount: 0,
+      data: this.values.subarray(0, this.count),
+    });
     const bitmap = this.nulls > 0 ? this.valid.subarray(0, (this.rows + 7) >> 3) : undefined;
-    return makeData({ type, length: this.rows, nullCount: this.nulls, nullBitmap: bitmap, valueOffsets: this.offsets.subarray(0, this.rows + 1), child });
+    return makeData({
+      type,
+      length: this.rows,
+      nullCount: this.nulls,
+      nullBitmap: bitmap,
+      valueOffsets: this.offsets.subarray(0, this.rows + 1),
+      child,
+    });
   }
 
   /** Empties the column for the next batch, keeping its buffers. */
@@ -134,7 +150,12 @@ export class ListValues {
 }
 
 /** The list columns' buffers, by column name (token[] and float64[] columns). */
-export function listValues(columns: readonly ColumnSpec[], tokens: TokenIdType, rows: number, values: number): Map<string, ListValues> {
+export function listValues(
+  columns: readonly ColumnSpec[],
+  tokens: TokenIdType,
+  rows: number,
+  values: number,
+): Map<string, ListValues> {
   const lists = new Map<string, ListValues>();
   for (const c of columns) {
     if (c.type === 'token[]') lists.set(c.name, new ListValues(tokens, rows, values));
@@ -153,11 +174,22 @@ function column(type: DataType, spec: ColumnSpec, values: unknown[]): Data {
  * One record batch: the list columns from `lists` (filled row by row, see ListValues), the others
  * from `rows` (objects keyed by column name, as schema.ts types them).
  */
-export function recordBatch(schema: Schema, columns: readonly ColumnSpec[], rows: readonly Readonly<Record<string, unknown>>[], lists: ReadonlyMap<string, ListValues>): RecordBatch {
+export function recordBatch(
+  schema: Schema,
+  columns: readonly ColumnSpec[],
+  rows: readonly Readonly<Record<string, unknown>>[],
+  lists: ReadonlyMap<string, ListValues>,
+): RecordBatch {
   const children = columns.map((spec, i) => {
     const type = schema.fields[i].type;
     const list = lists.get(spec.name);
-    return list ? list.data(type as List) : column(type, spec, rows.map((r) => r[spec.name]));
+    return list
+      ? list.data(type as List)
+      : column(
+          type,
+          spec,
+          rows.map((r) => r[spec.name]),
+        );
   });
   const data = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children });
   return new RecordBatch(schema, data);

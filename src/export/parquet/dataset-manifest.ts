@@ -92,8 +92,10 @@ export async function claimDatasetCount(dataset: string, count: number, force: b
       { file: dataset },
     );
   }
-  for (const f of foreign) await rm(join(dataset, f), { force: true }).catch((e: unknown) => Promise.reject(ioError(e, join(dataset, f))));
-  for (const dir of [...DATASET_TABLES.map((t) => join(dataset, t)), dataset]) await rm(join(dir, SUCCESS_MARKER), { force: true });
+  for (const f of foreign)
+    await rm(join(dataset, f), { force: true }).catch((e: unknown) => Promise.reject(ioError(e, join(dataset, f))));
+  for (const dir of [...DATASET_TABLES.map((t) => join(dataset, t)), dataset])
+    await rm(join(dir, SUCCESS_MARKER), { force: true });
 }
 
 /** Writes `bytes` at `path` atomically (temporary name, then rename; replaces an older one). */
@@ -119,7 +121,8 @@ async function createOnce(path: string, bytes: string): Promise<void> {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') return;
       // Without hard links: a rename (two tasks may both write it, with the same content).
-      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') await rename(temp, path);
+      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS')
+        await rename(temp, path);
       else throw e;
     }
   } catch (e) {
@@ -196,12 +199,17 @@ export async function datasetState(dataset: string, hash: (path: string) => Prom
   const counts = new Map<number, number>();
   for (const table of DATASET_TABLES) {
     listings[table] = await listTable(dataset, table);
-    for (const f of [...listings[table].parts, ...listings[table].manifests]) counts.set(f.count, (counts.get(f.count) ?? 0) + 1);
+    for (const f of [...listings[table].parts, ...listings[table].manifests])
+      counts.set(f.count, (counts.get(f.count) ?? 0) + 1);
   }
   const count = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]?.[0];
   const tables = {} as Record<ParquetTableName, TableState>;
   for (const table of DATASET_TABLES) tables[table] = await tableState(dataset, table, listings[table], count, hash);
-  const complete = count !== undefined && DATASET_TABLES.every((t) => tables[t].complete.length === count && tables[t].mismatched.length === 0 && tables[t].foreign.length === 0);
+  const complete =
+    count !== undefined &&
+    DATASET_TABLES.every(
+      (t) => tables[t].complete.length === count && tables[t].mismatched.length === 0 && tables[t].foreign.length === 0,
+    );
   const success = await readdir(dataset).then(
     (names) => names.includes(SUCCESS_MARKER),
     () => false,
@@ -216,7 +224,16 @@ async function tableState(
   count: number | undefined,
   hash: (path: string) => Promise<string>,
 ): Promise<TableState> {
-  const state: TableState = { count, complete: [], missing: [], mismatched: [], foreign: [], rows: 0, bytes: 0, success: t.success };
+  const state: TableState = {
+    count,
+    complete: [],
+    missing: [],
+    mismatched: [],
+    foreign: [],
+    rows: 0,
+    bytes: 0,
+    success: t.success,
+  };
   for (const f of [...t.parts, ...t.manifests]) if (f.count !== count) state.foreign.push(join(table, f.name));
   state.foreign.sort();
   if (count === undefined) return state;

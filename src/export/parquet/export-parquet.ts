@@ -18,12 +18,26 @@ import { partName } from '../../layout/shard.js';
 import { readRolloutStatus } from '../../rollout-read/read-status.js';
 import { AtomicOutput, checkOutputTarget } from '../atomic-output.js';
 import type { ExportItem, ExportItemOptions } from '../export-item.js';
-import { abortError, exportIds, forEachExportItem, summaryOf, type ExportHooks, type ExportOptions, type ExportSummary } from '../export-store.js';
+import {
+  abortError,
+  exportIds,
+  forEachExportItem,
+  summaryOf,
+  type ExportHooks,
+  type ExportOptions,
+  type ExportSummary,
+} from '../export-store.js';
 import { ExportTotals } from '../tinker.js';
 import { tokcapVersion } from '../../version.js';
 import { PartWriter } from './part-writer.js';
 import { claimDatasetCount, markIfComplete, writeManifests, type PartManifest } from './dataset-manifest.js';
-import { CALL_COLUMNS, ROLLOUT_COLUMNS, type ParquetTableName, type ParquetRolloutRow, type TokenIdType } from './schema.js';
+import {
+  CALL_COLUMNS,
+  ROLLOUT_COLUMNS,
+  type ParquetTableName,
+  type ParquetRolloutRow,
+  type TokenIdType,
+} from './schema.js';
 
 /** Thrown inside a uint32 pass when a token id needs int64: the part is written again. */
 class NeedsInt64 extends Error {}
@@ -49,7 +63,8 @@ async function checkDataset(options: ExportOptions): Promise<Record<ParquetTable
     }
   } catch (e) {
     if (e instanceof TokcapError) throw e;
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw usage(`--out ${dataset}: cannot be checked (${(e as Error).message})`);
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw usage(`--out ${dataset}: cannot be checked (${(e as Error).message})`);
   }
   const paths = partPaths(dataset, options.shard);
   for (const path of Object.values(paths)) {
@@ -98,7 +113,12 @@ export async function exportParquet(options: ExportOptions, hooks: ExportHooks =
     token_type: written.tokenType,
     tokcap: version,
     store: resolve(options.dir),
-    selection: { ids: options.ids === undefined ? 'all' : 'given', rollouts: ids.length, freeze: options.freeze, trainable_only: options.trainableOnly },
+    selection: {
+      ids: options.ids === undefined ? 'all' : 'given',
+      rollouts: ids.length,
+      freeze: options.freeze,
+      trainable_only: options.trainableOnly,
+    },
     written_at: (options.now?.() ?? new Date()).toISOString(),
   }));
   await writeManifests(options.out, manifests);
@@ -129,14 +149,30 @@ async function writeParts(
   const totals = new ExportTotals();
   try {
     for (const table of ['calls', 'rollouts'] as const) {
-      const output = await AtomicOutput.create(paths[table], { kind: 'file', force: options.force, protect: [options.dir] });
+      const output = await AtomicOutput.create(paths[table], {
+        kind: 'file',
+        force: options.force,
+        protect: [options.dir],
+      });
       outputs.push(output);
       hooks.onTemporary?.(output.tempPath, discardAll);
-      writers.push(await PartWriter.open(output.tempPath, table === 'calls' ? CALL_COLUMNS : ROLLOUT_COLUMNS, tokenType, createdBy));
+      writers.push(
+        await PartWriter.open(
+          output.tempPath,
+          table === 'calls' ? CALL_COLUMNS : ROLLOUT_COLUMNS,
+          tokenType,
+          createdBy,
+        ),
+      );
     }
     const [calls, rollouts] = writers;
     let done = 0;
-    const itemOptions: ExportItemOptions = { freeze: options.freeze, model: options.model, format: 'parquet', trainableOnly: options.trainableOnly };
+    const itemOptions: ExportItemOptions = {
+      freeze: options.freeze,
+      model: options.model,
+      format: 'parquet',
+      trainableOnly: options.trainableOnly,
+    };
     // One thread unless the caller asks for more: this thread's Parquet writer sets the pace, and
     // a worker's builds cost more to copy across (token lists as arrays) than they save. Measured
     // on 600 rollouts of 12 calls: with a worker 1.26x the CPU, 1.15x the time, +45 MB peak RSS.

@@ -103,7 +103,12 @@ export class PartWriter {
   }
 
   /** Starts writing `path` (which must exist: the atomic output's temporary file). */
-  static async open(path: string, columns: readonly ColumnSpec[], tokenType: TokenIdType, createdBy: string): Promise<PartWriter> {
+  static async open(
+    path: string,
+    columns: readonly ColumnSpec[],
+    tokenType: TokenIdType,
+    createdBy: string,
+  ): Promise<PartWriter> {
     let fh: FileHandle;
     try {
       fh = await open(path, 'w', 0o666);
@@ -121,7 +126,9 @@ export class PartWriter {
     // Token and log-prob lists: dictionaries and min/max statistics cost time and buy nothing.
     for (const c of columns) {
       if (c.type === 'token[]' || c.type === 'float64[]') {
-        props = props.setColumnDictionaryEnabled(`${c.name}.list.item`, false).setColumnStatisticsEnabled(`${c.name}.list.item`, parquet.EnabledStatistics.None);
+        props = props
+          .setColumnDictionaryEnabled(`${c.name}.list.item`, false)
+          .setColumnStatisticsEnabled(`${c.name}.list.item`, parquet.EnabledStatistics.None);
       }
     }
     // Not awaited here: the writer reads the first batch (for the schema) before it returns.
@@ -135,9 +142,14 @@ export class PartWriter {
         try {
           // One write(2) may take only part of a chunk (a full disk, a file-size limit): the rest
           // is written again, so the failure surfaces instead of a silently cut part.
-          for (let off = 0; off < chunk.length; ) {
+          for (let off = 0; off < chunk.length;) {
             const { bytesWritten } = await fh.write(chunk, off, chunk.length - off);
-            if (bytesWritten === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+            if (bytesWritten === 0)
+              throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+                code: 'ENOSPC',
+                errno: -28,
+                syscall: 'write',
+              });
             off += bytesWritten;
           }
         } catch (e) {
@@ -149,7 +161,8 @@ export class PartWriter {
   }
 
   private check(): void {
-    if (this.failure !== undefined) throw this.failure instanceof Error && 'kind' in this.failure ? this.failure : ioError(this.failure, this.path);
+    if (this.failure !== undefined)
+      throw this.failure instanceof Error && 'kind' in this.failure ? this.failure : ioError(this.failure, this.path);
   }
 
   /**
@@ -195,7 +208,11 @@ export class PartWriter {
     try {
       if (this.rowCount === 0) {
         // An empty part still carries the schema: one empty batch.
-        await this.give(parquet.Table.fromIPCStream(tableToIPC(new ArrowTable([recordBatch(this.schema, this.columns, [], this.lists)]), 'stream')).recordBatch(0) ?? null);
+        await this.give(
+          parquet.Table.fromIPCStream(
+            tableToIPC(new ArrowTable([recordBatch(this.schema, this.columns, [], this.lists)]), 'stream'),
+          ).recordBatch(0) ?? null,
+        );
       }
       await this.flush();
       await this.give(null);

@@ -52,7 +52,10 @@ export function parquetRows(build: ExportBuild): ParquetRows {
   const chains = build.chains ?? null;
   const main = chains?.mainChain ?? null;
   const last = main?.links[main.links.length - 1];
-  const snapshot = '_capture_snapshot' in result ? (result._capture_snapshot as { snapshot_id: string; version: number } | undefined) : undefined;
+  const snapshot =
+    '_capture_snapshot' in result
+      ? (result._capture_snapshot as { snapshot_id: string; version: number } | undefined)
+      : undefined;
   const errorText = 'error' in result && typeof result.error === 'string' ? result.error : null;
   const rollout: BuiltRolloutRow = {
     rollout_id: result.rollout_id,
@@ -64,7 +67,11 @@ export function parquetRows(build: ExportBuild): ParquetRows {
     chains: metric(metrics, 'chains'),
     roots: metric(metrics, 'roots'),
     quarantined_calls: metric(metrics, 'quarantined_calls'),
-    tokens_delivered: last ? last.prompt_token_ids.length + last.generation_token_ids.length : result.rebuilt_response === null ? null : 0,
+    tokens_delivered: last
+      ? last.prompt_token_ids.length + last.generation_token_ids.length
+      : result.rebuilt_response === null
+        ? null
+        : 0,
     generated_tokens_captured: metric(metrics, 'generated_tokens_captured'),
     generated_tokens_delivered: metric(metrics, 'generated_tokens_delivered'),
     delivered_fraction: metric(metrics, 'delivered_fraction'),

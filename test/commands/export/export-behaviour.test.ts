@@ -2,7 +2,17 @@
  * export's options and edges through the CLI (in-process): --trainable-only, --fields, an
  * existing target and --force, exit codes, --freeze, lock timeouts, human output.
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,7 +20,17 @@ import { buildRollout } from '../../../src/chains/build-rollout.js';
 import { orderedJson } from '../../../src/json/canonical-json.js';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
 import { cli, fakeIo } from '../../support/cli.js';
-import { DEMO_STORE, allIds, copyStore, expectLineMatchesBuild, libraryBuilds, readLines, readTinker, scratch, treeSnapshot } from '../../support/export.js';
+import {
+  DEMO_STORE,
+  allIds,
+  copyStore,
+  expectLineMatchesBuild,
+  libraryBuilds,
+  readLines,
+  readTinker,
+  scratch,
+  treeSnapshot,
+} from '../../support/export.js';
 
 const cleanup: string[] = [];
 afterAll(() => {
@@ -61,7 +81,9 @@ describe('--trainable-only', () => {
     expect(r.code).toBe(0);
     const builds = await libraryBuilds(dir);
     const read = await readTinker(out);
-    expect(read.rollouts.map((x) => x.rollout_id)).toEqual(builds.filter((b) => !b.mask_sample).map((b) => b.rollout_id));
+    expect(read.rollouts.map((x) => x.rollout_id)).toEqual(
+      builds.filter((b) => !b.mask_sample).map((b) => b.rollout_id),
+    );
     expect(read.rollouts.every((x) => x.masked === 0)).toBe(true);
     expect(read.rollouts.map((x) => x.group_idx)).toEqual(read.rollouts.map((_, i) => i));
     expect(read.metrics[0]).toMatchObject({ rollouts: builds.length, exported: read.rollouts.length });
@@ -81,10 +103,22 @@ describe('--fields', () => {
     lines.forEach((l, i) => {
       const o = rec(l);
       const b = builds[i] as Record<string, unknown>;
-      const expectedKeys = ['rollout_id', 'metrics', 'mask_sample', ...('error' in b ? ['error'] : []), 'mask_causes', 'status', 'conditions'];
+      const expectedKeys = [
+        'rollout_id',
+        'metrics',
+        'mask_sample',
+        ...('error' in b ? ['error'] : []),
+        'mask_causes',
+        'status',
+        'conditions',
+      ];
       // Failed builds have error before metrics (the reference's order).
       expect(Object.keys(o).sort()).toEqual(expectedKeys.sort());
-      expect(Object.keys(o)).toEqual(Object.keys(b).concat('mask_causes', 'status', 'conditions').filter((k) => expectedKeys.includes(k)));
+      expect(Object.keys(o)).toEqual(
+        Object.keys(b)
+          .concat('mask_causes', 'status', 'conditions')
+          .filter((k) => expectedKeys.includes(k)),
+      );
       expect(o.metrics).toEqual(plain(b.metrics));
       expect(o.mask_sample).toBe(b.mask_sample);
     });
@@ -119,7 +153,14 @@ describe('--fields', () => {
     lines.forEach((l, i) => {
       const o = rec(l);
       const b = plain(builds[i]) as Record<string, unknown>;
-      expect(Object.keys(o)).toEqual([...Object.keys(b), 'mask_causes', 'status', 'conditions', 'verdict', ...('error_kind' in o ? ['error_kind'] : [])]);
+      expect(Object.keys(o)).toEqual([
+        ...Object.keys(b),
+        'mask_causes',
+        'status',
+        'conditions',
+        'verdict',
+        ...('error_kind' in o ? ['error_kind'] : []),
+      ]);
       if (b.rebuilt_response === null) {
         expect(o.rebuilt_response).toBeNull();
         return;
@@ -203,7 +244,9 @@ describe('the target', () => {
     for (const force of [[], ['--force']]) {
       const r = await cli(['export', dir, '--out', link, ...force]);
       expect(r.code).toBe(2);
-      expect(r.stderr.trim()).toBe(`tokcap: --out ${link}: is a symbolic link; not replacing it (name the file itself)`);
+      expect(r.stderr.trim()).toBe(
+        `tokcap: --out ${link}: is a symbolic link; not replacing it (name the file itself)`,
+      );
       expect(lstatSync(link).isSymbolicLink()).toBe(true);
       expect(readFileSync(real, 'utf8')).toBe('keep me\n');
       expect(readdirSync(o).sort()).toEqual(['real.jsonl', 'x.jsonl']);
@@ -297,7 +340,9 @@ describe('exit codes and output', () => {
     expect(q.stdout).toBe('');
     expect(q.stderr).toBe('');
     const t = await cli(['export', dir, '--out', join(o, 'b.jsonl'), '--trainable-only']);
-    expect(t.stdout).toBe(`exported 2 of 8 rollouts to ${join(o, 'b.jsonl')} (jsonl): 2 trainable; 6 masked left out (1 could not be built)\n`);
+    expect(t.stdout).toBe(
+      `exported 2 of 8 rollouts to ${join(o, 'b.jsonl')} (jsonl): 2 trainable; 6 masked left out (1 could not be built)\n`,
+    );
   });
 
   it('a progress bar on a TTY stderr, erased at the end; signal handlers removed afterwards', async () => {
@@ -309,7 +354,10 @@ describe('exit codes and output', () => {
     expect(r.stderr).toContain('exporting');
     expect(r.stderr.endsWith('\r\x1b[2K')).toBe(true);
     expect(['SIGINT', 'SIGTERM', 'SIGHUP'].map((s) => process.listenerCount(s))).toEqual(listeners);
-    const quiet = await cli(['export', dir, '--out', join(outDir('o'), 'q.jsonl'), '--json'], fakeIo({ stderrTTY: true }));
+    const quiet = await cli(
+      ['export', dir, '--out', join(outDir('o'), 'q.jsonl'), '--json'],
+      fakeIo({ stderrTTY: true }),
+    );
     expect(quiet.stderr).toBe('');
   });
 
@@ -353,7 +401,10 @@ describe('--freeze', () => {
       if (expected._capture_snapshot) {
         const snap = got._capture_snapshot as { snapshot_id: string; version: number };
         expect(snap.version).toBe(expected._capture_snapshot.version);
-        const state = JSON.parse(readFileSync(rolloutPaths(a, ids[i]).state, 'utf8')) as { snapshot_id: string; frozen: boolean };
+        const state = JSON.parse(readFileSync(rolloutPaths(a, ids[i]).state, 'utf8')) as {
+          snapshot_id: string;
+          frozen: boolean;
+        };
         expect(state).toMatchObject({ frozen: true, snapshot_id: snap.snapshot_id });
         expected._capture_snapshot.snapshot_id = snap.snapshot_id;
       }
@@ -368,7 +419,11 @@ describe('lock timeouts', () => {
     const lock = rolloutPaths(dir, 'demo-3').lock;
     const holder: ResultPromise = execa(
       'python3',
-      ['-c', 'import fcntl,sys,time\nf=open(sys.argv[1],"a")\nfcntl.flock(f,fcntl.LOCK_EX)\nprint("locked",flush=True)\ntime.sleep(30)', lock],
+      [
+        '-c',
+        'import fcntl,sys,time\nf=open(sys.argv[1],"a")\nfcntl.flock(f,fcntl.LOCK_EX)\nprint("locked",flush=True)\ntime.sleep(30)',
+        lock,
+      ],
       { reject: false, buffer: false },
     );
     try {
@@ -391,7 +446,15 @@ describe('lock timeouts', () => {
       expect(r.code).toBe(3);
       expect(r.stderr.trim()).toBe('tokcap: demo-3: timed out after 1s waiting for the lock of rollout demo-3');
       const lines = readLines(out).map(rec);
-      expect(lines.map((l) => l.rollout_id)).toEqual(['demo-0', 'demo-1', 'demo-2', 'demo-4', 'demo-5', 'demo-6', 'demo-7']);
+      expect(lines.map((l) => l.rollout_id)).toEqual([
+        'demo-0',
+        'demo-1',
+        'demo-2',
+        'demo-4',
+        'demo-5',
+        'demo-6',
+        'demo-7',
+      ]);
       for (const l of lines) expect(['trainable', 'masked']).toContain(l.verdict);
       // Counted as could not be read: neither trainable nor masked nor a failed build.
       expect(JSON.parse(r.stdout)).toMatchObject({ rollouts: 8, trainable: 2, masked: 5, failed: 1 });
@@ -405,7 +468,9 @@ describe('lock timeouts', () => {
       const r = await cli(['export', dir, '--out', out, '--lock-wait', '1s']);
       expect(r.code).toBe(3);
       expect(readLines(out)).toHaveLength(7);
-      expect(r.stdout).toBe(`exported 7 of 8 rollouts to ${out} (jsonl): 2 trainable, 5 masked (1 could not be built), 1 could not be read (left out)\n`);
+      expect(r.stdout).toBe(
+        `exported 7 of 8 rollouts to ${out} (jsonl): 2 trainable, 5 masked (1 could not be built), 1 could not be read (left out)\n`,
+      );
     });
   });
 

@@ -10,7 +10,19 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { round4 } from '../../../src/json/round4.js';
 import { loadCases, materializeStore } from '../../support/conformance-corpus.js';
 import { cli } from '../../support/cli.js';
-import { DEMO_STORE, allIds, copyStore, expectLineMatchesBuild, libraryBuilds, libraryStatuses, mainChainSteps, readLines, readTinker, scratch, treeSnapshot } from '../../support/export.js';
+import {
+  DEMO_STORE,
+  allIds,
+  copyStore,
+  expectLineMatchesBuild,
+  libraryBuilds,
+  libraryStatuses,
+  mainChainSteps,
+  readLines,
+  readTinker,
+  scratch,
+  treeSnapshot,
+} from '../../support/export.js';
 
 const cleanup: string[] = [];
 afterAll(() => {
@@ -89,8 +101,14 @@ async function checkTinker(storeDir: string): Promise<void> {
       expect(rec.steps[0]?.[0]).toBe(b.rebuilt_response.usage.input_tokens);
     }
   }
-  const captured = builds.reduce((n, b) => n + ((b.metrics as { generated_tokens_captured?: number }).generated_tokens_captured ?? 0), 0);
-  const delivered = builds.reduce((n, b) => n + ((b.metrics as { generated_tokens_delivered?: number }).generated_tokens_delivered ?? 0), 0);
+  const captured = builds.reduce(
+    (n, b) => n + ((b.metrics as { generated_tokens_captured?: number }).generated_tokens_captured ?? 0),
+    0,
+  );
+  const delivered = builds.reduce(
+    (n, b) => n + ((b.metrics as { generated_tokens_delivered?: number }).generated_tokens_delivered ?? 0),
+    0,
+  );
   const masked = builds.filter((b) => b.mask_sample).length;
   expect(read.metrics).toEqual([
     {
@@ -144,7 +162,11 @@ describe('export selection', () => {
     expect(ids).toEqual(['demo-1', 'demo-5', 'nope']);
     const builds = await libraryBuilds(dir, ids);
     lines.forEach((l, i) => expectLineMatchesBuild(l, builds[i]));
-    expect(JSON.parse(lines[2])).toMatchObject({ error: 'capture contains no token records', mask_sample: true, preview: true });
+    expect(JSON.parse(lines[2])).toMatchObject({
+      error: 'capture contains no token records',
+      mask_sample: true,
+      preview: true,
+    });
     expect(existsSync(join(dir, 'nope.tokens.lock'))).toBe(false);
   });
 });

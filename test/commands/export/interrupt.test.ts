@@ -36,7 +36,12 @@ afterAll(() => {
 });
 
 function spawnExport(args: string[]) {
-  return execa('node', [BIN, 'export', store, ...args], { env: cleanEnv(), extendEnv: false, reject: false, stdin: 'ignore' });
+  return execa('node', [BIN, 'export', store, ...args], {
+    env: cleanEnv(),
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  });
 }
 
 function temporaries(dir: string): string[] {
@@ -44,12 +49,17 @@ function temporaries(dir: string): string[] {
 }
 
 /** Polls `dir` until `ready(name)` holds for a temporary output, or the child ends. */
-async function waitForTemporary(dir: string, child: { exitCode: number | null | undefined }, ready: (path: string) => boolean): Promise<string> {
+async function waitForTemporary(
+  dir: string,
+  child: { exitCode: number | null | undefined },
+  ready: (path: string) => boolean,
+): Promise<string> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const t = temporaries(dir).find((n) => ready(join(dir, n)));
     if (t !== undefined) return join(dir, t);
-    if (child.exitCode !== null && child.exitCode !== undefined) throw new Error('export finished before it could be interrupted');
+    if (child.exitCode !== null && child.exitCode !== undefined)
+      throw new Error('export finished before it could be interrupted');
     if (Date.now() > deadline) throw new Error('no temporary output appeared');
     await new Promise((r) => setTimeout(r, 2));
   }
@@ -181,7 +191,9 @@ describe('memory is bounded by the largest rollout, not the directory', () => {
         figures[`${label} ${format}`] = Math.round(r.maxRssKiB / 1024);
       }
     }
-    console.log(`export peak RSS (MiB): ${JSON.stringify(figures)} (for 200 vs 2,000 rollouts: npx tsx bench/export-rss.ts)`);
+    console.log(
+      `export peak RSS (MiB): ${JSON.stringify(figures)} (for 200 vs 2,000 rollouts: npx tsx bench/export-rss.ts)`,
+    );
     // What growth there is comes from V8 sizing its heap to the allocation rate, not from
     // holding rollouts (see the live-heap test above).
     for (const format of ['jsonl', 'tinker']) {

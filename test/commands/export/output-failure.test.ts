@@ -24,7 +24,10 @@ beforeAll(async () => {
 /** tokcap with files limited to 512 bytes (SIGXFSZ ignored: a write past it fails with EFBIG). */
 function limited(args: string[]) {
   const quoted = args.map((a) => `'${a}'`).join(' ');
-  return execa('sh', ['-c', `trap '' XFSZ; ulimit -f 1; exec "${process.execPath}" '${BIN}' ${quoted}`], { reject: false, env: { NO_COLOR: '1', TOKCAP_DIR: '' } });
+  return execa('sh', ['-c', `trap '' XFSZ; ulimit -f 1; exec "${process.execPath}" '${BIN}' ${quoted}`], {
+    reject: false,
+    env: { NO_COLOR: '1', TOKCAP_DIR: '' },
+  });
 }
 
 describe('a write that fails', () => {
@@ -48,7 +51,11 @@ describe('a write that fails', () => {
           expect(doc).toMatchObject({ out, format, exported: 0, error: { kind: 'io' } });
           expect(typeof doc.rollouts).toBe('number');
         } else {
-          expect(r.stdout).toMatch(new RegExp(`^nothing exported to ${out} \\(${format}\\): the output could not be written; \\d+ rollouts? read`));
+          expect(r.stdout).toMatch(
+            new RegExp(
+              `^nothing exported to ${out} \\(${format}\\): the output could not be written; \\d+ rollouts? read`,
+            ),
+          );
         }
       });
     }
@@ -57,20 +64,29 @@ describe('a write that fails', () => {
 
 describe('export --format store interrupted by SIGKILL', () => {
   it('leaves nothing at the target, and a rerun is not refused', async () => {
-    const lockHolder = execa('python3', [
-      '-c',
-      'import fcntl,sys,time\nf=open(sys.argv[1],"a+b")\nfcntl.flock(f.fileno(),fcntl.LOCK_EX)\nprint("held",flush=True)\ntime.sleep(60)',
-      join(store, 'r5.tokens.lock'),
-    ], { reject: false });
+    const lockHolder = execa(
+      'python3',
+      [
+        '-c',
+        'import fcntl,sys,time\nf=open(sys.argv[1],"a+b")\nfcntl.flock(f.fileno(),fcntl.LOCK_EX)\nprint("held",flush=True)\ntime.sleep(60)',
+        join(store, 'r5.tokens.lock'),
+      ],
+      { reject: false },
+    );
     try {
       await new Promise<void>((res) => lockHolder.stdout!.once('data', () => res()));
       const outDir = mkdtempSync(join(root, 'killed-'));
       const out = join(outDir, 'copy');
-      const run = execa(process.execPath, [BIN, 'export', store, '--format', 'store', '--out', out, '--lock-wait', '60s'], { reject: false });
+      const run = execa(
+        process.execPath,
+        [BIN, 'export', store, '--format', 'store', '--out', out, '--lock-wait', '60s'],
+        { reject: false },
+      );
       // Waits while r0..r4 are copied into the temporary sibling and r5's lock is awaited.
       for (;;) {
         const staged = readdirSync(outDir).filter((n) => n.startsWith('.copy.tokcap-tmp-'));
-        if (staged.length === 1 && readdirSync(join(outDir, staged[0])).filter((n) => n.startsWith('r4.')).length >= 3) break;
+        if (staged.length === 1 && readdirSync(join(outDir, staged[0])).filter((n) => n.startsWith('r4.')).length >= 3)
+          break;
         await new Promise((res) => setTimeout(res, 50));
       }
       run.kill('SIGKILL');

@@ -28,9 +28,15 @@ async function rows(sql: string): Promise<Record<string, unknown>[]> {
 }
 
 /** The Parquet files of a table directory (beside them: `_SUCCESS` and the parts' manifests). */
-const parquetFiles = (path: string) => readdirSync(path).filter((n) => n.endsWith('.parquet')).sort();
+const parquetFiles = (path: string) =>
+  readdirSync(path)
+    .filter((n) => n.endsWith('.parquet'))
+    .sort();
 const partName = (k: number, n: number) => `part-${String(k).padStart(5, '0')}-of-${String(n).padStart(5, '0')}`;
-const markers = (dataset: string) => [join(dataset, '_SUCCESS'), join(dataset, 'calls', '_SUCCESS'), join(dataset, 'rollouts', '_SUCCESS')].map(existsSync);
+const markers = (dataset: string) =>
+  [join(dataset, '_SUCCESS'), join(dataset, 'calls', '_SUCCESS'), join(dataset, 'rollouts', '_SUCCESS')].map(
+    existsSync,
+  );
 
 const calls = (dataset: string) => `read_parquet('${dataset}/calls/*.parquet')`;
 const rollouts = (dataset: string) => `read_parquet('${dataset}/rollouts/*.parquet')`;
@@ -41,7 +47,10 @@ beforeAll(async () => {
   dir = join(root, 'store');
   // Every shape (retries, dangling intents, markers, frozen, retired, torn tails), deltas among them.
   await generateStore({ dir }, { rollouts: 40, calls: 4, prompt: 12, gen: 4, turn: 3, seed: 11, mix: true });
-  await generateStore({ dir }, { rollouts: 8, calls: 3, prompt: 10, gen: 3, turn: 2, seed: 12, delta: true, prefix: 'd' });
+  await generateStore(
+    { dir },
+    { rollouts: 8, calls: 3, prompt: 10, gen: 3, turn: 2, seed: 12, delta: true, prefix: 'd' },
+  );
   writeFileSync(join(dir, 'r05.tokens.state.json'), '[1, 2]');
   db = await (await DuckDBInstance.create(':memory:')).connect();
 }, 120_000);
@@ -50,7 +59,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Rows of A not in B plus rows of B not in A (a multiset difference, so duplicates count). */
 async function difference(a: string, b: string): Promise<number> {
-  const [r] = await rows(`select (select count(*) from (select * from ${a} except all select * from ${b})) + (select count(*) from (select * from ${b} except all select * from ${a})) as n`);
+  const [r] = await rows(
+    `select (select count(*) from (select * from ${a} except all select * from ${b})) + (select count(*) from (select * from ${b} except all select * from ${a})) as n`,
+  );
   return Number(r.n);
 }
 
@@ -94,15 +105,27 @@ describe('the Parquet dataset', () => {
       );
       for (const r of runs) expect([r.exitCode, r.stderr]).toEqual([0, '']);
       expect(runs.reduce((sum, r) => sum + JSON.parse(r.stdout).rollouts, 0)).toBe(48);
-      const names = Array.from({ length: n }, (_, k) => `part-${String(k).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.parquet`);
+      const names = Array.from(
+        { length: n },
+        (_, k) => `part-${String(k).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.parquet`,
+      );
       // Each part beside its manifest, and the markers of a whole dataset, written by whichever task found it whole.
       for (const table of ['calls', 'rollouts']) {
-        expect(readdirSync(join(sharded, table)).sort()).toEqual(['_SUCCESS', ...names.map((p) => `_${p.replace('.parquet', '.manifest.json')}`), ...names]);
+        expect(readdirSync(join(sharded, table)).sort()).toEqual([
+          '_SUCCESS',
+          ...names.map((p) => `_${p.replace('.parquet', '.manifest.json')}`),
+          ...names,
+        ]);
       }
       expect(markers(sharded)).toEqual([true, true, true]);
       const merged = await tokcap(['merge', sharded, '--json']);
       expect([merged.exitCode, merged.stderr]).toEqual([0, '']);
-      expect(JSON.parse(merged.stdout)).toMatchObject({ complete: true, count: n, success: true, tables: { rollouts: { parts: n, missing: [], rows: 48 } } });
+      expect(JSON.parse(merged.stdout)).toMatchObject({
+        complete: true,
+        count: n,
+        success: true,
+        tables: { rollouts: { parts: n, missing: [], rows: 48 } },
+      });
       expect(await difference(calls(sharded), calls(whole))).toBe(0);
       expect(await difference(rollouts(sharded), rollouts(whole))).toBe(0);
       const [count] = await rows(`select count(*) as n from ${calls(sharded)}`);
@@ -143,13 +166,20 @@ describe('the Parquet dataset', () => {
       expect(Number(s.records)).toBe(b.metrics.n_calls);
     }
     // The delivered chain's tokens, as the build result's last output item has them.
-    const [delivered] = await rows(`select sum(len(generation_token_ids)) as n from ${calls(whole)} where in_delivered_chain`);
+    const [delivered] = await rows(
+      `select sum(len(generation_token_ids)) as n from ${calls(whole)} where in_delivered_chain`,
+    );
     expect(Number(delivered.n)).toBe(built.reduce((sum, b) => sum + (b.metrics.generated_tokens_delivered ?? 0), 0));
   });
 
   it('agrees with inspect --json: each rollout has the status and conditions of the library model', async () => {
-    const facts = JSON.parse((await tokcap(['inspect', dir, '--json'])).stdout).rollouts as Record<string, RolloutFacts>;
-    const table = await rows(`select rollout_id, status, conditions, snapshot_id, version from ${rollouts(whole)} order by rollout_id`);
+    const facts = JSON.parse((await tokcap(['inspect', dir, '--json'])).stdout).rollouts as Record<
+      string,
+      RolloutFacts
+    >;
+    const table = await rows(
+      `select rollout_id, status, conditions, snapshot_id, version from ${rollouts(whole)} order by rollout_id`,
+    );
     expect(table.map((r) => r.rollout_id)).toEqual(Object.keys(facts));
     const seen = new Set<string>();
     for (const r of table) {
@@ -161,7 +191,9 @@ describe('the Parquet dataset', () => {
   });
 
   it('the line column names the record in the JSONL', async () => {
-    const some = await rows(`select rollout_id, model_call_id, line from ${calls(whole)} where rollout_id in ('r00', 'd03', 'r03') order by rollout_id, line`);
+    const some = await rows(
+      `select rollout_id, model_call_id, line from ${calls(whole)} where rollout_id in ('r00', 'd03', 'r03') order by rollout_id, line`,
+    );
     expect(some.length).toBeGreaterThan(6);
     const { readFileSync } = await import('node:fs');
     for (const r of some) {
@@ -183,39 +215,74 @@ describe('the Parquet dataset', () => {
 
   it('refuses a part of another shard count (exit 3, nothing written); --force replaces the dataset', async () => {
     const dataset = join(root, 'recount');
-    for (const k of [0, 1, 2, 3]) expect((await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', `${k}/4`, '-q'])).exitCode).toBe(0);
+    for (const k of [0, 1, 2, 3])
+      expect(
+        (await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', `${k}/4`, '-q'])).exitCode,
+      ).toBe(0);
     const before = ['calls', 'rollouts'].map((t) => readdirSync(join(dataset, t)).sort());
     // A task rerun without its shard (the whole store, 0 of 1) would double every row.
     const rerun = await tokcap(['export', dir, '--format', 'parquet', '--out', dataset]);
     expect(rerun.exitCode).toBe(3);
-    expect(rerun.stderr).toMatch(/^tokcap: .*recount: holds parts of 4 shards \(calls\/part-00000-of-00004\.parquet, \.\.\.\): a part of 1 would mix two runs; .*--force/);
+    expect(rerun.stderr).toMatch(
+      /^tokcap: .*recount: holds parts of 4 shards \(calls\/part-00000-of-00004\.parquet, \.\.\.\): a part of 1 would mix two runs; .*--force/,
+    );
     expect(['calls', 'rollouts'].map((t) => readdirSync(join(dataset, t)).sort())).toEqual(before);
     const other = await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', '1/2']);
     expect(other.exitCode).toBe(3);
     expect(['calls', 'rollouts'].map((t) => readdirSync(join(dataset, t)).sort())).toEqual(before);
     // --force: the parts of 4 and their markers go, the new count's part comes.
-    const forced = await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', '1/2', '--force', '-q']);
+    const forced = await tokcap([
+      'export',
+      dir,
+      '--format',
+      'parquet',
+      '--out',
+      dataset,
+      '--shard',
+      '1/2',
+      '--force',
+      '-q',
+    ]);
     expect([forced.exitCode, forced.stderr]).toEqual([0, '']);
-    expect(readdirSync(join(dataset, 'rollouts')).sort()).toEqual([`_${partName(1, 2)}.manifest.json`, `${partName(1, 2)}.parquet`]);
+    expect(readdirSync(join(dataset, 'rollouts')).sort()).toEqual([
+      `_${partName(1, 2)}.manifest.json`,
+      `${partName(1, 2)}.parquet`,
+    ]);
     expect(markers(dataset)).toEqual([false, false, false]);
   }, 180_000);
 
   it('_SUCCESS appears exactly when the last part is in place; merge names what is missing until then', async () => {
     const dataset = join(root, 'one-by-one');
     for (const k of [2, 0]) {
-      expect((await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', `${k}/3`, '-q'])).exitCode).toBe(0);
+      expect(
+        (await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', `${k}/3`, '-q'])).exitCode,
+      ).toBe(0);
       expect(markers(dataset)).toEqual([false, false, false]);
     }
     const partial = await tokcap(['merge', dataset, '--json']);
     expect(partial.exitCode).toBe(3);
-    expect(JSON.parse(partial.stdout)).toMatchObject({ complete: false, count: 3, success: false, tables: { calls: { parts: 2, missing: [1] }, rollouts: { parts: 2, missing: [1] } } });
+    expect(JSON.parse(partial.stdout)).toMatchObject({
+      complete: false,
+      count: 3,
+      success: false,
+      tables: { calls: { parts: 2, missing: [1] }, rollouts: { parts: 2, missing: [1] } },
+    });
     expect(partial.stderr).toContain('calls: part 1 of 3 missing');
-    expect((await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', '1/3', '-q'])).exitCode).toBe(0);
+    expect(
+      (await tokcap(['export', dir, '--format', 'parquet', '--out', dataset, '--shard', '1/3', '-q'])).exitCode,
+    ).toBe(0);
     expect(markers(dataset)).toEqual([true, true, true]);
     // Each manifest describes its part: rows as DuckDB counts them, bytes, SHA-256, the store and selection.
     const manifest = JSON.parse(readFileSync(join(dataset, 'rollouts', `_${partName(1, 3)}.manifest.json`), 'utf8'));
     const [n] = await rows(`select count(*) as n from read_parquet('${dataset}/rollouts/${partName(1, 3)}.parquet')`);
-    expect(manifest).toMatchObject({ table: 'rollouts', part: `${partName(1, 3)}.parquet`, shard: { index: 1, count: 3 }, rows: Number(n.n), store: dir, selection: { ids: 'all', freeze: false } });
+    expect(manifest).toMatchObject({
+      table: 'rollouts',
+      part: `${partName(1, 3)}.parquet`,
+      shard: { index: 1, count: 3 },
+      rows: Number(n.n),
+      store: dir,
+      selection: { ids: 'all', freeze: false },
+    });
     expect(manifest.sha256).toMatch(/^[0-9a-f]{64}$/);
     const complete = await tokcap(['merge', dataset]);
     expect([complete.exitCode, complete.stderr]).toEqual([0, '']);

@@ -36,13 +36,28 @@ describe('export --out -', () => {
     const r = await cli(['export', DEMO_STORE, '--out', '-']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(readFileSync(file, 'utf8'));
-    expect(r.stderr).toBe('exported 8 rollouts to standard output (jsonl): 2 trainable, 6 masked (1 could not be built)\n');
+    expect(r.stderr).toBe(
+      'exported 8 rollouts to standard output (jsonl): 2 trainable, 6 masked (1 could not be built)\n',
+    );
     expect(treeSnapshot(DEMO_STORE)).toEqual(before);
 
     const j = await cli(['export', DEMO_STORE, '--out', '-', '--json', '--trainable-only']);
     expect(j.code).toBe(0);
-    expect(j.stdout.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { mask_sample: boolean }).mask_sample)).toEqual([false, false]);
-    expect(JSON.parse(j.stderr)).toEqual({ out: '-', format: 'jsonl', rollouts: 8, trainable: 2, masked: 6, failed: 1, exported: 2 });
+    expect(
+      j.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { mask_sample: boolean }).mask_sample),
+    ).toEqual([false, false]);
+    expect(JSON.parse(j.stderr)).toEqual({
+      out: '-',
+      format: 'jsonl',
+      rollouts: 8,
+      trainable: 2,
+      masked: 6,
+      failed: 1,
+      exported: 2,
+    });
 
     const q = await cli(['export', DEMO_STORE, '--out', '-', '-q']);
     expect(q.stderr).toBe('');
@@ -53,11 +68,19 @@ describe('export --out -', () => {
     const r = await cli(['export', join(root, 'does-not-exist'), '--out', '-', '--format', 'tinker']);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('--out - (standard output) takes --format jsonl only: --format tinker writes a directory');
+    expect(r.stderr).toContain(
+      '--out - (standard output) takes --format jsonl only: --format tinker writes a directory',
+    );
   });
 
   it('through a real pipe: the first line arrives while the export runs; SIGTERM leaves a partial stream and kills tokcap', async () => {
-    const child = execa('node', [BIN, 'export', store, '--out', '-'], { env: cleanEnv(), extendEnv: false, reject: false, stdin: 'ignore', buffer: false });
+    const child = execa('node', [BIN, 'export', store, '--out', '-'], {
+      env: cleanEnv(),
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+      buffer: false,
+    });
     let received = '';
     let runningAtFirstLine: boolean | undefined;
     const firstLine = new Promise<void>((resolve, reject) => {
@@ -91,12 +114,16 @@ describe('export --out -', () => {
 
   it('| head -1: tokcap stops quietly when the reader goes away (no EPIPE stack trace)', async () => {
     const out = join(root, 'head.txt');
-    const r = await execa('bash', ['-c', `node "${BIN}" export "${store}" --out - | head -1 > "${out}"; echo "\${PIPESTATUS[@]}"`], {
-      env: cleanEnv(),
-      extendEnv: false,
-      reject: false,
-      stdin: 'ignore',
-    });
+    const r = await execa(
+      'bash',
+      ['-c', `node "${BIN}" export "${store}" --out - | head -1 > "${out}"; echo "\${PIPESTATUS[@]}"`],
+      {
+        env: cleanEnv(),
+        extendEnv: false,
+        reject: false,
+        stdin: 'ignore',
+      },
+    );
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toBe('0 0');
     const lines = readFileSync(out, 'utf8').split('\n');

@@ -3,7 +3,16 @@
  * directory, byte for byte, each under one shared lock, no lock files; `verify-digests` of the
  * copy finds exactly what it finds on the source for those rollouts, on a damaged store too.
  */
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,7 +45,8 @@ function captureFiles(dir: string, ids?: readonly string[]): Record<string, stri
   const out: Record<string, string> = {};
   for (const name of readdirSync(dir).sort()) {
     if (!CAPTURE_FILE.test(name)) continue;
-    if (ids && !ids.some((id) => name.startsWith(`${id}.tokens.`) && CAPTURE_FILE.test(name.slice(id.length)))) continue;
+    if (ids && !ids.some((id) => name.startsWith(`${id}.tokens.`) && CAPTURE_FILE.test(name.slice(id.length))))
+      continue;
     out[name] = readFileSync(join(dir, name)).toString('base64');
   }
   return out;
@@ -54,7 +64,15 @@ describe('export --format store', () => {
     const r = await cli(['export', src, '--format', 'store', '--out', out, '--json']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ out, format: 'store', rollouts: 8, trainable: 2, masked: 6, failed: 1, exported: 8 });
+    expect(JSON.parse(r.stdout)).toEqual({
+      out,
+      format: 'store',
+      rollouts: 8,
+      trainable: 2,
+      masked: 6,
+      failed: 1,
+      exported: 8,
+    });
     expect(treeSnapshot(src)).toEqual(before);
 
     expect(readdirSync(out).sort()).toEqual(Object.keys(captureFiles(src)));
@@ -75,7 +93,10 @@ describe('export --format store', () => {
     const d = scratch('damaged');
     cleanup.push(d);
     const src = join(d, 'src');
-    const { rollouts } = await generateStore({ dir: src }, { rollouts: 24, calls: 4, prompt: 12, gen: 4, turn: 5, seed: 7, mix: true });
+    const { rollouts } = await generateStore(
+      { dir: src },
+      { rollouts: 24, calls: 4, prompt: 12, gen: 4, turn: 5, seed: 7, mix: true },
+    );
     // Damage: a flipped byte inside the index, an entry digest removed, a garbage line, a torn tail.
     const flip = rolloutPaths(src, rollouts[0]).jsonl;
     const bytes = readFileSync(flip);
@@ -87,7 +108,16 @@ describe('export --format store', () => {
     writeFileSync(state, `${JSON.stringify(s)}\n`);
     appendFileSync(rolloutPaths(src, rollouts[2]).jsonl, 'not json at all\n{"a":1}\n');
     appendFileSync(rolloutPaths(src, rollouts[3]).jsonl, '{"model_call_id":"torn');
-    const chosen = [rollouts[0], rollouts[1], rollouts[2], rollouts[3], rollouts[5], rollouts[6], rollouts[7], rollouts[10]];
+    const chosen = [
+      rollouts[0],
+      rollouts[1],
+      rollouts[2],
+      rollouts[3],
+      rollouts[5],
+      rollouts[6],
+      rollouts[7],
+      rollouts[10],
+    ];
 
     const sourceFindings = await verify(src, chosen);
     expect((sourceFindings as { code: number }).code).toBe(1);
@@ -106,9 +136,27 @@ describe('export --format store', () => {
     const src = join(d, 'src');
     await generateStore({ dir: src }, { rollouts: 3, calls: 2, prompt: 12, gen: 4, turn: 5, seed: 9 });
     const live = ['w0', 'w1', 'w2'];
-    const writer = execa('python3', [PY_STORE, src, 'writer', '--rollouts', live.join(','), '--seconds', '6', '--seed', '4', '--log', join(d, 'writer.log'), '--gen-ms', '1'], {
-      reject: false,
-    });
+    const writer = execa(
+      'python3',
+      [
+        PY_STORE,
+        src,
+        'writer',
+        '--rollouts',
+        live.join(','),
+        '--seconds',
+        '6',
+        '--seed',
+        '4',
+        '--log',
+        join(d, 'writer.log'),
+        '--gen-ms',
+        '1',
+      ],
+      {
+        reject: false,
+      },
+    );
     try {
       // Wait for the writer's first records.
       while (!existsSync(rolloutPaths(src, 'w0').state)) await new Promise((res) => setTimeout(res, 20));
@@ -133,7 +181,11 @@ describe('export --format store', () => {
     cleanup.push(src);
     const holder: ResultPromise = execa(
       'python3',
-      ['-c', 'import fcntl,sys,time\nf=open(sys.argv[1],"a")\nfcntl.flock(f,fcntl.LOCK_EX)\nprint("locked",flush=True)\ntime.sleep(30)', rolloutPaths(src, 'demo-3').lock],
+      [
+        '-c',
+        'import fcntl,sys,time\nf=open(sys.argv[1],"a")\nfcntl.flock(f,fcntl.LOCK_EX)\nprint("locked",flush=True)\ntime.sleep(30)',
+        rolloutPaths(src, 'demo-3').lock,
+      ],
       { reject: false, buffer: false },
     );
     try {
@@ -161,7 +213,10 @@ describe('export --format store', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ rollouts: 8, trainable: 2, exported: 2 });
     const ids = [...new Set(readdirSync(out).map((n) => n.slice(0, n.indexOf('.tokens.'))))];
-    const built = JSON.parse((await cli(['build', DEMO_STORE, '--json'])).stdout) as { rollout_id: string; mask_sample: boolean }[];
+    const built = JSON.parse((await cli(['build', DEMO_STORE, '--json'])).stdout) as {
+      rollout_id: string;
+      mask_sample: boolean;
+    }[];
     expect(ids).toEqual(built.filter((b) => !b.mask_sample).map((b) => b.rollout_id));
   });
 
@@ -201,10 +256,17 @@ describe('export --format store', () => {
     const src = join(d, 'src');
     await generateStore({ dir: src }, { rollouts: 150, calls: 6, mix: true, seed: 8 });
     const out = join(d, 'copy');
-    const child = execa('node', [BIN, 'export', src, '--format', 'store', '--out', out], { env: cleanEnv(), extendEnv: false, reject: false, stdin: 'ignore' });
+    const child = execa('node', [BIN, 'export', src, '--format', 'store', '--out', out], {
+      env: cleanEnv(),
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    });
     const deadline = Date.now() + 60_000;
     const staged = () => readdirSync(d).find((n) => n.startsWith('.copy.tokcap-tmp-'));
-    while (!(staged() !== undefined && readdirSync(join(d, staged()!)).filter((n) => CAPTURE_FILE.test(n)).length >= 6)) {
+    while (!(
+      staged() !== undefined && readdirSync(join(d, staged()!)).filter((n) => CAPTURE_FILE.test(n)).length >= 6
+    )) {
       if (child.exitCode !== null) throw new Error('the copy finished before it could be interrupted');
       if (Date.now() > deadline) throw new Error('the copy did not start');
       await new Promise((res) => setTimeout(res, 5));

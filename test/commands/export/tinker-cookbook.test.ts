@@ -23,7 +23,14 @@ interface CookbookRead {
   statuses: Record<string, number>;
   error_types: Record<string, number>;
   groups: string[][];
-  trajectories: { rollout_id: string; status: string; error_type: string | null; error_message: string | null; steps: [number, number][]; call_ids: string[] }[];
+  trajectories: {
+    rollout_id: string;
+    status: string;
+    error_type: string | null;
+    error_message: string | null;
+    steps: [number, number][];
+    call_ids: string[];
+  }[];
 }
 
 async function readCookbook(dir: string): Promise<CookbookRead> {
@@ -88,7 +95,13 @@ describe('export --format tinker: the cookbook writer’s record', () => {
     // Natural order: t1-r2 before t1-r10, the task's repeats one group, in repeat order.
     const natural = [...ids].sort(compareNatural);
     expect(read.trajectories.map((t) => t.rollout_id)).toEqual(natural);
-    expect(read.groups).toEqual([['nothing-here-r0'], ['solo'], ['t1-r1', 't1-r2', 't1-r10', 't1-r10-a2'], ['t2-r0-a0', 't2-r7'], ['t10-r3']]);
+    expect(read.groups).toEqual([
+      ['nothing-here-r0'],
+      ['solo'],
+      ['t1-r1', 't1-r2', 't1-r10', 't1-r10-a2'],
+      ['t2-r0-a0', 't2-r7'],
+      ['t10-r3'],
+    ]);
 
     const builds = await libraryBuilds(dir, natural);
     const errorTypes: Record<string, number> = {};
@@ -127,9 +140,15 @@ describe('export --format tinker: the cookbook writer’s record', () => {
     const path = join(out, 'iteration_000000', 'train_rollout_summaries.jsonl');
     const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
     const bad = (edit: (rec: Record<string, unknown>) => Record<string, unknown>) =>
-      writeFileSync(path, [JSON.stringify(edit(JSON.parse(lines[0]) as Record<string, unknown>)), ...lines.slice(1)].join('\n') + '\n');
+      writeFileSync(
+        path,
+        [JSON.stringify(edit(JSON.parse(lines[0]) as Record<string, unknown>)), ...lines.slice(1)].join('\n') + '\n',
+      );
     const cases: [string, (rec: Record<string, unknown>) => Record<string, unknown>][] = [
-      ['a string metric', (rec) => ({ ...rec, trajectory_metrics: { ...(rec.trajectory_metrics as object), rollout_id: 'x' } })],
+      [
+        'a string metric',
+        (rec) => ({ ...rec, trajectory_metrics: { ...(rec.trajectory_metrics as object), rollout_id: 'x' } }),
+      ],
       ['keys out of order', ({ split, schema_version, ...rest }) => ({ split, schema_version, ...rest })],
       ['an int reward', (rec) => ({ ...rec, total_reward: 0 })],
       ['a missing key', ({ tags: _tags, ...rest }) => rest],
@@ -144,8 +163,30 @@ describe('export --format tinker: the cookbook writer’s record', () => {
 
 describe('natural order of ids', () => {
   it('numbers compare as numbers, the rest by code point, ties by code point', () => {
-    const ids = ['t1-r10', 't1-r2', 't10-r0', 't1-r02', 't1-r1-a3', 't1-r1', 't2', 'T1', 't1-r99999999999999999999', 't1-r100000000000000000000'];
-    expect([...ids].sort(compareNatural)).toEqual(['T1', 't1-r1', 't1-r1-a3', 't1-r02', 't1-r2', 't1-r10', 't1-r99999999999999999999', 't1-r100000000000000000000', 't2', 't10-r0']);
+    const ids = [
+      't1-r10',
+      't1-r2',
+      't10-r0',
+      't1-r02',
+      't1-r1-a3',
+      't1-r1',
+      't2',
+      'T1',
+      't1-r99999999999999999999',
+      't1-r100000000000000000000',
+    ];
+    expect([...ids].sort(compareNatural)).toEqual([
+      'T1',
+      't1-r1',
+      't1-r1-a3',
+      't1-r02',
+      't1-r2',
+      't1-r10',
+      't1-r99999999999999999999',
+      't1-r100000000000000000000',
+      't2',
+      't10-r0',
+    ]);
     expect(compareNatural('a', 'a')).toBe(0);
   });
 });

@@ -73,7 +73,9 @@ function lines(frame: string | undefined): string[] {
 function start(dir = DIR, size = new FakeTerminal(80, 24)) {
   const model = new DirectoryModel({ dir });
   const { watch, close } = fakeWatch();
-  const app = render(<WatchApp model={model} styles={PLAIN} sizeStream={size} watcher={{ watch, rescanMs: 0 }} throttleMs={10} />);
+  const app = render(
+    <WatchApp model={model} styles={PLAIN} sizeStream={size} watcher={{ watch, rescanMs: 0 }} throttleMs={10} />,
+  );
   cleanups.push(() => {
     app.unmount();
     model.dispose();
@@ -129,7 +131,11 @@ describe('WatchApp', () => {
   it('filters (m, d, /search) and sorts (s)', async () => {
     const { frame, press } = start();
     await until(() => frame().includes('up to date'), 'the first load');
-    const ids = () => lines(frame()).slice(5, -1).filter(Boolean).map((l) => l.slice(2).split(' ')[0]);
+    const ids = () =>
+      lines(frame())
+        .slice(5, -1)
+        .filter(Boolean)
+        .map((l) => l.slice(2).split(' ')[0]);
     await press('m');
     await soon(() => ids()).toEqual(['r7', 'r6', 'r4', 'r3', 'r2', 'r1']);
     await soon(() => lines(frame())[3]).toMatch(/filter: masked/);
@@ -181,7 +187,15 @@ describe('WatchApp', () => {
     cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     const model = new DirectoryModel({ dir });
     const { watch } = fakeWatch();
-    const app = render(<WatchApp model={model} styles={PLAIN} sizeStream={new FakeTerminal(80, 24)} watcher={{ watch, rescanMs: 0 }} initialScan={false} />);
+    const app = render(
+      <WatchApp
+        model={model}
+        styles={PLAIN}
+        sizeStream={new FakeTerminal(80, 24)}
+        watcher={{ watch, rescanMs: 0 }}
+        initialScan={false}
+      />,
+    );
     cleanups.push(() => {
       app.unmount();
       model.dispose();
@@ -222,7 +236,8 @@ describe('WatchApp during the first load', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-app-'));
     cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
     const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
-    for (const [i, id] of ids.entries()) for (let c = 0; c <= i; c++) await appendEntry({ dir }, entry(`call-${c}`, { rollout: id }));
+    for (const [i, id] of ids.entries())
+      for (let c = 0; c <= i; c++) await appendEntry({ dir }, entry(`call-${c}`, { rollout: id }));
     const gates: (() => void)[] = [];
     const readBatch: WatchReaders['readBatch'] = async (store, batch) => {
       await new Promise<void>((resolve) => gates.push(resolve));
@@ -231,7 +246,16 @@ describe('WatchApp during the first load', () => {
     const model = new DirectoryModel({ dir, readers: { readBatch }, concurrency: 1, batchSize: 2, firstBatch: 2 });
     const { watch } = fakeWatch();
     // Most calls first: the order changes wholesale as the rows are read (unread rows have none).
-    const app = render(<WatchApp model={model} styles={PLAIN} sizeStream={new FakeTerminal(80, 24)} watcher={{ watch, rescanMs: 0 }} throttleMs={10} initialSort="calls" />);
+    const app = render(
+      <WatchApp
+        model={model}
+        styles={PLAIN}
+        sizeStream={new FakeTerminal(80, 24)}
+        watcher={{ watch, rescanMs: 0 }}
+        throttleMs={10}
+        initialSort="calls"
+      />,
+    );
     cleanups.push(() => {
       for (const g of gates.splice(0)) g();
       app.unmount();
@@ -245,7 +269,10 @@ describe('WatchApp during the first load', () => {
       gates.shift()!();
       await until(() => model.snapshot().totals.loaded > before, 'the batch placed');
       const loaded = model.snapshot().totals.loaded;
-      await until(() => frame().includes(`reading ${loaded}/`) || frame().includes('up to date'), 'the batch on screen');
+      await until(
+        () => frame().includes(`reading ${loaded}/`) || frame().includes('up to date'),
+        'the batch on screen',
+      );
     };
     const press = async (keys: string) => {
       app.stdin.write(keys);
@@ -264,7 +291,9 @@ describe('WatchApp during the first load', () => {
       await soon(() => selectedLine(frame())).toMatch(/^› c /);
     }
     await until(() => frame().includes('up to date'), 'the end of the load');
-    const order = lines(frame()).filter((l) => /^[ ›][ •][a-f] /.test(l)).map((l) => l[2]);
+    const order = lines(frame())
+      .filter((l) => /^[ ›][ •][a-f] /.test(l))
+      .map((l) => l[2]);
     expect(order).toEqual(['f', 'e', 'd', 'c', 'b', 'a']);
     await soon(() => selectedLine(frame())).toMatch(/^› c /);
   });

@@ -11,7 +11,8 @@ import type { TokenText } from '../../../src/tokenizer/token-text.js';
 import { QWEN3_TOKENIZER_JSON, writeQwen3Rollout } from '../../support/qwen3.js';
 
 const ctx: KeyContext = { rows: () => ['r-drift'], page: 3, detailPage: 10, detailMax: 25, callCount: 2 };
-const press = (ui: UiState, input: string, key = input.length === 1 ? keyOf(input) : PLAIN_KEY) => reduceKey(ui, input, key, ctx);
+const press = (ui: UiState, input: string, key = input.length === 1 ? keyOf(input) : PLAIN_KEY) =>
+  reduceKey(ui, input, key, ctx);
 
 describe('the rollout view: a call as text (t, T, Esc)', () => {
   it('steps through the calls and closes back to the rollout, then to the list', () => {
@@ -34,7 +35,9 @@ describe('the rollout view: a call as text (t, T, Esc)', () => {
       root = mkdtempSync(join(tmpdir(), 'tokcap-watch-text-'));
       writeQwen3Rollout(root, 'r-drift', 'drift');
       detail = await loadRolloutDetail({ dir: root, lockWaitMs: 10_000 }, 'r-drift');
-      const answer = await new TokenizerSource({ explicit: QWEN3_TOKENIZER_JSON, hubCaches: [] }).forModel('Qwen/Qwen3-8B');
+      const answer = await new TokenizerSource({ explicit: QWEN3_TOKENIZER_JSON, hubCaches: [] }).forModel(
+        'Qwen/Qwen3-8B',
+      );
       texts = new Map([['Qwen/Qwen3-8B', answer.text]]);
     }, 120_000);
     afterAll(() => rmSync(root, { recursive: true, force: true }));

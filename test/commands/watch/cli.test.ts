@@ -45,12 +45,16 @@ describe('tokcap watch without a terminal', () => {
     // 400 rollouts of 3 files: a few batches' descriptors would pass 128 if all were left open.
     await makeStore(dir, { rollouts: 400, fast: true });
     const free = await tokcap(['watch', dir, '--once', '--json']);
-    const limited = await execa('sh', ['-c', 'ulimit -n 128 && exec node "$@"', 'sh', BIN, 'watch', dir, '--once', '--json'], {
-      env: cleanEnv({}),
-      extendEnv: false,
-      reject: false,
-      stdin: 'ignore',
-    });
+    const limited = await execa(
+      'sh',
+      ['-c', 'ulimit -n 128 && exec node "$@"', 'sh', BIN, 'watch', dir, '--once', '--json'],
+      {
+        env: cleanEnv({}),
+        extendEnv: false,
+        reject: false,
+        stdin: 'ignore',
+      },
+    );
     expect(free.exitCode).toBe(0);
     expect(limited.stderr).toBe('');
     expect(limited.exitCode).toBe(0);
@@ -73,7 +77,16 @@ describe('tokcap watch without a terminal', () => {
     expect(doc.totals).toEqual({
       rollouts: 8,
       status: { live: 6, frozen: 1, retired: 1, unavailable: 0 },
-      conditions: { corrupt: 0, dangling: 3, incomplete: 1, missing_state: 0, refused: 0, retired_with_records: 0, torn_tail: 1, unindexed_tail: 1 },
+      conditions: {
+        corrupt: 0,
+        dangling: 3,
+        incomplete: 1,
+        missing_state: 0,
+        refused: 0,
+        retired_with_records: 0,
+        torn_tail: 1,
+        unindexed_tail: 1,
+      },
       verdicts: { trainable: 2, masked: 6, unavailable: 0, could_not_be_built: 1 },
       invalid_names: 0,
       temp_state_files: 0,
@@ -97,12 +110,36 @@ describe('tokcap watch without a terminal', () => {
       'would_mask',
       'mask_causes',
     ]);
-    expect(r2).toMatchObject({ status: 'live', conditions: ['dangling', 'incomplete'], verdict: 'masked', incomplete_flag: true, incomplete_marker_calls: ['call-001'], dangling_intents: ['call-001'], would_mask: true });
+    expect(r2).toMatchObject({
+      status: 'live',
+      conditions: ['dangling', 'incomplete'],
+      verdict: 'masked',
+      incomplete_flag: true,
+      incomplete_marker_calls: ['call-001'],
+      dangling_intents: ['call-001'],
+      would_mask: true,
+    });
     expect(r2.mask_causes.map((c: { code: string }) => c.code)).toEqual(['dangling_intents', 'capture_incomplete']);
     expect(r2.mask_causes[0].calls).toEqual(['call-001']);
-    expect(doc.rollouts.r6).toMatchObject({ status: 'retired', conditions: [], verdict: 'masked', would_mask: true, build_error: 'RuntimeError: Token capture for rollout r6 is retired' });
-    expect(doc.rollouts.r7).toMatchObject({ status: 'live', conditions: ['dangling', 'torn_tail', 'unindexed_tail'], torn_tail: true });
-    expect(doc.rollouts.r0).toMatchObject({ status: 'live', conditions: [], verdict: 'trainable', would_mask: false, mask_causes: [] });
+    expect(doc.rollouts.r6).toMatchObject({
+      status: 'retired',
+      conditions: [],
+      verdict: 'masked',
+      would_mask: true,
+      build_error: 'RuntimeError: Token capture for rollout r6 is retired',
+    });
+    expect(doc.rollouts.r7).toMatchObject({
+      status: 'live',
+      conditions: ['dangling', 'torn_tail', 'unindexed_tail'],
+      torn_tail: true,
+    });
+    expect(doc.rollouts.r0).toMatchObject({
+      status: 'live',
+      conditions: [],
+      verdict: 'trainable',
+      would_mask: false,
+      mask_causes: [],
+    });
     expect(listing(dir)).toEqual(before);
   });
 
@@ -115,7 +152,12 @@ describe('tokcap watch without a terminal', () => {
     expect(r.exitCode).toBe(3);
     const doc = JSON.parse(r.stdout);
     expect(doc.rollouts.bad.error.kind).toBe('io');
-    expect(doc.rollouts.bad).toMatchObject({ status: 'unavailable', conditions: [], verdict: 'unavailable', would_mask: null });
+    expect(doc.rollouts.bad).toMatchObject({
+      status: 'unavailable',
+      conditions: [],
+      verdict: 'unavailable',
+      would_mask: null,
+    });
     expect(doc.rollouts.r0.would_mask).toBe(false);
     expect(r.stderr).toMatch(/^tokcap: bad: /);
   });
@@ -127,11 +169,18 @@ describe('tokcap watch without a terminal', () => {
     expect(r.exitCode).toBe(0);
     const out = r.stdout.split('\n');
     expect(out[0]).toMatch(new RegExp(`^tokcap watch ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} +up to date$`));
-    expect(out[1]).toBe('8 rollouts  6 live  1 frozen  1 retired  0 unavailable  2 trainable  6 masked (1 could not be built)');
-    expect(out[2]).toBe('0 could not be read  3 dangling  1 incomplete  1 torn_tail  1 unindexed_tail  0 invalid names');
+    expect(out[1]).toBe(
+      '8 rollouts  6 live  1 frozen  1 retired  0 unavailable  2 trainable  6 masked (1 could not be built)',
+    );
+    expect(out[2]).toBe(
+      '0 could not be read  3 dangling  1 incomplete  1 torn_tail  1 unindexed_tail  0 invalid names',
+    );
     expect(out[3]).toMatch(/^sort: recent first {2}filter: none +1-8 of 8$/);
     expect(out[4]).toBe('  ROLLOUT STATUS      CALLS DANG INC  VER  AGE WOULD MASK');
-    const rows = out.slice(5).filter(Boolean).map((l) => l.replace(/ +\d+[smhd] /, ' <age> '));
+    const rows = out
+      .slice(5)
+      .filter(Boolean)
+      .map((l) => l.replace(/ +\d+[smhd] /, ' <age> '));
     expect(rows).toEqual([
       '  r7      live            3    1   0    3 <age> masked: dangling intents',
       '  r6      retired         0    0   0    3 <age> masked: build failed',

@@ -7,7 +7,11 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';
-import { startEarly as startFromSources, takeEarlyView, takeEarlyWorkers as takeFromSources } from '../../../commands/watch/early.js';
+import {
+  startEarly as startFromSources,
+  takeEarlyView,
+  takeEarlyWorkers as takeFromSources,
+} from '../../../commands/watch/early.js';
 import { planOf } from '../../../commands/cli/plan.js';
 import { readSettings } from '../../../commands/cli/settings.js';
 import { ensureBuilt, ROOT } from '../../support/cli.js';
@@ -73,7 +77,9 @@ describe('the live view started early', () => {
 
   it("lists DIR in the worker for the load's first scan, as the directory is", async () => {
     await ensureBuilt();
-    const compiled = (await import(pathToFileURL(path.join(ROOT, 'dist', 'commands', 'watch', 'early.js')).href)) as typeof import('../../../commands/watch/early.js');
+    const compiled = (await import(
+      pathToFileURL(path.join(ROOT, 'dist', 'commands', 'watch', 'early.js')).href
+    )) as typeof import('../../../commands/watch/early.js');
     const dir = tempDir();
     await makeStore(dir, { rollouts: 30, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false });
     start([dir], {}, true, compiled.startEarly);

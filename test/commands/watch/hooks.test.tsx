@@ -13,7 +13,12 @@ import { generateStore } from '../../../src/fixture/generate-store.js';
 import { beginCall } from '../../../src/ops/writer.js';
 import { DEFAULT_READERS, DirectoryModel, type DirectorySnapshot } from '../../../src/watch/directory-model.js';
 import { useDirectoryModel } from '../../../commands/watch/hooks/use-directory-model.js';
-import { useDirectoryWatcher, type DirectoryWatcherOptions, type WatchFunction, type WatchTarget } from '../../../commands/watch/hooks/use-directory-watcher.js';
+import {
+  useDirectoryWatcher,
+  type DirectoryWatcherOptions,
+  type WatchFunction,
+  type WatchTarget,
+} from '../../../commands/watch/hooks/use-directory-watcher.js';
 import { useTerminalSize } from '../../../commands/watch/hooks/use-terminal-size.js';
 import { useNow } from '../../../commands/watch/hooks/use-now.js';
 
@@ -45,7 +50,15 @@ function fakeTarget(lastRescanMs = 0) {
   return { target, refresh, rescan };
 }
 
-function WatcherHarness({ dir, target, options }: { dir: string; target: WatchTarget; options: DirectoryWatcherOptions }) {
+function WatcherHarness({
+  dir,
+  target,
+  options,
+}: {
+  dir: string;
+  target: WatchTarget;
+  options: DirectoryWatcherOptions;
+}) {
   useDirectoryWatcher(dir, target, options);
   return <Text>watching</Text>;
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { NO_FILTER, type RowFilter, type SortMode } from '../../../src/watch/rows.js';
-import { initialUi, keyOf, PLAIN_KEY, reduceKey, splitKeys, type KeyContext, type UiState } from '../../../commands/watch/keys.js';
+import {
+  initialUi,
+  keyOf,
+  PLAIN_KEY,
+  reduceKey,
+  splitKeys,
+  type KeyContext,
+  type UiState,
+} from '../../../commands/watch/keys.js';
 import { navReducer, selectedIndex, visibleOffset, INITIAL_NAV } from '../../../commands/watch/navigation.js';
 
 const ALL = ['r7', 'r6', 'r5', 'r4', 'r3', 'r2', 'r1', 'r0'];
@@ -23,7 +31,12 @@ function type(ui: UiState, input: string): UiState {
 describe('reduceKey', () => {
   it('applies keys that arrive together one after the other', () => {
     const ui = type(initialUi(), '/r4\r\r');
-    expect(ui).toMatchObject({ screen: 'detail', openId: 'r4', searchDraft: null, filter: { ...NO_FILTER, search: 'r4' } });
+    expect(ui).toMatchObject({
+      screen: 'detail',
+      openId: 'r4',
+      searchDraft: null,
+      filter: { ...NO_FILTER, search: 'r4' },
+    });
     expect(type(initialUi(), 'jjj\r').openId).toBe('r4');
   });
 
@@ -111,7 +124,9 @@ describe('navigation', () => {
   it('takes the rows themselves as well as their ids (no list of every id per key)', () => {
     const rows = ALL.map((id) => ({ id }));
     const rowCtx: KeyContext = { ...ctx, rows: (f, s) => (ctx.rows(f, s) as string[]).map((id) => ({ id })) };
-    expect(navReducer(INITIAL_NAV, { type: 'move', delta: 2, rows, page: 3 })).toEqual(navReducer(INITIAL_NAV, { type: 'move', delta: 2, rows: ALL, page: 3 }));
+    expect(navReducer(INITIAL_NAV, { type: 'move', delta: 2, rows, page: 3 })).toEqual(
+      navReducer(INITIAL_NAV, { type: 'move', delta: 2, rows: ALL, page: 3 }),
+    );
     expect(navReducer(INITIAL_NAV, { type: 'end', rows, page: 3 })).toEqual({ selectedId: 'r0', cursor: 7, offset: 5 });
     let ui = initialUi();
     for (const [i, k] of splitKeys('jj\r', PLAIN_KEY)) ui = reduceKey(ui, i, k, rowCtx);

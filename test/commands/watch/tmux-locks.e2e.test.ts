@@ -47,7 +47,11 @@ async function watchWithHeldLock(name: string, lockWait: string): Promise<{ dir:
   const holder = await holdLock(dir, LOCKED, 'ex', 60);
   holders.push(holder);
   const script = path.join(work, `${name}.sh`);
-  fs.writeFileSync(script, `#!/bin/sh\nnode ${JSON.stringify(BIN)} watch --lock-wait ${lockWait} ${JSON.stringify(dir)}\necho "TOKCAP_EXIT=$?"\nsleep 60\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    script,
+    `#!/bin/sh\nnode ${JSON.stringify(BIN)} watch --lock-wait ${lockWait} ${JSON.stringify(dir)}\necho "TOKCAP_EXIT=$?"\nsleep 60\n`,
+    { mode: 0o755 },
+  );
   pane.start(name, script, 120, 24);
   return { dir, holder };
 }
@@ -57,7 +61,9 @@ const holding = (h: SpawnRun) => h.child.exitCode === null && h.child.signalCode
 describe('tokcap watch while python3 holds one rollout’s lock', () => {
   it('reads every other rollout, counts the wait, shows another writer’s change, and quits on q at once', async () => {
     const { dir, holder } = await watchWithHeldLock('held', '30s');
-    const first = await pane.until('held', 'every other rollout read', (p) => OTHERS.every((id) => /^[ ›][ •]r\d +live +3 /.test(rowOf(p, id))));
+    const first = await pane.until('held', 'every other rollout read', (p) =>
+      OTHERS.every((id) => /^[ ›][ •]r\d +live +3 /.test(rowOf(p, id))),
+    );
     expect(rowOf(first, LOCKED)).toMatch(/ waiting for lock \(\d+s\)$/);
     // The header: the load is done, one rollout waits (not "reading", not "updating").
     await pane.until('held', 'the header up to date', (p) => /up to date, 1 waiting for lock$/m.test(p));
@@ -65,7 +71,11 @@ describe('tokcap watch while python3 holds one rollout’s lock', () => {
     await pane.until('held', 'the wait counted', (p) => / waiting for lock \([1-9]\d*s\)$/.test(rowOf(p, LOCKED)));
 
     // A python writer's new intent on another rollout shows while the lock is still held.
-    const begin = await execa('python3', [PY_STORE, dir, 'begin_call', 'r2', 'call-late'], { env: cleanEnv(), extendEnv: false, reject: false });
+    const begin = await execa('python3', [PY_STORE, dir, 'begin_call', 'r2', 'call-late'], {
+      env: cleanEnv(),
+      extendEnv: false,
+      reject: false,
+    });
     expect(begin.exitCode, begin.stderr).toBe(0);
     await pane.until('held', 'the new intent', (p) => /^[ ›]•r2 +live +3 +1 /.test(rowOf(p, 'r2')));
 

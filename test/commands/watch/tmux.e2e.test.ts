@@ -63,10 +63,18 @@ describe('tokcap watch in tmux', () => {
     const script = path.join(work, 'run.sh');
     // TOKCAP_TRACE: which build of the view was loaded (the bundle that npm test makes).
     const trace = path.join(work, 'trace.txt');
-    fs.writeFileSync(script, `#!/bin/sh\nTOKCAP_TRACE=${JSON.stringify(trace)} node ${JSON.stringify(BIN)} watch ${JSON.stringify(dir)}\necho "TOKCAP_EXIT=$?"\nsleep 60\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      script,
+      `#!/bin/sh\nTOKCAP_TRACE=${JSON.stringify(trace)} node ${JSON.stringify(BIN)} watch ${JSON.stringify(dir)}\necho "TOKCAP_EXIT=$?"\nsleep 60\n`,
+      { mode: 0o755 },
+    );
     pane.start('watch', script, WIDTH, HEIGHT);
 
-    const first = await pane.until('watch', 'the first full render', (p) => p.includes('up to date') && /^[ ›] r0 /m.test(p));
+    const first = await pane.until(
+      'watch',
+      'the first full render',
+      (p) => p.includes('up to date') && /^[ ›] r0 /m.test(p),
+    );
     await expect(normalise(first) + '\n').toMatchFileSnapshot('__snapshots__/watch-directory.txt');
     expect(rowOf(first, 'r0')).toMatch(/^ {2}r0 +live +3 +0 +0 /); // the oldest: last
     expect(fs.readFileSync(trace, 'utf8')).toMatch(/ watch: ink and react loaded \(bundle\)$/m);
@@ -89,20 +97,34 @@ describe('tokcap watch in tmux', () => {
       digest: computeTokenDigest([...prompt, ...gen]),
     };
     const env = cleanEnv();
-    const append = await execa('python3', [PY_STORE, dir, 'append', JSON.stringify(next)], { env, extendEnv: false, reject: false });
+    const append = await execa('python3', [PY_STORE, dir, 'append', JSON.stringify(next)], {
+      env,
+      extendEnv: false,
+      reject: false,
+    });
     expect(append.exitCode, append.stderr).toBe(0);
-    const begin = await execa('python3', [PY_STORE, dir, 'begin_call', 'r0', 'call-004'], { env, extendEnv: false, reject: false });
+    const begin = await execa('python3', [PY_STORE, dir, 'begin_call', 'r0', 'call-004'], {
+      env,
+      extendEnv: false,
+      reject: false,
+    });
     expect(begin.exitCode, begin.stderr).toBe(0);
 
     // 4 calls, 1 dangling intent, highlighted as just changed, now first (recent first).
     // (how soon is bench/watch-live.mjs's to measure)
-    const seen = await pane.until('watch', 'the new call and the dangling intent', (p) => /^[ ›]•r0 +live +4 +1 +0 /.test(rowOf(p, 'r0')));
+    const seen = await pane.until('watch', 'the new call and the dangling intent', (p) =>
+      /^[ ›]•r0 +live +4 +1 +0 /.test(rowOf(p, 'r0')),
+    );
     expect(rowOf(seen, 'r0')).toMatch(/masked: dangling intents$/);
     expect(seen.split('\n')[5]).toMatch(/^[ ›]•r0 /);
 
     // Open it: the chain tree has the new call under call-002, the intent is listed as dangling.
     pane.keys('watch', 'g', 'Enter');
-    const opened = await pane.until('watch', 'the rollout view', (p) => p.includes('build verdict') && p.includes('call-003'));
+    const opened = await pane.until(
+      'watch',
+      'the rollout view',
+      (p) => p.includes('build verdict') && p.includes('call-003'),
+    );
     await expect(normalise(opened) + '\n').toMatchFileSnapshot('__snapshots__/watch-rollout.txt');
     // Status is one of live/frozen/retired/unavailable; a dangling intent is a condition.
     expect(opened).toMatch(/^rollout r0 live /m);
@@ -121,7 +143,8 @@ describe('tokcap watch in tmux', () => {
     // except r0's files, which the writer wrote.
     const after = listing(dir);
     expect(Object.keys(after).filter((n) => n.endsWith('.lock'))).toEqual(['r0.tokens.lock']);
-    const untouched = (l: Record<string, string>) => Object.fromEntries(Object.entries(l).filter(([n]) => !n.startsWith('r0.')));
+    const untouched = (l: Record<string, string>) =>
+      Object.fromEntries(Object.entries(l).filter(([n]) => !n.startsWith('r0.')));
     expect(untouched(after)).toEqual(untouched(before));
   }, 120_000);
 });

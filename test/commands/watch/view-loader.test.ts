@@ -58,7 +58,7 @@ describe("a bundle's stamp", () => {
     expect(stampHolds(b.stamp)).toBe(true);
   });
 
-  it('no longer holds when an input, the bundle or npm\'s record changed, or the stamp is unreadable', () => {
+  it("no longer holds when an input, the bundle or npm's record changed, or the stamp is unreadable", () => {
     const cases: Array<(b: ReturnType<typeof bundled>) => void> = [
       (b) => writeFileSync(b.input, 'export const changed = 1;\n'), // a new tsc
       (b) => writeFileSync(join(b.root, 'node_modules', '.package-lock.json'), '{"changed":1}\n'), // another npm install

@@ -8,7 +8,14 @@ import { createStyles } from '../../../commands/render/styles.js';
 import type { DirectorySnapshot } from '../../../src/watch/directory-model.js';
 import { verdictOf } from '../../../src/status/verdict.js';
 import { assembleDetail } from '../../../src/rollout-read/rollout-detail.js';
-import { directoryTotals, NO_FILTER, packRow, placeholderRow, visibleRows, type RolloutRow } from '../../../src/watch/rows.js';
+import {
+  directoryTotals,
+  NO_FILTER,
+  packRow,
+  placeholderRow,
+  visibleRows,
+  type RolloutRow,
+} from '../../../src/watch/rows.js';
 import { DirectoryView } from '../../../commands/watch/DirectoryView.js';
 import { HEADER_HEIGHT } from '../../../commands/watch/list-header.js';
 import { RolloutView } from '../../../commands/watch/RolloutView.js';
@@ -29,7 +36,16 @@ function lines(frame: string | undefined): string[] {
 }
 
 function row(id: string, over: Partial<RolloutRow> = {}): RolloutRow {
-  return packRow(placeholderRow(id), { loaded: true, calls: 3, version: 3, mtimeMs: NOW - 42_000, seq: 1, verdict: 'trainable', wouldMask: false, ...over });
+  return packRow(placeholderRow(id), {
+    loaded: true,
+    calls: 3,
+    version: 3,
+    mtimeMs: NOW - 42_000,
+    seq: 1,
+    verdict: 'trainable',
+    wouldMask: false,
+    ...over,
+  });
 }
 
 function snapshot(rows: RolloutRow[], over: Partial<DirectorySnapshot> = {}): DirectorySnapshot {
@@ -55,22 +71,58 @@ const ROWS: RolloutRow[] = [
     verdict: 'masked',
     wouldMask: true,
     causes: [
-      { code: 'dangling_intents', message: '1 call(s) were dispatched but never captured (intent without entry): c9', calls: ['c9'] },
+      {
+        code: 'dangling_intents',
+        message: '1 call(s) were dispatched but never captured (intent without entry): c9',
+        calls: ['c9'],
+      },
       { code: 'capture_incomplete', message: 'the capture is marked incomplete' },
     ],
     incompleteMarkers: [''],
     incompleteFlag: true,
   }),
   row('rollout-c', { status: 'frozen', frozen: true, mtimeMs: NOW - 7_200_000 }),
-  row('rollout-d', { status: 'retired', retired: true, verdict: 'masked', unbuilt: true, wouldMask: true, causes: [{ code: 'build_error', message: 'the build failed: RuntimeError: Token capture for rollout rollout-d is retired' }], calls: 0, mtimeMs: NOW - 4 * 86_400_000 }),
-  row('rollout-e', { conditions: ['torn_tail', 'unindexed_tail'], tornTail: true, verdict: 'masked', wouldMask: true, causes: [{ code: 'unresolved_retries', message: 'retried calls ...: c2, c2-retry', calls: ['c2', 'c2-retry'] }] }),
+  row('rollout-d', {
+    status: 'retired',
+    retired: true,
+    verdict: 'masked',
+    unbuilt: true,
+    wouldMask: true,
+    causes: [
+      {
+        code: 'build_error',
+        message: 'the build failed: RuntimeError: Token capture for rollout rollout-d is retired',
+      },
+    ],
+    calls: 0,
+    mtimeMs: NOW - 4 * 86_400_000,
+  }),
+  row('rollout-e', {
+    conditions: ['torn_tail', 'unindexed_tail'],
+    tornTail: true,
+    verdict: 'masked',
+    wouldMask: true,
+    causes: [{ code: 'unresolved_retries', message: 'retried calls ...: c2, c2-retry', calls: ['c2', 'c2-retry'] }],
+  }),
 ];
 
 function directory(rows: RolloutRow[], props: Partial<Parameters<typeof DirectoryView>[0]> = {}) {
   const snap = props.snapshot ?? snapshot(rows);
   const shown = visibleRows(snap.rows, props.filter ?? NO_FILTER, props.sort ?? 'recent');
   return render(
-    <DirectoryView snapshot={snap} rows={shown} selected={0} offset={0} filter={NO_FILTER} sort="recent" width={W} height={14} now={NOW} styles={PLAIN} {...props} />,
+    <DirectoryView
+      snapshot={snap}
+      rows={shown}
+      selected={0}
+      offset={0}
+      filter={NO_FILTER}
+      sort="recent"
+      width={W}
+      height={14}
+      now={NOW}
+      styles={PLAIN}
+      {...props}
+    />,
   );
 }
 
@@ -96,7 +148,11 @@ describe('DirectoryView', () => {
   });
 
   it('keeps every line within the width', () => {
-    const long = row('x'.repeat(120), { verdict: 'masked', wouldMask: true, causes: [{ code: 'build_error', message: 'the build failed: ' + 'y'.repeat(200) }] });
+    const long = row('x'.repeat(120), {
+      verdict: 'masked',
+      wouldMask: true,
+      causes: [{ code: 'build_error', message: 'the build failed: ' + 'y'.repeat(200) }],
+    });
     const { lastFrame } = directory([long, ...ROWS], { width: 80 });
     for (const l of lines(lastFrame())) expect(l.length).toBeLessThanOrEqual(80);
     expect(lines(lastFrame()).find((l) => l.includes('xxx'))).toMatch(/^ {2}x{29}… live .* masked: b…$/);
@@ -113,40 +169,81 @@ describe('DirectoryView', () => {
   });
 
   it('shows an unreadable rollout with its error in its row', () => {
-    const bad = row('broken', { status: 'unavailable', verdict: 'unavailable', error: { kind: 'io', message: 'refusing to read a directory: capture files must be regular files' }, wouldMask: null, mtimeMs: NOW });
+    const bad = row('broken', {
+      status: 'unavailable',
+      verdict: 'unavailable',
+      error: { kind: 'io', message: 'refusing to read a directory: capture files must be regular files' },
+      wouldMask: null,
+      mtimeMs: NOW,
+    });
     const { lastFrame } = directory([...ROWS, bad]);
     const out = lines(lastFrame());
     expect(out[2]).toContain('1 could not be read');
     expect(out[1]).toContain('1 unavailable');
     // Its values were not read: `-`, never a number (docs/cli.md#faults).
-    expect(out.find((l) => l.includes('broken'))).toBe('› broken    unavailable     -    -   -    -   0s could not be read: refusing to…');
+    expect(out.find((l) => l.includes('broken'))).toBe(
+      '› broken    unavailable     -    -   -    -   0s could not be read: refusing to…',
+    );
   });
 
   it('shows a rollout waiting for a lock held elsewhere, counting, and the wait in the header', () => {
     const locked = row('locked', { loaded: false, mtimeMs: NOW });
     const waits = new Map([['locked', NOW - 3_400]]);
-    const out = lines(directory([...ROWS, locked], { width: 120, snapshot: snapshot([...ROWS, locked], { lockWaits: waits }) }).lastFrame());
+    const out = lines(
+      directory([...ROWS, locked], {
+        width: 120,
+        snapshot: snapshot([...ROWS, locked], { lockWaits: waits }),
+      }).lastFrame(),
+    );
     expect(out[0]).toMatch(/up to date, 1 waiting for lock$/);
     expect(out.find((l) => l.includes('locked'))).toMatch(/^› locked +… +0s waiting for lock \(3s\)$/);
     // Waiting again after a wait that ran out: the last failure is still said.
-    const failed = row('locked', { mtimeMs: NOW, status: 'unavailable', error: { kind: 'lock_timeout', message: 'timed out after 1s waiting for the lock of rollout locked' } });
-    const again = lines(directory([failed], { width: 140, snapshot: snapshot([failed], { lockWaits: waits }) }).lastFrame());
-    expect(again.find((l) => l.includes('locked'))).toMatch(/ 0s waiting for lock \(3s\); could not be read: timed out after 1s/);
+    const failed = row('locked', {
+      mtimeMs: NOW,
+      status: 'unavailable',
+      error: { kind: 'lock_timeout', message: 'timed out after 1s waiting for the lock of rollout locked' },
+    });
+    const again = lines(
+      directory([failed], { width: 140, snapshot: snapshot([failed], { lockWaits: waits }) }).lastFrame(),
+    );
+    expect(again.find((l) => l.includes('locked'))).toMatch(
+      / 0s waiting for lock \(3s\); could not be read: timed out after 1s/,
+    );
   });
 
   it('says so when the directory is empty, or still being listed, or nothing matches', () => {
-    expect(lines(directory([]).lastFrame())[5]).toBe('  no rollouts yet: nothing with a capture suffix in this directory (waiting for…');
+    expect(lines(directory([]).lastFrame())[5]).toBe(
+      '  no rollouts yet: nothing with a capture suffix in this directory (waiting for…',
+    );
     expect(lines(directory([], { snapshot: snapshot([], { ready: false }) }).lastFrame())[0]).toMatch(/reading 0\/0$/);
-    expect(lines(directory([], { snapshot: snapshot([], { ready: false }) }).lastFrame())[5]).toBe('  listing the directory…');
-    expect(lines(directory(ROWS, { filter: { ...NO_FILTER, search: 'zzz' } }).lastFrame())[5]).toBe('  no rollout matches the filter (Esc clears it)');
-    expect(lines(directory([], { snapshot: snapshot([], { scanError: { kind: 'io', message: 'ENOENT: no such file' } }) }).lastFrame())[0]).toMatch(/cannot list: ENOENT/);
+    expect(lines(directory([], { snapshot: snapshot([], { ready: false }) }).lastFrame())[5]).toBe(
+      '  listing the directory…',
+    );
+    expect(lines(directory(ROWS, { filter: { ...NO_FILTER, search: 'zzz' } }).lastFrame())[5]).toBe(
+      '  no rollout matches the filter (Esc clears it)',
+    );
+    expect(
+      lines(
+        directory([], {
+          snapshot: snapshot([], { scanError: { kind: 'io', message: 'ENOENT: no such file' } }),
+        }).lastFrame(),
+      )[0],
+    ).toMatch(/cannot list: ENOENT/);
     // The directory removed while watched: in the words of the error line, from the error's fields.
-    const removed = { kind: 'io' as const, message: 'ENOENT: no such file or directory, opendir', system: { code: 'ENOENT', syscall: 'opendir' } };
-    expect(lines(directory([], { snapshot: snapshot([], { scanError: removed }) }).lastFrame())[0]).toMatch(/cannot list: no such directory$/);
+    const removed = {
+      kind: 'io' as const,
+      message: 'ENOENT: no such file or directory, opendir',
+      system: { code: 'ENOENT', syscall: 'opendir' },
+    };
+    expect(lines(directory([], { snapshot: snapshot([], { scanError: removed }) }).lastFrame())[0]).toMatch(
+      /cannot list: no such directory$/,
+    );
   });
 
   it('renders only the visible window of a huge list', () => {
-    const many = Array.from({ length: 10_000 }, (_, i) => row(`r${String(i).padStart(5, '0')}`, { mtimeMs: NOW - i * 1000 }));
+    const many = Array.from({ length: 10_000 }, (_, i) =>
+      row(`r${String(i).padStart(5, '0')}`, { mtimeMs: NOW - i * 1000 }),
+    );
     const { lastFrame } = directory(many, { selected: 5000, offset: 4995, sort: 'recent' });
     const out = lines(lastFrame());
     expect(out).toHaveLength(14);
@@ -220,11 +317,23 @@ function sampleDetail() {
   const { result, chains } = assembleWithChains('demo', entries);
   const finished = { ...finishConsumerResult(result, { incomplete: true }), preview: true as const };
   const f = facts();
-  const causes = maskCauses(finished, { danglingIntents: ['c3'], incompleteMarkers: f.incomplete_marker_calls, incompleteFlag: true, chains });
+  const causes = maskCauses(finished, {
+    danglingIntents: ['c3'],
+    incompleteMarkers: f.incomplete_marker_calls,
+    incompleteFlag: true,
+    chains,
+  });
   return assembleDetail(
     'demo',
     f,
-    { kind: 'built', result: finished, chains, danglingIntents: ['c3'], causes, verdict: verdictOf({ result: finished, causes }) },
+    {
+      kind: 'built',
+      result: finished,
+      chains,
+      danglingIntents: ['c3'],
+      causes,
+      verdict: verdictOf({ result: finished, causes }),
+    },
     [{ rollout_id: 'demo', code: 'missing_digest', severity: 'warning', call_id: 'c2b', message: 'no digest' }],
     undefined,
     [],
@@ -233,7 +342,18 @@ function sampleDetail() {
 
 describe('RolloutView', () => {
   it('draws the chain tree, dangling intents, incomplete markers ("" shown) and every mask cause', () => {
-    const { lastFrame } = render(<RolloutView id="demo" detail={sampleDetail()} loading={false} offset={0} width={W} height={30} now={NOW} styles={PLAIN} />);
+    const { lastFrame } = render(
+      <RolloutView
+        id="demo"
+        detail={sampleDetail()}
+        loading={false}
+        offset={0}
+        width={W}
+        height={30}
+        now={NOW}
+        styles={PLAIN}
+      />,
+    );
     expect(lines(lastFrame()).filter(Boolean)).toEqual([
       'rollout demo live  v6  4 calls  files incomplete+intents+jsonl+state  changed 5…',
       'conditions: dangling incomplete',
@@ -259,7 +379,18 @@ describe('RolloutView', () => {
   });
 
   it('scrolls by line and says what is above and below', () => {
-    const { lastFrame } = render(<RolloutView id="demo" detail={sampleDetail()} loading={false} offset={3} width={W} height={8} now={NOW} styles={PLAIN} />);
+    const { lastFrame } = render(
+      <RolloutView
+        id="demo"
+        detail={sampleDetail()}
+        loading={false}
+        offset={3}
+        width={W}
+        height={8}
+        now={NOW}
+        styles={PLAIN}
+      />,
+    );
     const out = lines(lastFrame());
     expect(out).toHaveLength(8);
     expect(out[0]).toBe('  ↑ 4 lines above');
@@ -267,33 +398,85 @@ describe('RolloutView', () => {
   });
 
   it('shows a loading line, then an error when the detail cannot be read', () => {
-    expect(lines(render(<RolloutView id="x" detail={null} loading offset={0} width={W} height={3} now={NOW} styles={PLAIN} />).lastFrame())[0]).toBe('rollout x: reading…');
-    expect(lines(render(<RolloutView id="x" detail={null} loading={false} error="EACCES" offset={0} width={W} height={3} now={NOW} styles={PLAIN} />).lastFrame())[0]).toBe(
-      'rollout x: EACCES',
-    );
+    expect(
+      lines(
+        render(
+          <RolloutView id="x" detail={null} loading offset={0} width={W} height={3} now={NOW} styles={PLAIN} />,
+        ).lastFrame(),
+      )[0],
+    ).toBe('rollout x: reading…');
+    expect(
+      lines(
+        render(
+          <RolloutView
+            id="x"
+            detail={null}
+            loading={false}
+            error="EACCES"
+            offset={0}
+            width={W}
+            height={3}
+            now={NOW}
+            styles={PLAIN}
+          />,
+        ).lastFrame(),
+      )[0],
+    ).toBe('rollout x: EACCES');
   });
 
   it('says why a rollout not read yet is not shown: a lock held elsewhere, a read that failed', () => {
     const view = (p: { lockWaitSince?: number; rowError?: { kind: 'lock_timeout'; message: string } }) =>
-      lines(render(<RolloutView id="x" detail={null} loading offset={0} width={120} height={3} now={NOW} styles={PLAIN} {...p} />).lastFrame());
+      lines(
+        render(
+          <RolloutView
+            id="x"
+            detail={null}
+            loading
+            offset={0}
+            width={120}
+            height={3}
+            now={NOW}
+            styles={PLAIN}
+            {...p}
+          />,
+        ).lastFrame(),
+      );
     expect(view({ lockWaitSince: NOW - 2_500 })[0]).toBe('rollout x: reading… waiting for lock (2s)');
     const rowError = { kind: 'lock_timeout' as const, message: 'timed out after 1s waiting for the lock of rollout x' };
-    expect(view({ rowError })[0]).toBe('rollout x: could not be read: timed out after 1s waiting for the lock of rollout x');
+    expect(view({ rowError })[0]).toBe(
+      'rollout x: could not be read: timed out after 1s waiting for the lock of rollout x',
+    );
   });
 });
 
 describe('Footer and Help', () => {
   it('lists the keys that fit, always ending with help and quit', () => {
-    const at80 = lines(render(<Footer screen="list" width={80} filter={NO_FILTER} searchDraft={null} styles={PLAIN} />).lastFrame())[0];
+    const at80 = lines(
+      render(<Footer screen="list" width={80} filter={NO_FILTER} searchDraft={null} styles={PLAIN} />).lastFrame(),
+    )[0];
     expect(at80).toBe('Enter open  / search  m masked  i incomplete  d dangling  s sort  ? help  q quit');
-    const at40 = lines(render(<Footer screen="list" width={40} filter={{ ...NO_FILTER, masked: true }} searchDraft={null} styles={PLAIN} />).lastFrame())[0];
+    const at40 = lines(
+      render(
+        <Footer screen="list" width={40} filter={{ ...NO_FILTER, masked: true }} searchDraft={null} styles={PLAIN} />,
+      ).lastFrame(),
+    )[0];
     expect(at40).toBe('Enter open  / search  ? help  q quit');
-    const wide = lines(render(<Footer screen="list" width={100} filter={{ ...NO_FILTER, masked: true }} searchDraft={null} styles={PLAIN} />).lastFrame())[0];
+    const wide = lines(
+      render(
+        <Footer screen="list" width={100} filter={{ ...NO_FILTER, masked: true }} searchDraft={null} styles={PLAIN} />,
+      ).lastFrame(),
+    )[0];
     expect(wide).toBe('Enter open  / search  m masked*  i incomplete  d dangling  s sort  ↑↓ move  ? help  q quit');
-    expect(lines(render(<Footer screen="detail" width={80} filter={NO_FILTER} searchDraft={null} styles={PLAIN} />).lastFrame())[0]).toBe(
-      '↑↓ scroll  Esc back  PgUp/PgDn page  t/T call text  ? help  q quit',
-    );
-    expect(lines(render(<Footer screen="list" width={80} filter={NO_FILTER} searchDraft="r00" styles={PLAIN} />).lastFrame())[0]).toBe('/r00█  Enter keep  Esc clear');
+    expect(
+      lines(
+        render(<Footer screen="detail" width={80} filter={NO_FILTER} searchDraft={null} styles={PLAIN} />).lastFrame(),
+      )[0],
+    ).toBe('↑↓ scroll  Esc back  PgUp/PgDn page  t/T call text  ? help  q quit');
+    expect(
+      lines(
+        render(<Footer screen="list" width={80} filter={NO_FILTER} searchDraft="r00" styles={PLAIN} />).lastFrame(),
+      )[0],
+    ).toBe('/r00█  Enter keep  Esc clear');
   });
 
   it('fits the help in 80x24', () => {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { buildChains } from '../../../src/chains/chain-builder.js';
-import { assemble, consumerResultFor, failedBuild, finishConsumerResult, noRecordsResult } from '../../../src/chains/consumer-result.js';
+import {
+  assemble,
+  consumerResultFor,
+  failedBuild,
+  finishConsumerResult,
+  noRecordsResult,
+} from '../../../src/chains/consumer-result.js';
 import { CumulativeSequence } from '../../../src/chains/cumulative-sequence.js';
 import { PrefixIndex } from '../../../src/chains/prefix-index.js';
 import { checkPrefixContiguity, projectChain } from '../../../src/chains/projection.js';
@@ -32,7 +38,10 @@ describe('consumer result shapes', () => {
 
   it('an unknown builder name is a failed build', () => {
     const r = assemble('r', [makeEntry({ id: 'a', prompt: [1], gen: [2] })], '', 'x');
-    expect(r).toMatchObject({ error: "ValueError: unknown builder 'x'; known: ['prefix_merging']", metrics: { n_calls: 1 } });
+    expect(r).toMatchObject({
+      error: "ValueError: unknown builder 'x'; known: ['prefix_merging']",
+      metrics: { n_calls: 1 },
+    });
   });
 
   it('a negative token id fails the build only when a digest is computed', () => {
@@ -58,7 +67,9 @@ describe('consumer result shapes', () => {
       error:
         "AssertionError: projection is not prefix-contiguous: an output item's prompt_token_ids does not extend the tokens seen so far",
     });
-    expect(() => checkPrefixContiguity([{ generation_token_ids: [1], prompt_token_ids: 5 }])).toThrow(/not subscriptable/);
+    expect(() => checkPrefixContiguity([{ generation_token_ids: [1], prompt_token_ids: 5 }])).toThrow(
+      /not subscriptable/,
+    );
   });
 
   it('without token_item_index every inline item carries, else the last item; routed_experts copied', () => {
@@ -71,15 +82,37 @@ describe('consumer result shapes', () => {
     });
     const projected = projectChain('r', [inline], '');
     expect(plain(projected.output)).toEqual([
-      { type: 'a', generation_token_ids: [2], prompt_token_ids: [1], generation_log_probs: [-0.5], routed_experts: [[1, 2]] },
+      {
+        type: 'a',
+        generation_token_ids: [2],
+        prompt_token_ids: [1],
+        generation_log_probs: [-0.5],
+        routed_experts: [[1, 2]],
+      },
       { type: 'b' },
-      { type: 'c', generation_token_ids: [2], prompt_token_ids: [1], generation_log_probs: [-0.5], routed_experts: [[1, 2]] },
+      {
+        type: 'c',
+        generation_token_ids: [2],
+        prompt_token_ids: [1],
+        generation_log_probs: [-0.5],
+        routed_experts: [[1, 2]],
+      },
     ]);
     // Existing keys keep their position, new ones go last.
-    expect(Object.keys(projected.output[0])).toEqual(['type', 'generation_token_ids', 'prompt_token_ids', 'generation_log_probs', 'routed_experts']);
+    expect(Object.keys(projected.output[0])).toEqual([
+      'type',
+      'generation_token_ids',
+      'prompt_token_ids',
+      'generation_log_probs',
+      'routed_experts',
+    ]);
     // Two carriers of one call both get the same prompt: the second does not extend the first.
-    expect(assemble('r', [inline])).toMatchObject({ error: expect.stringMatching(/^AssertionError: projection is not prefix-contiguous/) });
-    const last = assemble('r', [makeEntry({ id: 'a', prompt: [1], gen: [2], output_items: [{ type: 'a' }, { type: 'b' }] })]);
+    expect(assemble('r', [inline])).toMatchObject({
+      error: expect.stringMatching(/^AssertionError: projection is not prefix-contiguous/),
+    });
+    const last = assemble('r', [
+      makeEntry({ id: 'a', prompt: [1], gen: [2], output_items: [{ type: 'a' }, { type: 'b' }] }),
+    ]);
     expect(last.rebuilt_response?.output.map((o) => 'generation_token_ids' in o)).toEqual([false, true]);
   });
 });
@@ -129,11 +162,18 @@ describe('builder steps', () => {
     expect(off.calls.find((c) => c.id === 'b')).toMatchObject({ reason: 'parent_call_id_missing', parentId: null });
     const on = buildChains([...base, makeEntry({ id: 'z', parent: 'gone', prompt: [9], gen: [9] })]);
     expect(on.prefixIndexActive).toBe(true);
-    expect(on.calls.find((c) => c.id === 'b')).toMatchObject({ reason: 'parent_call_id_missing_recovered', parentId: 'a', outcome: 'recovered' });
+    expect(on.calls.find((c) => c.id === 'b')).toMatchObject({
+      reason: 'parent_call_id_missing_recovered',
+      parentId: 'a',
+      outcome: 'recovered',
+    });
   });
 
   it('orders ids by code point, not UTF-16 unit', () => {
-    const entries = [makeEntry({ id: 'x\u{1F600}', prompt: [1], gen: [2] }), makeEntry({ id: 'x\uFFFF', prompt: [3], gen: [4] })];
+    const entries = [
+      makeEntry({ id: 'x\u{1F600}', prompt: [1], gen: [2] }),
+      makeEntry({ id: 'x\uFFFF', prompt: [3], gen: [4] }),
+    ];
     expect(buildChains(entries).placementOrder).toEqual(['x\uFFFF', 'x\u{1F600}']);
   });
 

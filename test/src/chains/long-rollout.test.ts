@@ -19,7 +19,8 @@ describe('long rollout: 60 calls, prompts growing to 100k tokens', () => {
       expect(build.mainChain?.callIds).toHaveLength(CALLS);
       expect(result.rebuilt_response?.output).toHaveLength(CALLS);
       expect(result.mask_sample).toBe(false);
-      if (mode === 'recovered') expect(build.notes.parent_link_failures).toEqual({ parent_call_id_missing_recovered: CALLS - 1 });
+      if (mode === 'recovered')
+        expect(build.notes.parent_link_failures).toEqual({ parent_call_id_missing_recovered: CALLS - 1 });
     });
   }
 });

@@ -9,8 +9,7 @@ import { makeEntry, plain } from '../../support/entry-factory.js';
 
 /** docs/format.md#worked-outcomes, one test per row of the worked-outcomes table, and the full example. */
 
-const chainsOf = (entries: TokenEntry[]) =>
-  buildChains(entries).chains.map((c) => `${c.name}:${c.callIds.join('>')}`);
+const chainsOf = (entries: TokenEntry[]) => buildChains(entries).chains.map((c) => `${c.name}:${c.callIds.join('>')}`);
 
 describe('docs/format.md#worked-outcomes worked outcomes', () => {
   it('root + delta child: main a→b, interstitial [6,7], delivered 1.0', () => {
@@ -46,7 +45,11 @@ describe('docs/format.md#worked-outcomes worked outcomes', () => {
     expect(build.notes.delivered_fraction).toBe(0.6667);
     const r = assemble('r', retries);
     expect(r.mask_sample).toBe(true);
-    expect(plain(r.metrics)).toMatchObject({ quarantined_calls: 1, quarantined_fraction: 0.3333, delivered_fraction: 0.6667 });
+    expect(plain(r.metrics)).toMatchObject({
+      quarantined_calls: 1,
+      quarantined_fraction: 0.3333,
+      delivered_fraction: 0.6667,
+    });
   });
 
   it('middle retry resolved by a child: main a→b2→c, b1 quarantined, not masked', () => {
@@ -81,7 +84,11 @@ describe('docs/format.md#worked-outcomes worked outcomes', () => {
     expect(chainsOf(entries)).toEqual(['main:a>f']);
     expect(build.notes.empty_generation_calls).toEqual(['e']);
     expect(build.notes.parent_link_failures).toEqual({ parent_call_id_missing_recovered: 1 });
-    expect(build.calls.find((c) => c.id === 'f')).toMatchObject({ outcome: 'recovered', parentId: 'a', unresolvedBoundary: false });
+    expect(build.calls.find((c) => c.id === 'f')).toMatchObject({
+      outcome: 'recovered',
+      parentId: 'a',
+      unresolvedBoundary: false,
+    });
     expect(build.calls.find((c) => c.id === 'e')).toMatchObject({ status: 'empty_generation', emptyGeneration: true });
     expect(assemble('r', entries).mask_sample).toBe(false);
   });
@@ -106,7 +113,11 @@ describe('docs/format.md#worked-outcomes worked outcomes', () => {
     const build = buildChains(entries);
     expect(chainsOf(entries)).toEqual(['main:a', 'branch-0:m']);
     expect(build.notes.parent_link_failures).toEqual({ parent_digest_mismatch: 1 });
-    expect(build.calls.find((c) => c.id === 'm')).toMatchObject({ outcome: 'boundary', reason: 'parent_digest_mismatch', unresolvedBoundary: true });
+    expect(build.calls.find((c) => c.id === 'm')).toMatchObject({
+      outcome: 'boundary',
+      reason: 'parent_digest_mismatch',
+      unresolvedBoundary: true,
+    });
     expect(assemble('r', entries).mask_sample).toBe(true);
   });
 
@@ -123,7 +134,10 @@ describe('docs/format.md#worked-outcomes worked outcomes', () => {
   });
 
   it('conflicting duplicate: main a (first copy), duplicate_call_id_conflict, masked', () => {
-    const entries = [makeEntry({ id: 'a', prompt: [1, 2], gen: [3] }), makeEntry({ id: 'a', prompt: [1, 2], gen: [4] })];
+    const entries = [
+      makeEntry({ id: 'a', prompt: [1, 2], gen: [3] }),
+      makeEntry({ id: 'a', prompt: [1, 2], gen: [4] }),
+    ];
     const build = buildChains(entries);
     expect(chainsOf(entries)).toEqual(['main:a']);
     expect(build.notes.parent_link_failures).toEqual({ duplicate_call_id_conflict: 1 });
@@ -136,7 +150,9 @@ describe('docs/format.md#worked-outcomes worked outcomes', () => {
   });
 
   it('only a delta whose parent is absent: no chains, failed build', () => {
-    const entries = [makeEntry({ id: 'd', parent: 'gone', delta: true, prompt: [6, 7], gen: [8], cumulative: [1, 6, 7, 8] })];
+    const entries = [
+      makeEntry({ id: 'd', parent: 'gone', delta: true, prompt: [6, 7], gen: [8], cumulative: [1, 6, 7, 8] }),
+    ];
     const build = buildChains(entries);
     expect(build.chains).toEqual([]);
     expect(build.notes.parent_link_failures).toEqual({ delta_chain_unreconstructable: 1 });
@@ -175,7 +191,11 @@ describe('docs/format.md#worked-outcomes full example', () => {
 
   it('an incomplete snapshot masks and adds capture_incomplete last', () => {
     const entries = [line1, line2].map((l) => validateTokenEntry(parseJson(l)));
-    const finished = finishConsumerResult(assemble('t0-r0', entries), { incomplete: true, snapshot_id: 's', version: 3 });
+    const finished = finishConsumerResult(assemble('t0-r0', entries), {
+      incomplete: true,
+      snapshot_id: 's',
+      version: 3,
+    });
     expect(finished.mask_sample).toBe(true);
     expect(Object.keys(finished.metrics).at(-1)).toBe('capture_incomplete');
     expect(Object.keys(finished).at(-1)).toBe('_capture_snapshot');

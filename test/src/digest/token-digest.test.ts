@@ -1,5 +1,12 @@
 import { describe, it, expect } from 'vitest';
-import { computeTokenDigest, computeTokenDigestOfParts, EMPTY_TOKEN_DIGEST, sharedWithCachedDigest, TokenSequence, type TokenId } from '../../../src/digest/token-digest.js';
+import {
+  computeTokenDigest,
+  computeTokenDigestOfParts,
+  EMPTY_TOKEN_DIGEST,
+  sharedWithCachedDigest,
+  TokenSequence,
+  type TokenId,
+} from '../../../src/digest/token-digest.js';
 import { mulberry32 } from '../../../src/fixture/prng.js';
 import { spelledOutTokenDigest } from '../../support/store.js';
 
@@ -11,7 +18,9 @@ function outcome(f: () => string, library = true): string {
     return f();
   } catch (e) {
     const message = (e as Error).message;
-    return !library || /^token ids must be non-negative|^token id .* does not fit in 64 bits/.test(message) ? 'error' : message;
+    return !library || /^token ids must be non-negative|^token id .* does not fit in 64 bits/.test(message)
+      ? 'error'
+      : message;
   }
 }
 
@@ -20,7 +29,11 @@ describe('token digests', () => {
     const rnd = mulberry32(99);
     const id = (): TokenId => {
       const r = rnd();
-      return r < 0.999 ? Math.floor(rnd() * 200000) : r < 0.9995 ? 2 ** 32 + Math.floor(rnd() * 1e6) : 2n ** 63n + BigInt(Math.floor(rnd() * 1e6));
+      return r < 0.999
+        ? Math.floor(rnd() * 200000)
+        : r < 0.9995
+          ? 2 ** 32 + Math.floor(rnd() * 1e6)
+          : 2n ** 63n + BigInt(Math.floor(rnd() * 1e6));
     };
     let prompt: TokenId[] = Array.from({ length: 300 }, id);
     const kinds = [0, 0, 0, 0, 0, 0];
@@ -33,7 +46,8 @@ describe('token digests', () => {
       else if (kind === 2) prompt[Math.floor(rnd() * prompt.length)] = id();
       else if (kind === 3) prompt = Array.from({ length: Math.floor(rnd() * 2000) }, id);
       // A bad id after a shared prefix: the error, and the next digest still right.
-      else if (kind === 4) prompt = [...prompt.slice(0, Math.floor(rnd() * prompt.length)), rnd() < 0.5 ? -1 : 1.5, ...prompt.slice(0, 5)];
+      else if (kind === 4)
+        prompt = [...prompt.slice(0, Math.floor(rnd() * prompt.length)), rnd() < 0.5 ? -1 : 1.5, ...prompt.slice(0, 5)];
       const generation = Array.from({ length: Math.floor(rnd() * 300) }, id);
       const whole = [...prompt, ...generation];
       const expected = outcome(() => reference(whole), false);
@@ -49,7 +63,8 @@ describe('token digests', () => {
   it('say whether a sequence starts with the one digested before it, when both went through the cache', () => {
     const rnd = mulberry32(7);
     const id = (): TokenId => Math.floor(rnd() * 200000);
-    const startsWith = (q: readonly TokenId[], p: readonly TokenId[]) => p.length <= q.length && p.every((t, i) => q[i] === t);
+    const startsWith = (q: readonly TokenId[], p: readonly TokenId[]) =>
+      p.length <= q.length && p.every((t, i) => q[i] === t);
     let prompt: TokenId[] = Array.from({ length: 300 }, id);
     let whole: TokenId[] = prompt;
     let previous: TokenId[] | undefined;
@@ -61,7 +76,8 @@ describe('token digests', () => {
       else if (r < 0.55) prompt = prompt.slice(0, Math.floor(rnd() * prompt.length));
       else if (r < 0.7) prompt[Math.floor(rnd() * prompt.length)] = id();
       else if (r < 0.8) prompt = Array.from({ length: Math.floor(rnd() * 1500) }, id);
-      else if (r < 0.85) prompt = [...prompt.slice(0, Math.floor(rnd() * prompt.length)), 2n ** 63n, ...prompt.slice(0, 300)];
+      else if (r < 0.85)
+        prompt = [...prompt.slice(0, Math.floor(rnd() * prompt.length)), 2n ** 63n, ...prompt.slice(0, 300)];
       else if (r < 0.88) prompt = prompt.map((t) => (t === 2n ** 63n ? 5 : t));
       const generation = Array.from({ length: Math.floor(rnd() * 100) }, id);
       outcome(() => computeTokenDigestOfParts([prompt, generation]));
@@ -107,7 +123,9 @@ describe('token digests', () => {
     for (let step = 0; step < 300; step++) {
       const r = rnd();
       if (r < 0.6) {
-        const part: TokenId[] = Array.from({ length: Math.floor(rnd() * 700) }, () => (rnd() < 0.99 ? Math.floor(rnd() * 2 ** 33) : 2n ** 64n - 1n));
+        const part: TokenId[] = Array.from({ length: Math.floor(rnd() * 700) }, () =>
+          rnd() < 0.99 ? Math.floor(rnd() * 2 ** 33) : 2n ** 64n - 1n,
+        );
         seq.append(part);
         model = model.concat(part);
       } else if (r < 0.8) {

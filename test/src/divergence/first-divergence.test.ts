@@ -40,7 +40,12 @@ describe('firstDivergences', () => {
     const shared = range(1000, 20);
     // Generated [..., 151668, 271, 40, 41, 42, 43]; re-rendered [..., 151668, 198, 198, 40, ...].
     const a = makeEntry({ id: 'call-001', prompt: shared, gen: [151668, 271, 40, 41, 42, 43] });
-    const b = makeEntry({ id: 'call-002', prompt: [...shared, 151668, 198, 198, 40, 41, 42, 43, 50, 51], gen: [60], res: 'unresolved' });
+    const b = makeEntry({
+      id: 'call-002',
+      prompt: [...shared, 151668, 198, 198, 40, 41, 42, 43, 50, 51],
+      gen: [60],
+      res: 'unresolved',
+    });
     const [d] = firstDivergences(buildChains([a, b]));
     expect(d).toMatchObject({
       callId: 'call-002',
@@ -69,7 +74,15 @@ describe('firstDivergences', () => {
     const a = makeEntry({ id: 'a', prompt: [1, 2], gen: [3], created_at: 1 });
     const b = makeEntry({ id: 'b', prompt: [1, 2, 3, 4], gen: [5], res: 'root', created_at: 2 });
     const [d] = firstDivergences(buildChains([a, b]));
-    expect(d).toMatchObject({ callId: 'b', kind: 'extra_root', reason: null, candidateParentId: 'a', sharedLength: 3, position: null, candidatePart: null });
+    expect(d).toMatchObject({
+      callId: 'b',
+      kind: 'extra_root',
+      reason: null,
+      candidateParentId: 'a',
+      sharedLength: 3,
+      position: null,
+      candidatePart: null,
+    });
   });
 
   it('has no candidate when no earlier call shares a token', () => {

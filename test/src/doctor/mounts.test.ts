@@ -5,12 +5,15 @@ import { filesystemName, lockMeaning, mountOf, parseMountinfoLine } from '../../
  * docs/cluster.md#doctor: what a mount's options mean for flock. No NFS or Lustre mount exists
  * here, so these are /proc/self/mountinfo lines as those clients write them.
  */
-const NFS4 = '112 27 0:52 / /shared rw,relatime shared:60 - nfs4 fs01:/export/shared rw,vers=4.2,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,clientaddr=10.0.0.5,local_lock=none,addr=10.0.0.2';
+const NFS4 =
+  '112 27 0:52 / /shared rw,relatime shared:60 - nfs4 fs01:/export/shared rw,vers=4.2,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,clientaddr=10.0.0.5,local_lock=none,addr=10.0.0.2';
 const NFS4_LOCAL_FLOCK = NFS4.replace('local_lock=none', 'local_lock=flock');
 const NFS4_LOCAL_ALL = NFS4.replace('local_lock=none', 'local_lock=all');
-const NFS3_NOLOCK = '113 27 0:53 / /scratch rw,relatime shared:61 - nfs fs02:/scratch rw,vers=3,rsize=1048576,wsize=1048576,namlen=255,hard,nolock,proto=tcp,timeo=600,retrans=2,sec=sys,mountaddr=10.0.0.3,mountvers=3,mountport=20048,mountproto=udp,local_lock=all,addr=10.0.0.3';
+const NFS3_NOLOCK =
+  '113 27 0:53 / /scratch rw,relatime shared:61 - nfs fs02:/scratch rw,vers=3,rsize=1048576,wsize=1048576,namlen=255,hard,nolock,proto=tcp,timeo=600,retrans=2,sec=sys,mountaddr=10.0.0.3,mountvers=3,mountport=20048,mountproto=udp,local_lock=all,addr=10.0.0.3';
 const NFS3 = NFS3_NOLOCK.replace(',nolock', '').replace('local_lock=all', 'local_lock=none');
-const LUSTRE = (opt: string) => `120 27 0:60 / /lustre rw,relatime shared:70 - lustre 10.0.0.10@o2ib:/fs1 rw${opt ? `,${opt}` : ''},lazystatfs,user_xattr`;
+const LUSTRE = (opt: string) =>
+  `120 27 0:60 / /lustre rw,relatime shared:70 - lustre 10.0.0.10@o2ib:/fs1 rw${opt ? `,${opt}` : ''},lazystatfs,user_xattr`;
 
 describe('lockMeaning: local-only locks are named as such', () => {
   it.each([
@@ -29,9 +32,13 @@ describe('lockMeaning: local-only locks are named as such', () => {
   });
 
   it('says why in words: the option, and that the lock does not exclude another node', () => {
-    expect(lockMeaning(parseMountinfoLine(NFS4_LOCAL_FLOCK)!).message).toMatch(/local_lock=flock: flock locks are local to each node/);
+    expect(lockMeaning(parseMountinfoLine(NFS4_LOCAL_FLOCK)!).message).toMatch(
+      /local_lock=flock: flock locks are local to each node/,
+    );
     expect(lockMeaning(parseMountinfoLine(NFS3_NOLOCK)!).message).toMatch(/nolock: locks are local to each node/);
-    expect(lockMeaning(parseMountinfoLine(LUSTRE('localflock'))!).message).toMatch(/localflock: locks are local to each node.*-o flock/);
+    expect(lockMeaning(parseMountinfoLine(LUSTRE('localflock'))!).message).toMatch(
+      /localflock: locks are local to each node.*-o flock/,
+    );
     expect(lockMeaning(parseMountinfoLine(NFS3)!).message).toMatch(/lockd\/NLM/);
   });
 
@@ -45,7 +52,12 @@ describe('lockMeaning: local-only locks are named as such', () => {
 });
 
 describe('mountOf: the mount that holds a path', () => {
-  const info = ['27 1 254:0 / / rw - ext4 /dev/vda rw', NFS4, LUSTRE('localflock'), '140 112 0:80 / /shared/my\\040dir rw - tmpfs none rw'].join('\n');
+  const info = [
+    '27 1 254:0 / / rw - ext4 /dev/vda rw',
+    NFS4,
+    LUSTRE('localflock'),
+    '140 112 0:80 / /shared/my\\040dir rw - tmpfs none rw',
+  ].join('\n');
 
   it('takes the longest mount point that is a prefix, by path components', () => {
     expect(mountOf(info, '/shared/runs/0001')?.fstype).toBe('nfs4');
@@ -59,6 +71,12 @@ describe('mountOf: the mount that holds a path', () => {
   });
 
   it('statfs magic numbers', () => {
-    expect([0xef53, 0x01021994, 0x6969, 0x0bd00bd0, 0x12345].map(filesystemName)).toEqual(['ext4', 'tmpfs', 'nfs', 'lustre', undefined]);
+    expect([0xef53, 0x01021994, 0x6969, 0x0bd00bd0, 0x12345].map(filesystemName)).toEqual([
+      'ext4',
+      'tmpfs',
+      'nfs',
+      'lustre',
+      undefined,
+    ]);
   });
 });

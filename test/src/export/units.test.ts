@@ -27,7 +27,14 @@ describe('field selection', () => {
     rebuilt_response: {
       id: 'proj-r',
       output: [
-        { content: 'x', type: 'message', prompt_token_ids: [1, 2, 3], generation_token_ids: [4], generation_log_probs: [-0.5], routed_experts: [[1]] },
+        {
+          content: 'x',
+          type: 'message',
+          prompt_token_ids: [1, 2, 3],
+          generation_token_ids: [4],
+          generation_log_probs: [-0.5],
+          routed_experts: [[1]],
+        },
         { type: 'function_call', name: 'f' },
       ],
       usage: { input_tokens: 3, output_tokens: 1 },
@@ -60,30 +67,49 @@ describe('field selection', () => {
       { content: 'x', type: 'message', prompt_token_count: 3, generation_token_count: 1 },
       { type: 'function_call', name: 'f' },
     ]);
-    expect(Object.keys(out.rebuilt_response.output[0])).toEqual(['content', 'type', 'prompt_token_count', 'generation_token_count']);
+    expect(Object.keys(out.rebuilt_response.output[0])).toEqual([
+      'content',
+      'type',
+      'prompt_token_count',
+      'generation_token_count',
+    ]);
     expect(out.rebuilt_response.usage).toEqual(record.rebuilt_response.usage);
     // the input is not changed
     expect(record.rebuilt_response.output[0].prompt_token_ids).toEqual([1, 2, 3]);
     // a failed build has no response to slim
-    expect(applyFieldSelection({ rollout_id: 'r', rebuilt_response: null }, parseFieldSelection(['-tokens']))).toEqual({ rollout_id: 'r', rebuilt_response: null });
+    expect(applyFieldSelection({ rollout_id: 'r', rebuilt_response: null }, parseFieldSelection(['-tokens']))).toEqual({
+      rollout_id: 'r',
+      rebuilt_response: null,
+    });
   });
 
-  it.each([[['nope']], [['tokens']], [['-rollout_id']], [['-status']], [['-conditions']], [['metrics', '-metrics']], [['-rebuilt_response', '-tokens']], [['metrics', '-tokens']]])(
-    'refuses %j with a usage error',
-    (items) => {
-      let err: unknown;
-      try {
-        parseFieldSelection(items);
-      } catch (e) {
-        err = e;
-      }
-      expect(err).toBeInstanceOf(TokcapError);
-      expect((err as TokcapError).kind).toBe('usage');
-    },
-  );
+  it.each([
+    [['nope']],
+    [['tokens']],
+    [['-rollout_id']],
+    [['-status']],
+    [['-conditions']],
+    [['metrics', '-metrics']],
+    [['-rebuilt_response', '-tokens']],
+    [['metrics', '-tokens']],
+  ])('refuses %j with a usage error', (items) => {
+    let err: unknown;
+    try {
+      parseFieldSelection(items);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(TokcapError);
+    expect((err as TokcapError).kind).toBe('usage');
+  });
 
   it('rollout_id as a kept name is accepted and changes nothing', () => {
-    expect(Object.keys(applyFieldSelection(record, parseFieldSelection(['rollout_id', 'metrics'])))).toEqual(['rollout_id', 'metrics', 'status', 'conditions']);
+    expect(Object.keys(applyFieldSelection(record, parseFieldSelection(['rollout_id', 'metrics'])))).toEqual([
+      'rollout_id',
+      'metrics',
+      'status',
+      'conditions',
+    ]);
   });
 });
 
@@ -128,9 +154,16 @@ describe('tinker helpers', () => {
       k: { l: { m: [1.5, -0.25] } },
     };
     const text = prettyJson(value);
-    const py = await execa('python3', ['-c', 'import json,sys; v=json.loads(sys.stdin.read()); sys.stdout.write(json.dumps(v, indent=2, ensure_ascii=False))'], {
-      input: text,
-    });
+    const py = await execa(
+      'python3',
+      [
+        '-c',
+        'import json,sys; v=json.loads(sys.stdin.read()); sys.stdout.write(json.dumps(v, indent=2, ensure_ascii=False))',
+      ],
+      {
+        input: text,
+      },
+    );
     expect(text).toBe(py.stdout);
   });
 });
@@ -177,7 +210,11 @@ describe('AtomicOutput', () => {
     writeFileSync(join(out.tempPath, 'config.json'), '{"exporter": "tokcap"}\n');
     await out.commit();
     expect(readdirSync(target)).toEqual(['config.json']);
-    const again = await AtomicOutput.create(target, { kind: 'directory', force: true, replaceableDirectory: async () => true });
+    const again = await AtomicOutput.create(target, {
+      kind: 'directory',
+      force: true,
+      replaceableDirectory: async () => true,
+    });
     mkdirSync(join(again.tempPath, 'iteration_000000'));
     await again.commit();
     expect(readdirSync(target)).toEqual(['iteration_000000']);

@@ -55,7 +55,12 @@ describe('rolloutFacts', () => {
     fs.appendFileSync(paths(dir).jsonl, '{"model_call_id":"c4","gen');
     for (const deep of [false, true]) {
       const f = await rolloutFacts({ dir }, 'r', { deep });
-      expect(f, `deep=${deep}`).toMatchObject({ torn_tail: true, missing_final_newline: true, entries: 3, bad_lines: 0 });
+      expect(f, `deep=${deep}`).toMatchObject({
+        torn_tail: true,
+        missing_final_newline: true,
+        entries: 3,
+        bad_lines: 0,
+      });
     }
   });
 
@@ -64,7 +69,12 @@ describe('rolloutFacts', () => {
     fs.appendFileSync(paths(dir).jsonl, canonicalLine(entry('c4', { prompt: [7], gen: [8] })).subarray(0, -1));
     for (const deep of [false, true]) {
       const f = await rolloutFacts({ dir }, 'r', { deep });
-      expect(f, `deep=${deep}`).toMatchObject({ torn_tail: false, missing_final_newline: true, entries: 4, dangling_intents: [] });
+      expect(f, `deep=${deep}`).toMatchObject({
+        torn_tail: false,
+        missing_final_newline: true,
+        entries: 4,
+        dangling_intents: [],
+      });
     }
   });
 
@@ -102,7 +112,14 @@ describe('rolloutFacts', () => {
     const dir = await storeWithTail();
     fs.writeFileSync(paths(dir).state, '{"version":5,"frozen":true,"snapshot_id":"abc"}\n');
     const f = await rolloutFacts({ dir }, 'r');
-    expect(f).toMatchObject({ entries_source: 'scan', entries: 3, indexed_size: null, version: 5, frozen: true, snapshot_id: 'abc' });
+    expect(f).toMatchObject({
+      entries_source: 'scan',
+      entries: 3,
+      indexed_size: null,
+      version: 5,
+      frozen: true,
+      snapshot_id: 'abc',
+    });
   });
 
   it('reports state, markers and an unreadable state as facts, not exceptions', async () => {
@@ -127,7 +144,13 @@ describe('rolloutFacts', () => {
   it('gives indexed_size 0 for a rollout without a state file', async () => {
     const dir = tmp();
     fs.writeFileSync(paths(dir).jsonl, L1);
-    expect(await rolloutFacts({ dir }, 'r')).toMatchObject({ files: ['.tokens.jsonl'], indexed_size: 0, entries: 1, entries_source: 'scan', file_size: L1.length });
+    expect(await rolloutFacts({ dir }, 'r')).toMatchObject({
+      files: ['.tokens.jsonl'],
+      indexed_size: 0,
+      entries: 1,
+      entries_source: 'scan',
+      file_size: L1.length,
+    });
   });
 
   it('counts the whole JSONL as unindexed when there is no state file (indexed_size 0)', async () => {

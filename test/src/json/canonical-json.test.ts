@@ -50,7 +50,9 @@ describe('canonicalJson', () => {
     expect(canonicalJson(v)).toBe('{"B":4,"_":6,"a":3,"é":5,"\uffff":1,"😀":2}');
     // A UTF-16 sort would put the astral key first.
     expect(['\uffff', '😀'].sort()).toEqual(['😀', '\uffff']);
-    expect(canonicalJson({ b: { d: 1, c: [{ z: 1, y: 2 }] }, a: null })).toBe('{"a":null,"b":{"c":[{"y":2,"z":1}],"d":1}}');
+    expect(canonicalJson({ b: { d: 1, c: [{ z: 1, y: 2 }] }, a: null })).toBe(
+      '{"a":null,"b":{"c":[{"y":2,"z":1}],"d":1}}',
+    );
   });
 
   it('compareCodePoints orders by code point', () => {
@@ -62,7 +64,21 @@ describe('canonicalJson', () => {
       return a.length - b.length;
     });
     expect([...keys].sort(compareCodePoints)).toEqual(byCodePoints);
-    expect(byCodePoints).toEqual(['', 'B', '_', 'a', 'ab', 'a\uffff', 'a😀', 'é', '\ue000', '\uffff', '\u{10000}', '😀', '\u{10ffff}']);
+    expect(byCodePoints).toEqual([
+      '',
+      'B',
+      '_',
+      'a',
+      'ab',
+      'a\uffff',
+      'a😀',
+      'é',
+      '\ue000',
+      '\uffff',
+      '\u{10000}',
+      '😀',
+      '\u{10ffff}',
+    ]);
     expect(compareCodePoints('a', 'a')).toBe(0);
     expect(compareCodePoints('a', 'b')).toBeLessThan(0);
     expect(compareCodePoints('b', 'a')).toBeGreaterThan(0);
@@ -93,8 +109,26 @@ describe('canonicalJson', () => {
 
   it('writes ints plain, floats in the orjson layout, keeping the kind', () => {
     const v: JsonValue = [
-      0, -0, 1, -7, 9007199254740991, 2n ** 64n - 1n, -(2n ** 63n), 2 ** 60, new JsonFloat(1), new JsonFloat(-0), new JsonFloat(0),
-      new JsonFloat(1e16), 0.5, -1.25e-7, NaN, Infinity, new JsonFloat(NaN), true, false, null,
+      0,
+      -0,
+      1,
+      -7,
+      9007199254740991,
+      2n ** 64n - 1n,
+      -(2n ** 63n),
+      2 ** 60,
+      new JsonFloat(1),
+      new JsonFloat(-0),
+      new JsonFloat(0),
+      new JsonFloat(1e16),
+      0.5,
+      -1.25e-7,
+      NaN,
+      Infinity,
+      new JsonFloat(NaN),
+      true,
+      false,
+      null,
     ];
     expect(canonicalJson(v, { plusExponent: false })).toBe(
       '[0,0,1,-7,9007199254740991,18446744073709551615,-9223372036854775808,1152921504606846976,1.0,-0.0,0.0,1e16,0.5,-1.25e-7,null,null,null,true,false,null]',
@@ -166,7 +200,10 @@ describe('orderedJson', () => {
 // lines the corpus README says were re-encoded with values the reader coerces or rejects.
 const REENCODED_CASE = /^\d+-(coercion|fuzz-lax)-/;
 const LINE_WHITESPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20]);
-const CASES = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../../../fixtures/conformance/cases');
+const CASES = join(
+  import.meta.dirname ?? new URL('.', import.meta.url).pathname,
+  '../../../fixtures/conformance/cases',
+);
 
 describe.skipIf(!existsSync(CASES))('canonical form of the conformance corpus', () => {
   it('re-serialises every parseable record line byte for byte', () => {
@@ -213,7 +250,10 @@ describe('outputJson (the --json writer)', () => {
   });
 
   it('writes integer arrays exactly as JSON.stringify, whatever V8 array kind holds them', () => {
-    const values = [0, -0, 1, 9, 10, 99, 100, 65535, 150000, 999999999, 1000000000, 4294967295, 4294967296, 9007199254740991, -1, -150000];
+    const values = [
+      0, -0, 1, 9, 10, 99, 100, 65535, 150000, 999999999, 1000000000, 4294967295, 4294967296, 9007199254740991, -1,
+      -150000,
+    ];
     const packed = [...values];
     const holey = new Array<number>(values.length);
     values.forEach((v, i) => (holey[i] = v));
@@ -237,9 +277,12 @@ describe('outputJson (the --json writer)', () => {
     for (let step = 0; step < 400; step++) {
       const r = rnd();
       cases[r < 0.4 ? 0 : r < 0.5 ? 1 : r < 0.6 ? 2 : r < 0.65 ? 3 : 4]++;
-      if (r < 0.4) prompt = prompt.concat(Array.from({ length: Math.floor(rnd() * 700) }, id)); // a longer turn
-      else if (r < 0.5) prompt = prompt.slice(0, Math.floor(rnd() * prompt.length)); // a shorter one
-      else if (r < 0.6) prompt[Math.floor(rnd() * prompt.length)] = id(); // the same array, changed in place
+      if (r < 0.4)
+        prompt = prompt.concat(Array.from({ length: Math.floor(rnd() * 700) }, id)); // a longer turn
+      else if (r < 0.5)
+        prompt = prompt.slice(0, Math.floor(rnd() * prompt.length)); // a shorter one
+      else if (r < 0.6)
+        prompt[Math.floor(rnd() * prompt.length)] = id(); // the same array, changed in place
       else if (r < 0.65) prompt = Array.from({ length: 256 + Math.floor(rnd() * 2000) }, id); // a new conversation
       const generation = Array.from({ length: Math.floor(rnd() * 300) }, id);
       // An array that stops being ids half way, after the shared prefix: must not spoil the next.
@@ -255,7 +298,12 @@ describe('outputJson (the --json writer)', () => {
 });
 
 describe('the byte forms of the writer', () => {
-  const doc = { b: 'é😀"\\', a: [1, 2.5, new JsonFloat(3)], n: null, ids: Array.from({ length: 600 }, (_, i) => i * 3) };
+  const doc = {
+    b: 'é😀"\\',
+    a: [1, 2.5, new JsonFloat(3)],
+    n: null,
+    ids: Array.from({ length: 600 }, (_, i) => i * 3),
+  };
 
   it('are the UTF-8 of the text forms (with a line feed for the line forms)', () => {
     expect(outputJsonBytes(doc).toString('utf8')).toBe(outputJson(doc));
@@ -265,16 +313,28 @@ describe('the byte forms of the writer', () => {
   });
 
   it('write a map member by member as orderedJson writes the object, keeping the order given', () => {
-    const rows: [string, unknown][] = [['r2', { a: 1 }], ['r1', [doc]], ['é', null]];
+    const rows: [string, unknown][] = [
+      ['r2', { a: 1 }],
+      ['r1', [doc]],
+      ['é', null],
+    ];
     expect(orderedJsonMembers(rows).toString('utf8')).toBe(orderedJson(Object.fromEntries(rows)));
     // Integer-like keys stay where they are given (an object would list them first).
-    expect(orderedJsonMembers([['b', 1], ['10', 2], ['2', 3]]).toString('utf8')).toBe('{"b":1,"10":2,"2":3}');
+    expect(
+      orderedJsonMembers([
+        ['b', 1],
+        ['10', 2],
+        ['2', 3],
+      ]).toString('utf8'),
+    ).toBe('{"b":1,"10":2,"2":3}');
     expect(orderedJsonMembers([]).toString('utf8')).toBe('{}');
   });
 
   it('write raw JSON given as text or as bytes verbatim', () => {
     const inner = outputJsonBytes(doc);
-    expect(outputJson({ x: new RawJsonText(inner), y: new RawJsonText('[1]') })).toBe(`{"x":${outputJson(doc)},"y":[1]}`);
+    expect(outputJson({ x: new RawJsonText(inner), y: new RawJsonText('[1]') })).toBe(
+      `{"x":${outputJson(doc)},"y":[1]}`,
+    );
   });
 
   it('hand out bytes no later call overwrites, for small and for large (over 8 MB) documents', () => {

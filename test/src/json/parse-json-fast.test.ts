@@ -10,7 +10,8 @@ import { corpusDir } from '../../support/conformance-corpus.js';
 /** The value with every kind spelled out (JsonFloat vs number, -0, key order, own keys). */
 function describeValue(v: JsonValue): unknown {
   if (v instanceof JsonFloat) return { float: Object.is(v.value, -0) ? '-0' : v.value };
-  if (typeof v === 'number') return Object.is(v, -0) ? { number: '-0' } : Number.isInteger(v) ? { int: v } : { float: v };
+  if (typeof v === 'number')
+    return Object.is(v, -0) ? { number: '-0' } : Number.isInteger(v) ? { int: v } : { float: v };
   if (typeof v === 'bigint') return { bigint: String(v) };
   if (Array.isArray(v)) return v.map(describeValue);
   if (v !== null && typeof v === 'object') {
@@ -53,15 +54,69 @@ function expectAgrees(bytes: Buffer): 'fast' | 'strict' {
 }
 
 const rnd = mulberry32(20261130);
-const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
 const int = (n: number) => Math.floor(rnd() * n);
 
-const NUMBERS = ['0', '-0', '1', '7', '12', '150000', '-42', '0.0', '-0.0', '1.0', '1760000000.0', '1.5', '-3.9172540999999996',
-  '1e5', '1E-5', '2.5e+3', '1e16', '1e400', '-1e400', '123456789012345', '1234567890123456', '9007199254740993',
-  '18446744073709551615', '18446744073709551616', '01', '-', '1.', '.5', '1e', '0.1e-400', '5e-324', '1.7976931348623157e308',
-  '0.30000000000000004', '100000000000000000000000.0', '123.456e-7'];
-const STRINGS = ['""', '"a"', '"model"', '"__proto__"', '"é"', '"中文"', '"😀"', '"a\\nb"', '"\\"q\\""', '"\\u00e9"', '"\\ud83d\\ude00"',
-  '"\\ud800"', '"\\udc00x"', '"\\ud800\\u0041"', '"\\/"', '"\\x"', '"tab\there"', '"\\u12g4"', '"1"', '"10"', '"2"'];
+const NUMBERS = [
+  '0',
+  '-0',
+  '1',
+  '7',
+  '12',
+  '150000',
+  '-42',
+  '0.0',
+  '-0.0',
+  '1.0',
+  '1760000000.0',
+  '1.5',
+  '-3.9172540999999996',
+  '1e5',
+  '1E-5',
+  '2.5e+3',
+  '1e16',
+  '1e400',
+  '-1e400',
+  '123456789012345',
+  '1234567890123456',
+  '9007199254740993',
+  '18446744073709551615',
+  '18446744073709551616',
+  '01',
+  '-',
+  '1.',
+  '.5',
+  '1e',
+  '0.1e-400',
+  '5e-324',
+  '1.7976931348623157e308',
+  '0.30000000000000004',
+  '100000000000000000000000.0',
+  '123.456e-7',
+];
+const STRINGS = [
+  '""',
+  '"a"',
+  '"model"',
+  '"__proto__"',
+  '"é"',
+  '"中文"',
+  '"😀"',
+  '"a\\nb"',
+  '"\\"q\\""',
+  '"\\u00e9"',
+  '"\\ud83d\\ude00"',
+  '"\\ud800"',
+  '"\\udc00x"',
+  '"\\ud800\\u0041"',
+  '"\\/"',
+  '"\\x"',
+  '"tab\there"',
+  '"\\u12g4"',
+  '"1"',
+  '"10"',
+  '"2"',
+];
 
 function randomValue(d: number): string {
   const r = rnd();
@@ -72,7 +127,8 @@ function randomValue(d: number): string {
     // Token-id-like arrays, sometimes with an odd element or odd separators.
     const n = int(12);
     const xs: string[] = [];
-    for (let k = 0; k < n; k++) xs.push(rnd() < 0.85 ? String(int(200000)) : rnd() < 0.5 ? pick(NUMBERS) : randomValue(d + 1));
+    for (let k = 0; k < n; k++)
+      xs.push(rnd() < 0.85 ? String(int(200000)) : rnd() < 0.5 ? pick(NUMBERS) : randomValue(d + 1));
     return '[' + xs.join(pick([',', ',', ',', ', ', ' ,', ',\n'])) + pick(['', '', '', ',', ' ', ', ', ',\n']) + ']';
   }
   const n = int(6);
@@ -96,7 +152,7 @@ function mutate(s: string): string {
 }
 
 describe('FastJsonParser (the byte lane of parseJsonBytes)', () => {
-  it('either gives the strict parser\'s exact value or hands the document back, on 20,000 random documents', () => {
+  it("either gives the strict parser's exact value or hands the document back, on 20,000 random documents", () => {
     let fast = 0;
     for (let k = 0; k < 20000; k++) {
       const text = k % 3 === 0 ? mutate(randomValue(0)) : randomValue(0);
@@ -108,7 +164,17 @@ describe('FastJsonParser (the byte lane of parseJsonBytes)', () => {
   });
 
   it('hands back everything that is not exactly the strict value: big ints, infinities, lone surrogates, bad UTF-8, depth', () => {
-    for (const text of ['1234567890123456', '[18446744073709551615]', '1e400', '"\\ud800"', '{"a":"\\udc00"}', '[1,]', '[1 2]', '01', '[01]']) {
+    for (const text of [
+      '1234567890123456',
+      '[18446744073709551615]',
+      '1e400',
+      '"\\ud800"',
+      '{"a":"\\udc00"}',
+      '[1,]',
+      '[1 2]',
+      '01',
+      '[01]',
+    ]) {
       expect(parseJsonBytesFast(Buffer.from(text)), text).toBe(NOT_FAST);
     }
     expect(parseJsonBytesFast(Buffer.from([0x22, 0xff, 0x22]))).toBe(NOT_FAST);
@@ -120,7 +186,10 @@ describe('FastJsonParser (the byte lane of parseJsonBytes)', () => {
   });
 
   it('keeps the kinds: -0 is 0 as an int, integral floats are boxed, keys stay own data properties', () => {
-    const v = parseJsonBytesFast(Buffer.from('{"__proto__":[0,-0,1.0,-0.0,2.5],"b":1,"b":2}')) as Record<string, JsonValue>;
+    const v = parseJsonBytesFast(Buffer.from('{"__proto__":[0,-0,1.0,-0.0,2.5],"b":1,"b":2}')) as Record<
+      string,
+      JsonValue
+    >;
     expect(Object.getOwnPropertyDescriptor(v, '__proto__')?.enumerable).toBe(true);
     expect(describeValue(v)).toEqual(strict(Buffer.from('{"__proto__":[0,-0,1.0,-0.0,2.5],"b":1,"b":2}')));
     expect(v.b).toBe(2);
@@ -149,12 +218,17 @@ describe('FastJsonParser (the byte lane of parseJsonBytes)', () => {
       const r = rnd();
       if (r < 0.5) prompt = prompt.concat(generation, ids(int(300)));
       else if (r < 0.6) prompt = prompt.slice(0, int(prompt.length));
-      else if (r < 0.7) prompt = [...prompt.slice(0, int(prompt.length)), ...pick(endings)(), ...prompt.slice(int(prompt.length))];
+      else if (r < 0.7)
+        prompt = [...prompt.slice(0, int(prompt.length)), ...pick(endings)(), ...prompt.slice(int(prompt.length))];
       else if (r < 0.75) prompt = ids(256 + int(600));
       else if (r < 0.8) {
         // The same element again, one digit longer or shorter.
         const at = int(prompt.length);
-        prompt = [...prompt.slice(0, at), rnd() < 0.5 ? prompt[at] + String(int(10)) : prompt[at].slice(0, -1) || '0', ...prompt.slice(at + 1)];
+        prompt = [
+          ...prompt.slice(0, at),
+          rnd() < 0.5 ? prompt[at] + String(int(10)) : prompt[at].slice(0, -1) || '0',
+          ...prompt.slice(at + 1),
+        ];
       }
       generation = rnd() < 0.5 ? ids(300) : generation;
       const separator = rnd() < 0.9 ? ',' : pick([', ', ' ,', ',\n']);
@@ -180,7 +254,9 @@ describe('FastJsonParser (the byte lane of parseJsonBytes)', () => {
 
   it('reads object keys right when many keys share the key cache (same length, same slot)', () => {
     // 3,000 distinct 3-letter keys over 256 slots: many pairs of the same length meet in a slot.
-    const keys = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(97 + (i % 26), 97 + (Math.floor(i / 26) % 26), 65 + Math.floor(i / 676)));
+    const keys = Array.from({ length: 3000 }, (_, i) =>
+      String.fromCharCode(97 + (i % 26), 97 + (Math.floor(i / 26) % 26), 65 + Math.floor(i / 676)),
+    );
     expect(new Set(keys).size).toBe(3000);
     for (let round = 0; round < 3; round++) {
       for (let k = 0; k < keys.length; k += 7) {

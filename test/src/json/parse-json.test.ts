@@ -102,7 +102,12 @@ describe('parseJson: values and number kinds', () => {
     const o = parseJson('{"__proto__": 1, "constructor": 2, "toString": 3}') as Record<string, JsonValue>;
     expect(Object.getPrototypeOf(o)).toBe(Object.prototype);
     expect(Object.prototype.hasOwnProperty.call(o, '__proto__')).toBe(true);
-    expect(Object.getOwnPropertyDescriptor(o, '__proto__')).toEqual({ value: 1, writable: true, enumerable: true, configurable: true });
+    expect(Object.getOwnPropertyDescriptor(o, '__proto__')).toEqual({
+      value: 1,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
     expect(Object.keys(o)).toEqual(['__proto__', 'constructor', 'toString']);
     expect(o.constructor).toBe(2);
     const p = parseJson('{"__proto__": {"polluted": true}}') as Record<string, JsonValue>;
@@ -291,7 +296,8 @@ for doc in json.load(sys.stdin):
 print(json.dumps(out))
 `;
 
-type Tag = null | boolean | { i: string } | { f: number } | { s: string } | { o: [string, Tag][] } | { err: true } | Tag[];
+type Tag =
+  null | boolean | { i: string } | { f: number } | { s: string } | { o: [string, Tag][] } | { err: true } | Tag[];
 
 function tagOf(v: JsonValue): Tag {
   if (v === null || typeof v === 'boolean') return v;
@@ -312,7 +318,8 @@ function pyFloats(t: unknown): Tag {
   if (t !== null && typeof t === 'object') {
     const o = t as Record<string, unknown>;
     if (typeof o.f === 'string') return { f: Number(o.f) };
-    if (Array.isArray(o.o)) return { o: (o.o as [string, unknown][]).map(([k, x]) => [k, pyFloats(x)] as [string, Tag]) };
+    if (Array.isArray(o.o))
+      return { o: (o.o as [string, unknown][]).map(([k, x]) => [k, pyFloats(x)] as [string, Tag]) };
   }
   return t as Tag;
 }
@@ -328,16 +335,53 @@ function generatedDocs(): Buffer[] {
     const r = rnd();
     if (r < 0.3) return String(Math.floor(rnd() * 2e6) - 1e6);
     if (r < 0.5) return String(-rnd() * 20);
-    if (r < 0.6) return pick(['9007199254740993', '18446744073709551615', '18446744073709551616', '-9223372036854775809', '1e16', '5e-324', '1e400', '-0', '-0.0']);
+    if (r < 0.6)
+      return pick([
+        '9007199254740993',
+        '18446744073709551615',
+        '18446744073709551616',
+        '-9223372036854775809',
+        '1e16',
+        '5e-324',
+        '1e400',
+        '-0',
+        '-0.0',
+      ]);
     let s = pick(['', '-']) + pick(['0', '1', '9', '00', '01', '123', '9'.repeat(25), '']);
     if (rnd() < 0.5) s += '.' + String(Math.floor(rnd() * 1e6)).slice(0, Math.floor(rnd() * 7));
-    if (rnd() < 0.4) s += pick(['e', 'E']) + pick(['', '+', '-']) + String(Math.floor(rnd() * 400)).slice(0, Math.floor(rnd() * 4));
+    if (rnd() < 0.4)
+      s += pick(['e', 'E']) + pick(['', '+', '-']) + String(Math.floor(rnd() * 400)).slice(0, Math.floor(rnd() * 4));
     return s;
   };
   const str = (): string => {
     let s = '"';
     for (let n = Math.floor(rnd() * 5); n > 0; n--) {
-      s += pick(['a', 'é', '中', '😀', ' ', '/', '\x7f', '\u2028', '\\n', '\\"', '\\\\', '\\/', '\\u0041', '\\uD83D\\uDE00', '\\ud800', '\\udc00', '\\ud800\\u0041', '\\x', '\\u12g4', '\\u0000', '\x01', '\t', '\\', '"']);
+      s += pick([
+        'a',
+        'é',
+        '中',
+        '😀',
+        ' ',
+        '/',
+        '\x7f',
+        '\u2028',
+        '\\n',
+        '\\"',
+        '\\\\',
+        '\\/',
+        '\\u0041',
+        '\\uD83D\\uDE00',
+        '\\ud800',
+        '\\udc00',
+        '\\ud800\\u0041',
+        '\\x',
+        '\\u12g4',
+        '\\u0000',
+        '\x01',
+        '\t',
+        '\\',
+        '"',
+      ]);
     }
     return s + '"';
   };
@@ -351,7 +395,10 @@ function generatedDocs(): Buffer[] {
       const items = Array.from({ length: Math.floor(rnd() * 5) }, () => ws() + val(d + 1) + ws());
       return '[' + items.join(',') + (rnd() < 0.05 ? ',' : '') + ws() + ']';
     }
-    const items = Array.from({ length: Math.floor(rnd() * 5) }, () => ws() + (rnd() < 0.95 ? str() : num()) + ws() + ':' + ws() + val(d + 1) + ws());
+    const items = Array.from(
+      { length: Math.floor(rnd() * 5) },
+      () => ws() + (rnd() < 0.95 ? str() : num()) + ws() + ':' + ws() + val(d + 1) + ws(),
+    );
     return '{' + items.join(',') + (rnd() < 0.05 ? ',' : '') + '}';
   };
   const docs: Buffer[] = [];
@@ -364,7 +411,8 @@ function generatedDocs(): Buffer[] {
         const i = Math.floor(rnd() * (arr.length + 1));
         const op = rnd();
         if (op < 0.3 && arr.length > 0) arr.splice(Math.min(i, arr.length - 1), 1);
-        else if (op < 0.6) arr.splice(i, 0, pick([...Buffer.from('[]{},:"\\-.eE0123456789 \nx'), 0x00, 0xff, 0xc3, 0xef]));
+        else if (op < 0.6)
+          arr.splice(i, 0, pick([...Buffer.from('[]{},:"\\-.eE0123456789 \nx'), 0x00, 0xff, 0xc3, 0xef]));
         else arr.length = Math.min(arr.length, i);
       }
       b = Buffer.from(arr);
@@ -379,13 +427,54 @@ const hasPython = spawnSync('python3', ['-c', 'import json'], { encoding: 'utf8'
 describe.skipIf(!hasPython)('parseJson agrees with Python json on acceptance and values', () => {
   it('tricky hand-written and generated documents', () => {
     const handWritten = [
-      '1', '-0', '-0.0', '0e0', '1E400', '1e-400', '1.0', '[1.5, -2, 3e2]', '"\\ud83d\\ude00"', '"\\ud800"',
-      '"\\udc00"', '"\\ud800\\u0041"', '{"a":1,"a":2}', '{"é":1,"😀":2,"\uffff":3}', '18446744073709551615',
-      '18446744073709551616', '-9223372036854775808', '-9223372036854775809', '9'.repeat(30), '1' + '0'.repeat(400),
-      'NaN', 'Infinity', '-Infinity', '[1,]', '{"a":1,}', '01', '1.', '.5', '+1', '1e', '[1 2]', '"a\x01"', '"a\x7f"',
-      ' \t\n\r[] \t\n\r', '\x0c[]', '[]\x0b', '\ufeff[]', '"\\/"', '"\\u00E9"', 'nul', 'truee', '{"__proto__":{"x":1}}',
-      '2.4703282292062328e-324', '2.4703282292062327e-324', '1.7976931348623158e308', '1.7976931348623159e308',
-      '0.' + '0'.repeat(400) + '1', '[' + '1,'.repeat(1000) + '2]',
+      '1',
+      '-0',
+      '-0.0',
+      '0e0',
+      '1E400',
+      '1e-400',
+      '1.0',
+      '[1.5, -2, 3e2]',
+      '"\\ud83d\\ude00"',
+      '"\\ud800"',
+      '"\\udc00"',
+      '"\\ud800\\u0041"',
+      '{"a":1,"a":2}',
+      '{"é":1,"😀":2,"\uffff":3}',
+      '18446744073709551615',
+      '18446744073709551616',
+      '-9223372036854775808',
+      '-9223372036854775809',
+      '9'.repeat(30),
+      '1' + '0'.repeat(400),
+      'NaN',
+      'Infinity',
+      '-Infinity',
+      '[1,]',
+      '{"a":1,}',
+      '01',
+      '1.',
+      '.5',
+      '+1',
+      '1e',
+      '[1 2]',
+      '"a\x01"',
+      '"a\x7f"',
+      ' \t\n\r[] \t\n\r',
+      '\x0c[]',
+      '[]\x0b',
+      '\ufeff[]',
+      '"\\/"',
+      '"\\u00E9"',
+      'nul',
+      'truee',
+      '{"__proto__":{"x":1}}',
+      '2.4703282292062328e-324',
+      '2.4703282292062327e-324',
+      '1.7976931348623158e308',
+      '1.7976931348623159e308',
+      '0.' + '0'.repeat(400) + '1',
+      '[' + '1,'.repeat(1000) + '2]',
     ].map((s) => Buffer.from(s, 'utf8'));
     handWritten.push(bytes('"\xff"'), bytes('\xef\xbb\xbf1'), bytes('"\xed\xa0\x80"'));
     const docs = [...handWritten, ...generatedDocs()];

@@ -57,11 +57,15 @@ describe('round4', () => {
       xs.push(Math.floor(rnd() * (a + 1)) / a); // fractions like the builder's
     }
     xs.push(0.99995, 0.00005, 1e-300, 123456789.00005, 4503599627370495.5, 1e16 + 2);
-    const py = spawnSync('python3', ['-c', 'import sys\nfor l in sys.stdin.read().split():\n    print(repr(round(float(l), 4)))'], {
-      input: xs.map(String).join('\n'),
-      encoding: 'utf8',
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const py = spawnSync(
+      'python3',
+      ['-c', 'import sys\nfor l in sys.stdin.read().split():\n    print(repr(round(float(l), 4)))'],
+      {
+        input: xs.map(String).join('\n'),
+        encoding: 'utf8',
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     expect(py.status, py.stderr).toBe(0);
     const out = py.stdout.trim().split('\n');
     expect(out).toHaveLength(xs.length);

@@ -55,7 +55,10 @@ describe('copy buffers', () => {
 
   it('serve one read-only snapshot after another: what the first parsed is untouched by the next copy', async () => {
     const dir = tmp();
-    for (const [id, prompt] of [['a', [1, 2, 3]], ['b', [7, 8, 9, 10]]] as const) {
+    for (const [id, prompt] of [
+      ['a', [1, 2, 3]],
+      ['b', [7, 8, 9, 10]],
+    ] as const) {
       const e = entry('c1', { rollout: id, prompt: [...prompt], gen: [4] });
       fs.writeFileSync(paths(dir, id).jsonl, canonicalLine(e));
     }

@@ -47,15 +47,22 @@ function costRatio(damaged: Buffer): number {
   let bestDamaged = Infinity;
   let bestValid = Infinity;
   for (let i = 0; i < 5; i++) {
-    bestDamaged = Math.min(bestDamaged, cpuMs(() => parseError(damaged)));
-    bestValid = Math.min(bestValid, cpuMs(() => new JsonBytesReader().read(validLine)));
+    bestDamaged = Math.min(
+      bestDamaged,
+      cpuMs(() => parseError(damaged)),
+    );
+    bestValid = Math.min(
+      bestValid,
+      cpuMs(() => new JsonBytesReader().read(validLine)),
+    );
   }
   return bestDamaged / Math.max(bestValid, 1);
 }
 
 const DAMAGED: Record<string, (n: number) => Buffer> = {
   'a torn run of digits': (n) => Buffer.concat([Buffer.from('{"a":'), Buffer.alloc(n, '1')]),
-  'a run of digits too long for a double': (n) => Buffer.concat([Buffer.from('{"a":'), Buffer.alloc(n, '7'), Buffer.from('}')]),
+  'a run of digits too long for a double': (n) =>
+    Buffer.concat([Buffer.from('{"a":'), Buffer.alloc(n, '7'), Buffer.from('}')]),
   'digits in an array': (n) => Buffer.concat([Buffer.from('{"a":[1,'), Buffer.alloc(n, '9')]),
   'a torn fraction': (n) => Buffer.concat([Buffer.from('{"a":1.'), Buffer.alloc(n, '5')]),
   'a torn string': (n) => Buffer.concat([Buffer.from('{"a":"'), Buffer.alloc(n, 'x')]),
@@ -94,12 +101,33 @@ describe('a damaged large line is parsed once per command', () => {
     if (third.kind === 'bad_json') expect(third.error.message).not.toBe(first.error.message);
   });
 
-  const commands = [['inspect', 'r0'], ['inspect', '--deep'], ['verify-digests'], ['build'], ['build', 'r0', '--json'], ['export', '--out', '-']];
+  const commands = [
+    ['inspect', 'r0'],
+    ['inspect', '--deep'],
+    ['verify-digests'],
+    ['build'],
+    ['build', 'r0', '--json'],
+    ['export', '--out', '-'],
+  ];
   commands.forEach((args, k) => {
     it(`${args.join(' ')}: a torn 1 MB tail is parsed once`, async () => {
       const dir = mkdtempSync(join(tmpdir(), 'tokcap-damaged-'));
       temps.push(dir);
-      const made = await cli(['fixture', dir, '--rollouts', '2', '--calls', '2', '--prompt', '10', '--gen', '5', '--turn', '3', '-q']);
+      const made = await cli([
+        'fixture',
+        dir,
+        '--rollouts',
+        '2',
+        '--calls',
+        '2',
+        '--prompt',
+        '10',
+        '--gen',
+        '5',
+        '--turn',
+        '3',
+        '-q',
+      ]);
       expect(made.code).toBe(0);
       // A tail of its own for each command: the lines remembered are this thread's, across commands.
       appendFileSync(join(dir, 'r0.tokens.jsonl'), Buffer.concat([Buffer.from(`{"a${k}":`), Buffer.alloc(MB, '1')]));

@@ -2,7 +2,12 @@ import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { estimateJsonlBytes, firstJsonlSizes } from '../../../src/layout/estimate-size.js';
-import { earlyWorkerPays, EARLY_WORKER_MIN_BYTES, EARLY_WORKER_MIN_ROLLOUT_BYTES, WORKER_MIN_BYTES } from '../../../src/threads/job-workers.js';
+import {
+  earlyWorkerPays,
+  EARLY_WORKER_MIN_BYTES,
+  EARLY_WORKER_MIN_ROLLOUT_BYTES,
+  WORKER_MIN_BYTES,
+} from '../../../src/threads/job-workers.js';
 import { useTempDirs } from '../../support/temp-dirs.js';
 
 const tempDir = useTempDirs('tokcap-estimate-');

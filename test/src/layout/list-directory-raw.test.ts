@@ -65,7 +65,7 @@ function oddDirectory(): string {
 }
 
 describe('the listing through getdents64', () => {
-  it('gives what Node\'s listing gives, in the same order, for odd names and non-rollout entries', () => {
+  it("gives what Node's listing gives, in the same order, for odd names and non-rollout entries", () => {
     const dir = oddDirectory();
     const node = listDirectoryNode(dir);
     const raw = listDirectoryRaw(dir, system());
@@ -73,9 +73,17 @@ describe('the listing through getdents64', () => {
     expect(listDirectory(dir)).toEqual(node);
     // The checks above compare something: the directory holds every kind of entry.
     expect(listedIds(node)).toHaveLength(300 + 10);
-    expect(listedIds(node)).toEqual(expect.arrayContaining(['.', '..', 'a.tokens', '-x_', 'link', 'dangling', 'sub', 'x'.repeat(242)]));
+    expect(listedIds(node)).toEqual(
+      expect.arrayContaining(['.', '..', 'a.tokens', '-x_', 'link', 'dangling', 'sub', 'x'.repeat(242)]),
+    );
     expect(node.lockOnly).toEqual(['lock-only', 'lock-only-2']);
-    expect(node.invalidNames).toEqual(['.tokens.jsonl', 'bad id!.tokens.jsonl', 'new\nline.tokens.intents', 'r\ufffd\ufffd.tokens.jsonl', 'é.tokens.state.json']);
+    expect(node.invalidNames).toEqual([
+      '.tokens.jsonl',
+      'bad id!.tokens.jsonl',
+      'new\nline.tokens.intents',
+      'r\ufffd\ufffd.tokens.jsonl',
+      'é.tokens.state.json',
+    ]);
     expect(node.tempStateFiles).toEqual(['.tokens-state-abcd1234', '.tokens-state-abcdefgl']);
   });
 
@@ -95,7 +103,7 @@ describe('the listing through getdents64', () => {
     expect(listDirectoryRaw(dir, small)).toEqual(listDirectoryNode(dir));
   });
 
-  it('fails where Node\'s listing fails, and listDirectory then gives Node\'s error', () => {
+  it("fails where Node's listing fails, and listDirectory then gives Node's error", () => {
     const dir = tempDir();
     const file = path.join(dir, 'file');
     fs.writeFileSync(file, '');
@@ -107,7 +115,7 @@ describe('the listing through getdents64', () => {
 });
 
 describe('the stat pass through statx', () => {
-  it('gives lstat\'s mtimeMs, to the nanosecond, for files, symlinks and directories; undefined when missing', () => {
+  it("gives lstat's mtimeMs, to the nanosecond, for files, symlinks and directories; undefined when missing", () => {
     const dir = oddDirectory();
     const sys = system();
     const fd = sys.open(dir);
@@ -115,7 +123,8 @@ describe('the stat pass through statx', () => {
       // Names that are UTF-8 (a string cannot name the other one).
       const names = fs.readdirSync(dir).filter((name) => !name.includes('\ufffd'));
       expect(names.length).toBeGreaterThan(500);
-      for (const name of names) expect([name, sys.mtimeAt(fd, name)]).toEqual([name, fs.lstatSync(path.join(dir, name)).mtimeMs]);
+      for (const name of names)
+        expect([name, sys.mtimeAt(fd, name)]).toEqual([name, fs.lstatSync(path.join(dir, name)).mtimeMs]);
       // Fractions of a millisecond survive as in Node's figure.
       expect(sys.mtimeAt(fd, 'r5.tokens.jsonl')).toBe(fs.lstatSync(path.join(dir, 'r5.tokens.jsonl')).mtimeMs);
       expect(sys.mtimeAt(fd, 'r5.tokens.jsonl')! % 1).not.toBe(0);
@@ -125,10 +134,11 @@ describe('the stat pass through statx', () => {
     }
   });
 
-  it('gives every rollout the first file\'s mtime, and 0 for a rollout removed after the listing', () => {
+  it("gives every rollout the first file's mtime, and 0 for a rollout removed after the listing", () => {
     const dir = oddDirectory();
     const { shared, ids } = sharedListing(listDirectory(dir));
-    for (const id of ['r7', 'r9', 'm-only']) for (const f of fs.readdirSync(dir)) if (f.startsWith(id + '.tokens.')) fs.rmSync(path.join(dir, f));
+    for (const id of ['r7', 'r9', 'm-only'])
+      for (const f of fs.readdirSync(dir)) if (f.startsWith(id + '.tokens.')) fs.rmSync(path.join(dir, f));
     while (statNextChunk(dir, ids, shared));
     const mtimes = new Float64Array(shared.mtimes);
     const first = (id: string) => {

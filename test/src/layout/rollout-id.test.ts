@@ -1,12 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import { TokcapError } from '../../../src/errors.js';
 import { pyRepr } from '../../../src/layout/py-repr.js';
-import { assertValidRolloutId, dedupeIds, isValidRolloutId, validateRolloutIdBatch } from '../../../src/layout/rollout-id.js';
+import {
+  assertValidRolloutId,
+  dedupeIds,
+  isValidRolloutId,
+  validateRolloutIdBatch,
+} from '../../../src/layout/rollout-id.js';
 import { expectTokcapErrorSync } from '../../support/store.js';
 
 describe('rollout id rule (docs/format.md#rollout-ids)', () => {
   it('accepts ASCII letters, digits, ".", "_" and "-", with no length limit', () => {
-    for (const id of ['r', '9', '_', '.', '..', '...', '..x', '-x_', '-rf', '.hidden', 'a.b-c_d', 'a.tokens', 'A'.repeat(1000)]) {
+    for (const id of [
+      'r',
+      '9',
+      '_',
+      '.',
+      '..',
+      '...',
+      '..x',
+      '-x_',
+      '-rf',
+      '.hidden',
+      'a.b-c_d',
+      'a.tokens',
+      'A'.repeat(1000),
+    ]) {
       expect(isValidRolloutId(id), id).toBe(true);
     }
   });
@@ -22,8 +41,12 @@ describe('rollout id rule (docs/format.md#rollout-ids)', () => {
     expect(err.message).toBe("Invalid rollout id: 'a/b'");
     expect(err.pythonString()).toBe("ValueError: Invalid rollout id: 'a/b'");
     expect(err.rolloutId).toBe('a/b');
-    expect(expectTokcapErrorSync(() => assertValidRolloutId("it's"), 'invalid_rollout_id').message).toBe(`Invalid rollout id: "it's"`);
-    expect(expectTokcapErrorSync(() => assertValidRolloutId(''), 'invalid_rollout_id').message).toBe("Invalid rollout id: ''");
+    expect(expectTokcapErrorSync(() => assertValidRolloutId("it's"), 'invalid_rollout_id').message).toBe(
+      `Invalid rollout id: "it's"`,
+    );
+    expect(expectTokcapErrorSync(() => assertValidRolloutId(''), 'invalid_rollout_id').message).toBe(
+      "Invalid rollout id: ''",
+    );
   });
 });
 

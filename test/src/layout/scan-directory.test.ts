@@ -11,13 +11,24 @@ describe('classifyName (docs/format.md#classifying-names)', () => {
     for (const name of ['.tokens-state-abcd1234', '.tokens-state-________', '.tokens-state-0a_b9z_q']) {
       expect(classifyName(name), name).toEqual({ kind: 'temp_state', name });
     }
-    for (const name of ['.tokens-state-abcd123', '.tokens-state-abcd12345', '.tokens-state-ABCD1234', '.tokens-state-abcd-123', 'x.tokens-state-abcd1234']) {
+    for (const name of [
+      '.tokens-state-abcd123',
+      '.tokens-state-abcd12345',
+      '.tokens-state-ABCD1234',
+      '.tokens-state-abcd-123',
+      'x.tokens-state-abcd1234',
+    ]) {
       expect(classifyName(name).kind, name).toBe('foreign');
     }
   });
 
   it('maps each of the five suffixes to its rollout and file kind', () => {
-    expect(classifyName('r.tokens.jsonl')).toEqual({ kind: 'capture', name: 'r.tokens.jsonl', rolloutId: 'r', file: 'jsonl' });
+    expect(classifyName('r.tokens.jsonl')).toEqual({
+      kind: 'capture',
+      name: 'r.tokens.jsonl',
+      rolloutId: 'r',
+      file: 'jsonl',
+    });
     expect(classifyName('r.tokens.state.json')).toMatchObject({ kind: 'capture', rolloutId: 'r', file: 'state' });
     expect(classifyName('r.tokens.intents')).toMatchObject({ kind: 'capture', rolloutId: 'r', file: 'intents' });
     expect(classifyName('r.tokens.incomplete')).toMatchObject({ kind: 'capture', rolloutId: 'r', file: 'incomplete' });
@@ -29,12 +40,24 @@ describe('classifyName (docs/format.md#classifying-names)', () => {
     expect(classifyName('-x_.tokens.state.json')).toMatchObject({ kind: 'capture', rolloutId: '-x_', file: 'state' });
     expect(classifyName('..tokens.intents')).toMatchObject({ kind: 'capture', rolloutId: '.', file: 'intents' });
     expect(classifyName('...tokens.jsonl')).toMatchObject({ kind: 'capture', rolloutId: '..', file: 'jsonl' });
-    expect(classifyName('a.tokens.tokens.jsonl')).toMatchObject({ kind: 'capture', rolloutId: 'a.tokens', file: 'jsonl' });
-    expect(classifyName('a.tokens.jsonl.tokens.state.json')).toMatchObject({ kind: 'capture', rolloutId: 'a.tokens.jsonl', file: 'state' });
+    expect(classifyName('a.tokens.tokens.jsonl')).toMatchObject({
+      kind: 'capture',
+      rolloutId: 'a.tokens',
+      file: 'jsonl',
+    });
+    expect(classifyName('a.tokens.jsonl.tokens.state.json')).toMatchObject({
+      kind: 'capture',
+      rolloutId: 'a.tokens.jsonl',
+      file: 'state',
+    });
   });
 
   it('reports capture-suffixed names with an invalid id (including the empty id) as invalid names', () => {
-    expect(classifyName('bad id.tokens.jsonl')).toEqual({ kind: 'invalid_name', name: 'bad id.tokens.jsonl', file: 'jsonl' });
+    expect(classifyName('bad id.tokens.jsonl')).toEqual({
+      kind: 'invalid_name',
+      name: 'bad id.tokens.jsonl',
+      file: 'jsonl',
+    });
     expect(classifyName('.tokens.jsonl')).toEqual({ kind: 'invalid_name', name: '.tokens.jsonl', file: 'jsonl' });
     expect(classifyName('a+b.tokens.state.json')).toMatchObject({ kind: 'invalid_name', file: 'state' });
     expect(classifyName('é.tokens.intents')).toMatchObject({ kind: 'invalid_name', file: 'intents' });
@@ -47,7 +70,16 @@ describe('classifyName (docs/format.md#classifying-names)', () => {
   });
 
   it('ignores everything else as foreign', () => {
-    for (const name of ['notes.txt', 'r.tokens.jsonl.bak', 'r.jsonl', 'r.tokens', 'r.tokens.state', 'r.TOKENS.JSONL', 'tokens.jsonl', '.tokens-state-']) {
+    for (const name of [
+      'notes.txt',
+      'r.tokens.jsonl.bak',
+      'r.jsonl',
+      'r.tokens',
+      'r.tokens.state',
+      'r.TOKENS.JSONL',
+      'tokens.jsonl',
+      '.tokens-state-',
+    ]) {
       expect(classifyName(name), name).toEqual({ kind: 'foreign', name });
     }
   });
@@ -89,7 +121,12 @@ describe('scanDirectory', () => {
       '.hidden': ['incomplete'],
       'a.tokens': ['jsonl'],
     });
-    expect(listing.invalidNames).toEqual(['.tokens.jsonl', 'Zed id.tokens.intents', 'a+b.tokens.state.json', 'bad id.tokens.jsonl']);
+    expect(listing.invalidNames).toEqual([
+      '.tokens.jsonl',
+      'Zed id.tokens.intents',
+      'a+b.tokens.state.json',
+      'bad id.tokens.jsonl',
+    ]);
     expect(listing.tempStateFiles).toEqual(['.tokens-state-abcd1234']);
     expect(listing.lockOnly).toEqual(['lonely']);
     expect(sortedRolloutIds(listing)).toEqual(['-x_', '..x', '.hidden', 'a.tokens', 'r1']);

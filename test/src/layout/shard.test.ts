@@ -76,10 +76,25 @@ describe('--shard values', () => {
   });
 
   it('auto: a Slurm array (task id minus the array minimum) or a Kubernetes Indexed Job', () => {
-    expect(resolveShard('auto', { SLURM_ARRAY_TASK_ID: '7', SLURM_ARRAY_TASK_MIN: '4', SLURM_ARRAY_TASK_COUNT: '4', SLURM_ARRAY_TASK_MAX: '7' })).toEqual({ index: 3, count: 4 });
+    expect(
+      resolveShard('auto', {
+        SLURM_ARRAY_TASK_ID: '7',
+        SLURM_ARRAY_TASK_MIN: '4',
+        SLURM_ARRAY_TASK_COUNT: '4',
+        SLURM_ARRAY_TASK_MAX: '7',
+      }),
+    ).toEqual({ index: 3, count: 4 });
     expect(resolveShard('auto', { JOB_COMPLETION_INDEX: '2', TOKCAP_SHARDS: '3' })).toEqual({ index: 2, count: 3 });
     // Slurm wins when both are set (a Kubernetes pod is never inside a Slurm array).
-    expect(resolveShard('auto', { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_MIN: '0', SLURM_ARRAY_TASK_COUNT: '2', JOB_COMPLETION_INDEX: '5', TOKCAP_SHARDS: '9' })).toEqual({ index: 0, count: 2 });
+    expect(
+      resolveShard('auto', {
+        SLURM_ARRAY_TASK_ID: '0',
+        SLURM_ARRAY_TASK_MIN: '0',
+        SLURM_ARRAY_TASK_COUNT: '2',
+        JOB_COMPLETION_INDEX: '5',
+        TOKCAP_SHARDS: '9',
+      }),
+    ).toEqual({ index: 0, count: 2 });
     expect(resolveShard({ index: 1, count: 2 }, {})).toEqual({ index: 1, count: 2 });
     expect(resolveShard(undefined, { JOB_COMPLETION_INDEX: '1', TOKCAP_SHARDS: '2' })).toBeUndefined();
   });
@@ -94,10 +109,21 @@ describe('--shard values', () => {
       }
       throw new Error('no error');
     };
-    expect(message({})).toMatch(/SLURM_ARRAY_TASK_ID.*SLURM_ARRAY_TASK_MIN.*SLURM_ARRAY_TASK_COUNT.*JOB_COMPLETION_INDEX.*TOKCAP_SHARDS/);
+    expect(message({})).toMatch(
+      /SLURM_ARRAY_TASK_ID.*SLURM_ARRAY_TASK_MIN.*SLURM_ARRAY_TASK_COUNT.*JOB_COMPLETION_INDEX.*TOKCAP_SHARDS/,
+    );
     expect(message({ JOB_COMPLETION_INDEX: '1' })).toMatch(/TOKCAP_SHARDS/);
     expect(message({ JOB_COMPLETION_INDEX: '3', TOKCAP_SHARDS: '3' })).toMatch(/K must be less than N/);
-    expect(message({ SLURM_ARRAY_TASK_ID: '2', SLURM_ARRAY_TASK_MIN: '0', SLURM_ARRAY_TASK_COUNT: '3', SLURM_ARRAY_TASK_MAX: '4' })).toMatch(/without a step/);
-    expect(message({ SLURM_ARRAY_TASK_ID: 'x', SLURM_ARRAY_TASK_MIN: '0', SLURM_ARRAY_TASK_COUNT: '3' })).toMatch(/SLURM_ARRAY_TASK_ID must be/);
+    expect(
+      message({
+        SLURM_ARRAY_TASK_ID: '2',
+        SLURM_ARRAY_TASK_MIN: '0',
+        SLURM_ARRAY_TASK_COUNT: '3',
+        SLURM_ARRAY_TASK_MAX: '4',
+      }),
+    ).toMatch(/without a step/);
+    expect(message({ SLURM_ARRAY_TASK_ID: 'x', SLURM_ARRAY_TASK_MIN: '0', SLURM_ARRAY_TASK_COUNT: '3' })).toMatch(
+      /SLURM_ARRAY_TASK_ID must be/,
+    );
   });
 });

@@ -5,8 +5,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tryFlock, unlockFd } from '../../../src/lock/flock.js';
 import { pyProbe } from '../../support/py-lock-probe.js';
 
-
-
 const { O_RDWR, O_CREAT, O_APPEND } = fs.constants;
 
 describe('flock binding', () => {

@@ -33,7 +33,6 @@ f.close()
 print('released', flush=True)
 `;
 
-
 type HoldAction = 'ex' | 'sh' | 'ex-unlink' | 'ex-replace';
 
 interface PyHolder {
@@ -78,7 +77,6 @@ async function pyHold(file: string, action: HoldAction, seconds = 20): Promise<P
     },
   };
 }
-
 
 async function rejection(p: Promise<unknown>): Promise<TokcapError> {
   try {
@@ -164,7 +162,9 @@ describe('withRolloutLock', () => {
       const py = await pyHold(lock, 'ex', 60);
       const other = rolloutPaths(dir, 'other').lock;
       let waited: 'waiting' | 'done' = 'waiting';
-      const waiting = withRolloutLock(lock, RID, 'shared', { waitMs: 60_000 }, () => 'late').finally(() => (waited = 'done'));
+      const waiting = withRolloutLock(lock, RID, 'shared', { waitMs: 60_000 }, () => 'late').finally(
+        () => (waited = 'done'),
+      );
       // Each kind of call, while the first still waits for the holder.
       expect(await withRolloutLock(other, 'other', 'exclusive', { waitMs: 0 }, () => 'other')).toBe('other');
       expect(await withRolloutLockSyncFn(other, 'other', 'shared', { waitMs: 0 }, () => 'sync')).toBe('sync');
@@ -191,9 +191,7 @@ describe('withRolloutLock', () => {
     it('shared succeeds, exclusive times out', async () => {
       const py = await pyHold(lock, 'sh');
       expect(await withRolloutLock(lock, RID, 'shared', { waitMs: 1000 }, () => 'shared-ok')).toBe('shared-ok');
-      expect(
-        await withRolloutLock(lock, RID, 'shared', { waitMs: 1000, readOnly: true }, (h) => h.locked),
-      ).toBe(true);
+      expect(await withRolloutLock(lock, RID, 'shared', { waitMs: 1000, readOnly: true }, (h) => h.locked)).toBe(true);
       const err = await rejection(withRolloutLock(lock, RID, 'exclusive', { waitMs: 200 }, () => 1));
       expect(err.kind).toBe('lock_timeout');
       await py.release();
@@ -448,7 +446,14 @@ describe('withRolloutLock', () => {
     it('hands the descriptor to `unlocked` once released: open, but locking nothing', async () => {
       fs.writeFileSync(lock, '');
       let kept = -1;
-      expect(withReadLockNow(lock, RID, (h) => probeNow('ex') + ' ' + h.fd, (fd) => (kept = fd))).toBe(`blocked ${kept}`);
+      expect(
+        withReadLockNow(
+          lock,
+          RID,
+          (h) => probeNow('ex') + ' ' + h.fd,
+          (fd) => (kept = fd),
+        ),
+      ).toBe(`blocked ${kept}`);
       expect(fs.fstatSync(kept).ino).toBe(fs.statSync(lock).ino);
       expect(probeNow('ex')).toBe('acquired');
       fs.closeSync(kept);

@@ -51,7 +51,10 @@ describe('rollout locks in a worker thread', () => {
        return lock.withRolloutLock(workerData.lockPath, 'r0', 'exclusive', { waitMs: 0 }, () => 'locked');`,
       { lockPath },
     );
-    expect(reply).toEqual({ ok: false, message: expect.stringMatching(/^internal: a worker thread asked for the lock of rollout r0/) });
+    expect(reply).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^internal: a worker thread asked for the lock of rollout r0/),
+    });
     expect(fs.existsSync(lockPath)).toBe(false);
   });
 
@@ -59,7 +62,10 @@ describe('rollout locks in a worker thread', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-worker-locks-'));
     dirs.push(dir);
     const lockPath = path.join(dir, 'r0.tokens.lock');
-    const reply = await inWorker(`return lock.withRolloutLock(workerData.lockPath, 'r0', 'exclusive', { waitMs: 0 }, () => 'locked');`, { lockPath });
+    const reply = await inWorker(
+      `return lock.withRolloutLock(workerData.lockPath, 'r0', 'exclusive', { waitMs: 0 }, () => 'locked');`,
+      { lockPath },
+    );
     expect(reply).toEqual({ ok: true, value: 'locked' });
     expect(fs.existsSync(lockPath)).toBe(true);
   });
@@ -99,7 +105,13 @@ describe('rollout locks in a worker thread', () => {
         // Meanwhile this (main) thread takes 20 other rollouts' locks, one after the other.
         const done: number[] = [];
         for (let i = 1; i <= 20; i++) {
-          await lock.withRolloutLock(path.join(dir, `r${i}.tokens.lock`), `r${i}`, 'shared', { waitMs: 5000 }, () => undefined);
+          await lock.withRolloutLock(
+            path.join(dir, `r${i}.tokens.lock`),
+            `r${i}`,
+            'shared',
+            { waitMs: 5000 },
+            () => undefined,
+          );
           done.push(Date.now());
         }
         const reply = (await worker) as { ok: boolean; value: [string, number] };
@@ -119,12 +131,17 @@ describe('rollout locks in a worker thread', () => {
       try {
         const turns = await import(dist('lock-turns.js'));
         const lock = await import(dist('rollout-lock.js'));
-        const worker = inWorker(`const turns = await import(workerData.turns); turns.joinLockTurns(workerData.memory, 0);${lockMany}`, {
-          dir,
-          turns: dist('lock-turns.js'),
-          memory: turns.lockTurnsMemory(),
-        });
-        const kind = await lock.withRolloutLock(path.join(dir, 'r0.tokens.lock'), 'r0', 'shared', { waitMs: 1500 }, () => 'locked').catch((e: { kind?: string }) => e.kind);
+        const worker = inWorker(
+          `const turns = await import(workerData.turns); turns.joinLockTurns(workerData.memory, 0);${lockMany}`,
+          {
+            dir,
+            turns: dist('lock-turns.js'),
+            memory: turns.lockTurnsMemory(),
+          },
+        );
+        const kind = await lock
+          .withRolloutLock(path.join(dir, 'r0.tokens.lock'), 'r0', 'shared', { waitMs: 1500 }, () => 'locked')
+          .catch((e: { kind?: string }) => e.kind);
         const timedOutAt = Date.now();
         expect(kind).toBe('lock_timeout');
         const reply = (await worker) as { ok: boolean; value: number[] };

@@ -16,7 +16,13 @@ const tempDir = useTempDirs('tokcap-fd-stat-');
 
 function expectSameAsNode(fd: number): void {
   const node = fs.fstatSync(fd);
-  expect(fdStat(fd)).toEqual({ mode: node.mode, nlink: node.nlink, ino: node.ino, size: node.size, mtimeMs: node.mtimeMs });
+  expect(fdStat(fd)).toEqual({
+    mode: node.mode,
+    nlink: node.nlink,
+    ino: node.ino,
+    size: node.size,
+    mtimeMs: node.mtimeMs,
+  });
 }
 
 function withOpen(p: string, flags: number, check: (fd: number) => void): void {

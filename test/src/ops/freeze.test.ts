@@ -3,7 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { freezeRollout } from '../../../src/ops/freeze.js';
 import { retireRollouts } from '../../../src/ops/retire.js';
 import { appendEntry, beginCall } from '../../../src/ops/writer.js';
-import { canonicalLine, dirSnapshot, entry, expectTokcapError, names, paths, sha256, stateJson, tempStateFiles, useTempDirs } from '../../support/store.js';
+import {
+  canonicalLine,
+  dirSnapshot,
+  entry,
+  expectTokcapError,
+  names,
+  paths,
+  sha256,
+  stateJson,
+  tempStateFiles,
+  useTempDirs,
+} from '../../support/store.js';
 
 const tmp = useTempDirs();
 
@@ -77,7 +88,10 @@ describe('freezeRollout on a clean writer-made store', () => {
     await beginCall({ dir }, 'r', 'c8');
     await beginCall({ dir }, 'r', 'c9');
     const s = stateJson(dir);
-    fs.writeFileSync(paths(dir).state, JSON.stringify({ ...s, refusals: [{ code: null, created_at: 1.5, model_call_id: 'c9' }] }) + '\n');
+    fs.writeFileSync(
+      paths(dir).state,
+      JSON.stringify({ ...s, refusals: [{ code: null, created_at: 1.5, model_call_id: 'c9' }] }) + '\n',
+    );
     const snap = await freezeRollout({ dir }, 'r');
     expect(snap.danglingIntents).toEqual(['c8']);
     expect(stateJson(dir).refusals).toEqual([{ code: null, created_at: 1.5, model_call_id: 'c9' }]);
@@ -166,11 +180,19 @@ describe('reconciliation through freeze (docs/format.md#reconcile)', () => {
   it('fails on an invalid record in the tail with kind schema and the rule message, changing nothing', async () => {
     const dir = tmp();
     await appendEntry({ dir }, C1);
-    const bad = JSON.stringify({ rollout_id: 'r', model_call_id: 'c2', prompt_token_ids: [1], generation_token_ids: [2, 3], generation_log_probs: [-1.5] });
+    const bad = JSON.stringify({
+      rollout_id: 'r',
+      model_call_id: 'c2',
+      prompt_token_ids: [1],
+      generation_token_ids: [2, 3],
+      generation_log_probs: [-1.5],
+    });
     appendRaw(dir, bad + '\n');
     const listing = dirSnapshot(dir);
     const err = await expectTokcapError(freezeRollout({ dir }, 'r'), 'schema');
-    expect(err.message).toContain('generation_token_ids and generation_log_probs must have the same length (got 2 and 1)');
+    expect(err.message).toContain(
+      'generation_token_ids and generation_log_probs must have the same length (got 2 and 1)',
+    );
     expect(err.pyClass).toBe('ValidationError');
     expect(dirSnapshot(dir)).toEqual(listing);
   });
@@ -201,7 +223,10 @@ describe('reconciliation through freeze (docs/format.md#reconcile)', () => {
 
   it('re-indexes a legacy state (no entry_digests, no indexed_size) from byte 0 without version bumps', async () => {
     const dir = await writerStore();
-    fs.writeFileSync(paths(dir).state, '{"frozen":false,"incomplete":false,"retired":false,"snapshot_id":"","version":7,"x":1.0}\n');
+    fs.writeFileSync(
+      paths(dir).state,
+      '{"frozen":false,"incomplete":false,"retired":false,"snapshot_id":"","version":7,"x":1.0}\n',
+    );
     const snap = await freezeRollout({ dir }, 'r');
     expect(snap.version).toBe(8);
     const s = stateJson(dir);
@@ -241,7 +266,13 @@ describe('reconciliation through freeze (docs/format.md#reconcile)', () => {
     });
 
     await expectTokcapError(freezeRollout({ dir }, 'r'), 'conflict');
-    expect(stateJson(dir)).toMatchObject({ version: 3, incomplete: true, frozen: false, indexed_size: L1.length, entry_digests: oldIndex });
+    expect(stateJson(dir)).toMatchObject({
+      version: 3,
+      incomplete: true,
+      frozen: false,
+      indexed_size: L1.length,
+      entry_digests: oldIndex,
+    });
     expect(jsonl(dir)).toEqual(j);
     expect(tempStateFiles(dir)).toEqual([]);
   });

@@ -4,7 +4,15 @@ import { freezeRollout } from '../../../src/ops/freeze.js';
 import { readSnapshotReadOnly } from '../../../src/ops/read-snapshot.js';
 import { retireRollouts } from '../../../src/ops/retire.js';
 import { appendEntry, beginCall } from '../../../src/ops/writer.js';
-import { canonicalLine, dirSnapshot, entry, expectTokcapError, paths, stateJson, useTempDirs } from '../../support/store.js';
+import {
+  canonicalLine,
+  dirSnapshot,
+  entry,
+  expectTokcapError,
+  paths,
+  stateJson,
+  useTempDirs,
+} from '../../support/store.js';
 
 const tmp = useTempDirs();
 const C1 = entry('c1');
@@ -34,7 +42,13 @@ describe('readSnapshotReadOnly', () => {
     expect(dirSnapshot(dir)).toEqual(before);
     expect(fs.existsSync(paths(dir).lock)).toBe(false);
     expect(ids(snap)).toEqual(['c1', 'c2']);
-    expect(snap).toMatchObject({ rolloutId: 'r', snapshotId: '', version: 1, incomplete: true, danglingIntents: ['c3'] });
+    expect(snap).toMatchObject({
+      rolloutId: 'r',
+      snapshotId: '',
+      version: 1,
+      incomplete: true,
+      danglingIntents: ['c3'],
+    });
     // The torn line starts after L1, L2 and the blank line.
     expect(snap.tornTailAt).toBe(L1.length + L2.length + 1);
   });

@@ -6,7 +6,18 @@ import { dropRollout } from '../../../src/ops/drop.js';
 import { freezeRollout } from '../../../src/ops/freeze.js';
 import { retireRollouts, retireRolloutsOutcome } from '../../../src/ops/retire.js';
 import { appendEntry, beginCall, markIncomplete } from '../../../src/ops/writer.js';
-import { dirSnapshot, entry, expectTokcapError, names, paths, setMtime, stateBytes, stateJson, tempStateFiles, useTempDirs } from '../../support/store.js';
+import {
+  dirSnapshot,
+  entry,
+  expectTokcapError,
+  names,
+  paths,
+  setMtime,
+  stateBytes,
+  stateJson,
+  tempStateFiles,
+  useTempDirs,
+} from '../../support/store.js';
 
 const tmp = useTempDirs();
 
@@ -55,7 +66,11 @@ describe('dropRollout (docs/format.md#drop, newer store)', () => {
     const dir = tmp();
     await liveRollout(dir, 'r');
     const s0 = stateJson(dir);
-    fs.writeFileSync(paths(dir).state, JSON.stringify({ ...s0, refusals: [{ code: 'x', created_at: 1.5, model_call_id: 'c7' }], extra_key: 'kept' }) + '\n');
+    fs.writeFileSync(
+      paths(dir).state,
+      JSON.stringify({ ...s0, refusals: [{ code: 'x', created_at: 1.5, model_call_id: 'c7' }], extra_key: 'kept' }) +
+        '\n',
+    );
     const snap = await freezeRollout({ dir }, 'r');
     expect(await dropRollout({ dir }, 'r', snap.snapshotId, snap.version)).toBe(true);
     expect(names(dir)).toEqual(['r.tokens.lock', 'r.tokens.state.json']);
@@ -122,7 +137,11 @@ describe('retireRollouts (docs/format.md#retire)', () => {
       version: 0,
     });
     // Retire changes no version and clears no flag or snapshot id.
-    expect(stateJson(dir, 'frozen')).toMatchObject({ frozen: true, snapshot_id: fsnap.snapshotId, version: fsnap.version });
+    expect(stateJson(dir, 'frozen')).toMatchObject({
+      frozen: true,
+      snapshot_id: fsnap.snapshotId,
+      version: fsnap.version,
+    });
     expect(stateJson(dir, 'live')).toMatchObject({ frozen: false, incomplete: true, version: 2 });
     expect(tempStateFiles(dir)).toEqual([]);
   });
@@ -154,7 +173,7 @@ describe('retireRollouts (docs/format.md#retire)', () => {
     expect(names(dir)).toEqual([]);
   });
 
-  it('reports a malformed state as failed and keeps that rollout\'s records, while retiring the others', async () => {
+  it("reports a malformed state as failed and keeps that rollout's records, while retiring the others", async () => {
     const dir = tmp();
     await liveRollout(dir, 'bad');
     await liveRollout(dir, 'good');
@@ -163,7 +182,13 @@ describe('retireRollouts (docs/format.md#retire)', () => {
     expect(r.removed).toEqual(['good']);
     expect(r.absent).toEqual([]);
     expect(r.failed.map((f) => [f.rolloutId, f.error.kind])).toEqual([['bad', 'corrupt']]);
-    expect(fileSet(dir, 'bad')).toEqual(['.tokens.incomplete', '.tokens.intents', '.tokens.jsonl', '.tokens.lock', '.tokens.state.json']);
+    expect(fileSet(dir, 'bad')).toEqual([
+      '.tokens.incomplete',
+      '.tokens.intents',
+      '.tokens.jsonl',
+      '.tokens.lock',
+      '.tokens.state.json',
+    ]);
     expect(fs.readFileSync(paths(dir, 'bad').state, 'utf8')).toBe('[1, 2]\n');
   });
 

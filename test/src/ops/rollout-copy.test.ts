@@ -13,7 +13,15 @@ import { buildRolloutDetailed, type DetailedBuild } from '../../../src/chains/bu
 import { rolloutFacts } from '../../../src/facts/rollout-facts.js';
 import { generateStore } from '../../../src/fixture/generate-store.js';
 import { scanDirectory } from '../../../src/layout/scan-directory.js';
-import { CopyArena, copyRollout, copyRolloutNow, closeCopied, snapshotCopyOf, spanBytes, COPIED_KINDS } from '../../../src/ops/rollout-copy.js';
+import {
+  CopyArena,
+  copyRollout,
+  copyRolloutNow,
+  closeCopied,
+  snapshotCopyOf,
+  spanBytes,
+  COPIED_KINDS,
+} from '../../../src/ops/rollout-copy.js';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
 import type { StoreOptions } from '../../../src/ops/store.js';
 import { makeCorpus, rawMaterial } from '../../support/hostile-corpus.js';
@@ -71,7 +79,9 @@ describe('copyRollout: one locked read for the facts and the preview', () => {
   it('gives the same answers on every case of the hostile corpus', async () => {
     const seedDir = tmp();
     await generateStore({ dir: seedDir }, { rollouts: 1, calls: 4, prompt: 12, gen: 3, turn: 2, prefix: 'seed' });
-    const id = readdirSync(seedDir).find((n) => n.endsWith('.tokens.jsonl'))!.replace('.tokens.jsonl', '');
+    const id = readdirSync(seedDir)
+      .find((n) => n.endsWith('.tokens.jsonl'))!
+      .replace('.tokens.jsonl', '');
     const base = tempBase('copy');
     bases.push(base);
     mkdirSync(join(base, 'x'));
@@ -103,7 +113,8 @@ describe('copyRollout: one locked read for the facts and the preview', () => {
 
   it('copies the files as they are at the copy, not as the scan listed them: grown J, a marker that appeared', async () => {
     const dir = tmp();
-    const [id] = (await generateStore({ dir }, { rollouts: 1, calls: 2, prompt: 8, gen: 2, turn: 2, prefix: 'r' })).rollouts;
+    const [id] = (await generateStore({ dir }, { rollouts: 1, calls: 2, prompt: 8, gen: 2, turn: 2, prefix: 'r' }))
+      .rollouts;
     const paths = rolloutPaths(dir, id);
     const listed = (await scanDirectory(dir)).rollouts.get(id)!;
     expect(listed.has('incomplete')).toBe(false);
@@ -115,7 +126,9 @@ describe('copyRollout: one locked read for the facts and the preview', () => {
     expect(record).toBeDefined();
     expect(arena.fds.length).toBe(5);
     for (const kind of COPIED_KINDS) {
-      expect(spanBytes(arena.bytes, record.spans[kind])?.toString('latin1'), kind).toBe(readFileSync(paths[kind], 'latin1'));
+      expect(spanBytes(arena.bytes, record.spans[kind])?.toString('latin1'), kind).toBe(
+        readFileSync(paths[kind], 'latin1'),
+      );
       const st = lstatSync(paths[kind]);
       expect(record.stamps[kind], kind).toEqual({ ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
     }
@@ -129,7 +142,8 @@ describe('copyRollout: one locked read for the facts and the preview', () => {
 
   it('refuses a FIFO named like a capture file, at once, and still copies the other files', async () => {
     const dir = tmp();
-    const [id] = (await generateStore({ dir }, { rollouts: 1, calls: 2, prompt: 8, gen: 2, turn: 2, prefix: 'r' })).rollouts;
+    const [id] = (await generateStore({ dir }, { rollouts: 1, calls: 2, prompt: 8, gen: 2, turn: 2, prefix: 'r' }))
+      .rollouts;
     const paths = rolloutPaths(dir, id);
     execFileSync('mkfifo', [paths.incomplete]);
     const arena = new CopyArena(16);

@@ -44,7 +44,9 @@ describe('sweep and lock files', () => {
     const dir = await tombstones(['r']);
     const p = paths(dir, 'r');
     const other = startProcess('python3', ['-c', PY_SWEEP, p.state, p.lock, '1.0']);
-    await new Promise<void>((resolve) => other.child.stdout!.on('data', (b: Buffer) => b.toString().includes('locked') && resolve()));
+    await new Promise<void>((resolve) =>
+      other.child.stdout!.on('data', (b: Buffer) => b.toString().includes('locked') && resolve()),
+    );
     // This sweep saw a candidate, then waits on the lock the other sweep holds and unlinks.
     const r = await sweepRetired({ dir, lockWaitMs: 20_000 }, { olderThanSeconds: 0 });
     expect((await other.done).code).toBe(0);

@@ -3,7 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { freezeRollout } from '../../../src/ops/freeze.js';
 import { retireRollouts } from '../../../src/ops/retire.js';
 import { appendEntry, beginCall, markIncomplete } from '../../../src/ops/writer.js';
-import { canonicalLine, dirSnapshot, entry, expectTokcapError, names, paths, sha256, stateJson, tempStateFiles, useTempDirs } from '../../support/store.js';
+import {
+  canonicalLine,
+  dirSnapshot,
+  entry,
+  expectTokcapError,
+  names,
+  paths,
+  sha256,
+  stateJson,
+  tempStateFiles,
+  useTempDirs,
+} from '../../support/store.js';
 
 const tmp = useTempDirs();
 const C1 = entry('c1');
@@ -31,7 +42,15 @@ describe('appendEntry (docs/format.md#append)', () => {
 
   it('reproduces the docs/format.md#canonical-entry canonical line and its entry digest byte for byte', async () => {
     const dir = tmp();
-    const e = entry('c1', { rollout: 't0-r0', createdAt: 1700000000.25, extra: { output_items: [{ type: 'message', role: 'assistant', content: 'hi' }], token_item_index: 0, generation_log_probs: [-0.5, -1.25e-7] } });
+    const e = entry('c1', {
+      rollout: 't0-r0',
+      createdAt: 1700000000.25,
+      extra: {
+        output_items: [{ type: 'message', role: 'assistant', content: 'hi' }],
+        token_item_index: 0,
+        generation_log_probs: [-0.5, -1.25e-7],
+      },
+    });
     const r = await appendEntry({ dir }, e);
     const line = fs.readFileSync(paths(dir, 't0-r0').jsonl, 'utf8');
     expect(line).toBe(
@@ -132,7 +151,12 @@ describe('markIncomplete (docs/format.md#mark-incomplete)', () => {
     await appendEntry({ dir }, C1);
     const snap = await freezeRollout({ dir }, 'r');
     await markIncomplete({ dir }, 'r', 'c2');
-    expect(stateJson(dir)).toMatchObject({ frozen: true, incomplete: true, snapshot_id: snap.snapshotId, version: snap.version + 1 });
+    expect(stateJson(dir)).toMatchObject({
+      frozen: true,
+      incomplete: true,
+      snapshot_id: snap.snapshotId,
+      version: snap.version + 1,
+    });
     const again = await freezeRollout({ dir }, 'r');
     expect(again).toMatchObject({ snapshotId: snap.snapshotId, version: snap.version + 1, incomplete: true });
   });

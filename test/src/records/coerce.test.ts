@@ -30,7 +30,9 @@ function python(code: string): string {
 
 describe('whitespace around numeric strings: as python3 int() and float() strip it', () => {
   // Every character either side might call whitespace: Python's isspace() set and JS's \s.
-  const pySpace: number[] = JSON.parse(python('import json; print(json.dumps([c for c in range(0x110000) if chr(c).isspace()]))'));
+  const pySpace: number[] = JSON.parse(
+    python('import json; print(json.dumps([c for c in range(0x110000) if chr(c).isspace()]))'),
+  );
   const jsSpace = [...Array(0x10000).keys()].filter((c) => /\s/.test(String.fromCharCode(c)));
   const candidates = [...new Set([...pySpace, ...jsSpace])].sort((a, b) => a - b);
 
@@ -54,7 +56,9 @@ for c in json.loads(sys.argv[1]):
             r.append(False)
     out[c] = r
 print(json.dumps(out))`;
-    const oracle: Record<string, [boolean, boolean]> = JSON.parse(execFileSync('python3', ['-c', code, JSON.stringify(candidates)], { encoding: 'utf8' }));
+    const oracle: Record<string, [boolean, boolean]> = JSON.parse(
+      execFileSync('python3', ['-c', code, JSON.stringify(candidates)], { encoding: 'utf8' }),
+    );
     const ours: Record<string, [boolean, boolean]> = {};
     for (const c of candidates) {
       const s = `${String.fromCharCode(c)}5${String.fromCharCode(c)}`;
@@ -70,7 +74,8 @@ print(json.dumps(out))`;
   });
 
   it('the state version (Python int()) strips the same set', () => {
-    const state = (version: string) => ({ data: { version }, raw: new Uint8Array() }) as unknown as Parameters<typeof stateVersion>[0];
+    const state = (version: string) =>
+      ({ data: { version }, raw: new Uint8Array() }) as unknown as Parameters<typeof stateVersion>[0];
     expect(stateVersion(state('\u0085 7 '), 'r')).toBe(7);
     expect(() => stateVersion(state('\ufeff7'), 'r')).toThrow(TokcapError);
     expect(() => stateVersion(state('7.'), 'r')).toThrow(TokcapError);
@@ -104,7 +109,7 @@ describe('int fields', () => {
     expect(toInt(10n ** 20n)).toBe(10n ** 20n);
   });
 
-  it('a decimal string longer than 4300 characters is rejected (Python\'s int() limit)', () => {
+  it("a decimal string longer than 4300 characters is rejected (Python's int() limit)", () => {
     expect(toInt('1'.repeat(4300))).toBe(BigInt('1'.repeat(4300)));
     expect(toInt('1'.repeat(4301))).toBe(FAIL);
   });
@@ -128,8 +133,41 @@ describe('int fields', () => {
 
 describe('float and bool fields', () => {
   it('float strings: exactly what python3 float() reads, with the same value', () => {
-    const cases = ['43490.', '.5', ' -1e3 ', 'Infinity', '-inf', '+NaN', 'nAn', '1e400', '-0', '1_7e8', '1_0.5', '1.5_0', '1e1_0', '007', '5.',
-      '', ' ', '.', 'e5', '1e', '_1', '1_', '1__0', '1._5', '1_.5', '0x10', '1.2.3', '+-1', 'infinit', 'in f', '1e+', '1\u00a0', '\u20281.5'];
+    const cases = [
+      '43490.',
+      '.5',
+      ' -1e3 ',
+      'Infinity',
+      '-inf',
+      '+NaN',
+      'nAn',
+      '1e400',
+      '-0',
+      '1_7e8',
+      '1_0.5',
+      '1.5_0',
+      '1e1_0',
+      '007',
+      '5.',
+      '',
+      ' ',
+      '.',
+      'e5',
+      '1e',
+      '_1',
+      '1_',
+      '1__0',
+      '1._5',
+      '1_.5',
+      '0x10',
+      '1.2.3',
+      '+-1',
+      'infinit',
+      'in f',
+      '1e+',
+      '1\u00a0',
+      '\u20281.5',
+    ];
     const code = `import json,sys,math
 out = []
 for s in json.loads(sys.argv[1]):
@@ -139,14 +177,25 @@ for s in json.loads(sys.argv[1]):
     except ValueError:
         out.append(None)
 print(json.dumps(out))`;
-    const oracle: (string | null)[] = JSON.parse(execFileSync('python3', ['-c', code, JSON.stringify(cases)], { encoding: 'utf8' }));
+    const oracle: (string | null)[] = JSON.parse(
+      execFileSync('python3', ['-c', code, JSON.stringify(cases)], { encoding: 'utf8' }),
+    );
     const ours = cases.map((s) => {
       const x = toFloat(s);
       if (x === FAIL) return null;
-      return Number.isNaN(x) ? 'nan' : x === Infinity ? 'inf' : x === -Infinity ? '-inf' : Object.is(x, -0) ? '-0.0' : String(x);
+      return Number.isNaN(x)
+        ? 'nan'
+        : x === Infinity
+          ? 'inf'
+          : x === -Infinity
+            ? '-inf'
+            : Object.is(x, -0)
+              ? '-0.0'
+              : String(x);
     });
     // Python's repr of a float vs JavaScript's String: the same digits up to the '.0' and 'e+'.
-    const norm = (r: string | null) => (r === null ? null : r.replace(/\.0$/, '').replace('e+', 'e').replace(/\.0e/, 'e'));
+    const norm = (r: string | null) =>
+      r === null ? null : r.replace(/\.0$/, '').replace('e+', 'e').replace(/\.0e/, 'e');
     expect(ours.map(norm)).toEqual(oracle.map(norm));
     // Non-ASCII decimal digits: python3 reads them; whether the reference does is not established,
     // so they are rejected (docs/format.md#coercions: what is not coerced exactly is rejected).

@@ -36,11 +36,47 @@ function throughValidate(v: JsonObject): unknown {
 }
 
 const rnd = mulberry32(4242);
-const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
 const ODD_VALUES: JsonValue[] = [
-  null, true, false, 0, 1, -1, 2.5, 5, 3, 4, 6, new JsonFloat(1), new JsonFloat(-0), 12345678901234567890n, '', 'x', '5', ' 7 ', '1_000', '3.0',
-  'inf', 'nan', 'yes', 'off', 'root', 'resolved', 'unresolved', [], [1, 2], [1, -1], [1, 2.5], ['3', 4], [true], [new JsonFloat(2)],
-  [0.5, '1.5'], [{}], [{ a: 1 }, 2], { a: 1 }, [12345678901234567890n],
+  null,
+  true,
+  false,
+  0,
+  1,
+  -1,
+  2.5,
+  5,
+  3,
+  4,
+  6,
+  new JsonFloat(1),
+  new JsonFloat(-0),
+  12345678901234567890n,
+  '',
+  'x',
+  '5',
+  ' 7 ',
+  '1_000',
+  '3.0',
+  'inf',
+  'nan',
+  'yes',
+  'off',
+  'root',
+  'resolved',
+  'unresolved',
+  [],
+  [1, 2],
+  [1, -1],
+  [1, 2.5],
+  ['3', 4],
+  [true],
+  [new JsonFloat(2)],
+  [0.5, '1.5'],
+  [{}],
+  [{ a: 1 }, 2],
+  { a: 1 },
+  [12345678901234567890n],
 ];
 
 describe('TokenEntry validation without zod (acceptedAsItIs) and through the schema', () => {
@@ -54,7 +90,7 @@ describe('TokenEntry validation without zod (acceptedAsItIs) and through the sch
     expect(throughValidate(CANONICAL)).toEqual(throughZod(CANONICAL));
   });
 
-  it('gives exactly the schema\'s value or error on 5,000 mutated entries (missing, odd and unknown keys), needing zod only to refuse', () => {
+  it("gives exactly the schema's value or error on 5,000 mutated entries (missing, odd and unknown keys), needing zod only to refuse", () => {
     let withoutZod = 0;
     let errors = 0;
     for (let k = 0; k < 5000; k++) {
@@ -71,7 +107,10 @@ describe('TokenEntry validation without zod (acceptedAsItIs) and through the sch
       // zod is only needed for the exact message of a refusal.
       else expect(zod).toHaveProperty('error');
       const fast = throughValidate(v);
-      expect(fast, JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x))).toEqual(zod);
+      expect(
+        fast,
+        JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x)),
+      ).toEqual(zod);
       if ((fast as { error?: string }).error !== undefined) errors++;
     }
     // Both paths are exercised: accepted (as it is, coerced or defaulted) and refused.

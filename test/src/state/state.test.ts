@@ -5,7 +5,16 @@ import { JsonFloat, type JsonObject } from '../../../src/json/value.js';
 import { markIncomplete } from '../../../src/ops/writer.js';
 import { readState } from '../../../src/state/read-state.js';
 import { writeState, type StateWriteVariant } from '../../../src/state/write-state.js';
-import { expectTokcapError, expectTokcapErrorSync, names, paths, stateBytes, stateJson, tempStateFiles, useTempDirs } from '../../support/store.js';
+import {
+  expectTokcapError,
+  expectTokcapErrorSync,
+  names,
+  paths,
+  stateBytes,
+  stateJson,
+  tempStateFiles,
+  useTempDirs,
+} from '../../support/store.js';
 
 const tmp = useTempDirs();
 

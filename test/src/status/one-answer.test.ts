@@ -29,7 +29,10 @@ const HELD_TAIL = 'r015'; // a live rollout of the mix with a torn, unindexed ta
 const WAIT = ['--lock-wait', '1s'];
 const errorLine = (id: string) => `tokcap: ${id}: timed out after 1s waiting for the lock of rollout ${id}`;
 const reason = (id: string) => `could not be read: timed out after 1s waiting for the lock of rollout ${id}`;
-const lockTimeout = (id: string) => ({ kind: 'lock_timeout', message: `timed out after 1s waiting for the lock of rollout ${id}` });
+const lockTimeout = (id: string) => ({
+  kind: 'lock_timeout',
+  message: `timed out after 1s waiting for the lock of rollout ${id}`,
+});
 const stderrLines = (r: { stderr: string }) => r.stderr.split('\n').filter(Boolean);
 type Facts = Record<string, unknown> & Answer;
 
@@ -44,7 +47,19 @@ let holder: SpawnRun | undefined;
 
 beforeAll(async () => {
   dir = join(base, 'store');
-  const made = await cli(['fixture', dir, '--rollouts', String(ROLLOUTS), '--calls', '3', '--prompt', '20', '--mix', '--seed', '14']);
+  const made = await cli([
+    'fixture',
+    dir,
+    '--rollouts',
+    String(ROLLOUTS),
+    '--calls',
+    '3',
+    '--prompt',
+    '20',
+    '--mix',
+    '--seed',
+    '14',
+  ]);
   expect(made.code).toBe(0);
   holder = await holdLock(dir, HELD, 'ex', 120);
 }, 120_000);
@@ -64,11 +79,31 @@ describe('one answer per rollout, in every command', () => {
     const out = `${temp()}.jsonl`;
     const exp = await cli(['export', dir, '--out', out, '--json', ...wait]);
 
-    const byInspect = new Map<string, Answer>(Object.entries(JSON.parse(inspect.stdout).rollouts as Record<string, Answer>).map(([id, f]) => [id, { status: f.status, conditions: f.conditions }]));
-    const byBuild = new Map<string, Answer>((JSON.parse(build.stdout) as (Answer & { rollout_id: string })[]).map((r) => [r.rollout_id, { status: r.status, conditions: r.conditions, verdict: r.verdict }]));
-    const byWatch = new Map<string, Answer>(Object.entries(JSON.parse(watch.stdout).rollouts as Record<string, Answer>).map(([id, r]) => [id, { status: r.status, conditions: r.conditions, verdict: r.verdict }]));
-    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Answer & { rollout_id: string });
-    const byExport = new Map<string, Answer>(lines.map((r) => [r.rollout_id, { status: r.status, conditions: r.conditions, verdict: r.verdict }]));
+    const byInspect = new Map<string, Answer>(
+      Object.entries(JSON.parse(inspect.stdout).rollouts as Record<string, Answer>).map(([id, f]) => [
+        id,
+        { status: f.status, conditions: f.conditions },
+      ]),
+    );
+    const byBuild = new Map<string, Answer>(
+      (JSON.parse(build.stdout) as (Answer & { rollout_id: string })[]).map((r) => [
+        r.rollout_id,
+        { status: r.status, conditions: r.conditions, verdict: r.verdict },
+      ]),
+    );
+    const byWatch = new Map<string, Answer>(
+      Object.entries(JSON.parse(watch.stdout).rollouts as Record<string, Answer>).map(([id, r]) => [
+        id,
+        { status: r.status, conditions: r.conditions, verdict: r.verdict },
+      ]),
+    );
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Answer & { rollout_id: string });
+    const byExport = new Map<string, Answer>(
+      lines.map((r) => [r.rollout_id, { status: r.status, conditions: r.conditions, verdict: r.verdict }]),
+    );
 
     expect(byInspect.size).toBe(ROLLOUTS);
     expect([...byBuild.keys()]).toEqual([...byInspect.keys()]);
@@ -96,7 +131,12 @@ describe('one answer per rollout, in every command', () => {
     // The held rollout's facts come from its index (no lock needed), its build could not be read.
     expect(byBuild.get(HELD)).toEqual({ status: 'live', conditions: [], verdict: 'unavailable' });
     const heldBuild = (JSON.parse(build.stdout) as Record<string, unknown>[]).find((r) => r.rollout_id === HELD)!;
-    expect(heldBuild).toMatchObject({ rebuilt_response: null, mask_sample: true, error_kind: 'lock_timeout', metrics: { n_calls: 0 } });
+    expect(heldBuild).toMatchObject({
+      rebuilt_response: null,
+      mask_sample: true,
+      error_kind: 'lock_timeout',
+      metrics: { n_calls: 0 },
+    });
     expect(String(heldBuild.error)).toMatch(/^TimeoutError: timed out after 1s/);
 
     for (const r of [build, watch, exp]) expect(r.code).toBe(3);
@@ -111,21 +151,30 @@ describe('one answer per rollout, in every command', () => {
     const exp = (await cli(['export', dir, '--out', `${temp()}.jsonl`, ...wait])).stdout;
 
     const statusLine = inspect[1];
-    expect(statusLine).toMatch(new RegExp(`^${ROLLOUTS} rollouts {2}\\d+ live {2}\\d+ frozen {2}\\d+ retired {2}0 unavailable$`));
+    expect(statusLine).toMatch(
+      new RegExp(`^${ROLLOUTS} rollouts {2}\\d+ live {2}\\d+ frozen {2}\\d+ retired {2}0 unavailable$`),
+    );
     const conditionLine = inspect[2];
     expect(conditionLine).toMatch(/^conditions: \d+ dangling/);
     // build prints the same status and condition lines, then its verdicts.
     expect(build).toContain(statusLine);
     expect(build).toContain(conditionLine);
     const verdictLine = build.find((l) => l.startsWith('verdicts: '))!;
-    const [, trainable, masked, unbuilt, unread] = /^verdicts: (\d+) trainable {2}(\d+) masked \((\d+) could not be built\) {2}(\d+) could not be read/.exec(verdictLine)!;
+    const [, trainable, masked, unbuilt, unread] =
+      /^verdicts: (\d+) trainable {2}(\d+) masked \((\d+) could not be built\) {2}(\d+) could not be read/.exec(
+        verdictLine,
+      )!;
     expect(unread).toBe('1');
     // The watch header: the same words and numbers.
     expect(watch).toContain(statusLine.replace(/^(\d+ rollouts)/, '$1'));
-    expect(watch).toContain(`${trainable} trainable  ${masked} masked (${unbuilt} could not be built)  ${unread} could not be read`);
+    expect(watch).toContain(
+      `${trainable} trainable  ${masked} masked (${unbuilt} could not be built)  ${unread} could not be read`,
+    );
     for (const c of conditionLine.slice('conditions: '.length).split('  ')) expect(watch).toContain(c);
     // export: the same verdict counts, the held rollout left out.
-    expect(exp).toContain(`${trainable} trainable, ${masked} masked (${unbuilt} could not be built), 1 could not be read (left out)`);
+    expect(exp).toContain(
+      `${trainable} trainable, ${masked} masked (${unbuilt} could not be built), 1 could not be read (left out)`,
+    );
   }, 240_000);
 
   it('the held rollout is said in the same words by every command, never with a Python class', async () => {
@@ -145,7 +194,8 @@ describe('one answer per rollout, in every command', () => {
       expect(r.code, name).toBe(3);
       expect(r.stdout, name).not.toMatch(/TimeoutError|the build failed/);
     }
-    for (const name of ['build', 'build --freeze'] as const) expect(runs[name].stdout.split('\n'), name).toContain(`  • ${reason}`);
+    for (const name of ['build', 'build --freeze'] as const)
+      expect(runs[name].stdout.split('\n'), name).toContain(`  • ${reason}`);
     expect(runs['inspect --deep'].stdout.split('\n')).toContain(reason);
     expect(runs['verify-digests'].stdout).toContain(`1 rollout could not be read (not verified): ${HELD}`);
     expect(runs.export.stdout).toContain('1 could not be read (left out)');
@@ -155,7 +205,7 @@ describe('one answer per rollout, in every command', () => {
     expect(row).toMatch(/ could not be read: timed out/);
   }, 240_000);
 
-  it('every form of inspect gives the held rollout the summary\'s status; what needs its records could not be read', async () => {
+  it("every form of inspect gives the held rollout the summary's status; what needs its records could not be read", async () => {
     const summaryJson = await cli(['inspect', dir, '--json', ...WAIT]);
     const deepJson = await cli(['inspect', dir, '--deep', '--json', ...WAIT]);
     const idJson = await cli(['inspect', dir, HELD, '--json', ...WAIT]);
@@ -170,7 +220,10 @@ describe('one answer per rollout, in every command', () => {
     // --deep could not read its lines: the summary's facts, and why (the other rollouts were read line by line).
     expect(deep[HELD]).toEqual({ ...summary[HELD], error: lockTimeout(HELD) });
     for (const [id, f] of Object.entries(summary)) {
-      expect({ status: deep[id].status, conditions: deep[id].conditions }, id).toEqual({ status: f.status, conditions: f.conditions });
+      expect({ status: deep[id].status, conditions: deep[id].conditions }, id).toEqual({
+        status: f.status,
+        conditions: f.conditions,
+      });
       if (id !== HELD) expect(deep[id].entries_source, id).toBe(f.status === 'retired' ? f.entries_source : 'scan');
     }
     expect(JSON.parse(idJson.stdout).rollouts).toEqual({ [HELD]: deep[HELD] });
@@ -183,11 +236,17 @@ describe('one answer per rollout, in every command', () => {
     const summaryText = await cli(['inspect', dir, ...WAIT]);
     const deepText = await cli(['inspect', dir, '--deep', ...WAIT]);
     const idText = await cli(['inspect', dir, HELD, ...WAIT]);
-    const rowOf = (out: string) => out.split('\n').find((l) => l.startsWith(`${HELD} `))!.replace(/\S+$/, ''); // the age ticks
+    const rowOf = (out: string) =>
+      out
+        .split('\n')
+        .find((l) => l.startsWith(`${HELD} `))!
+        .replace(/\S+$/, ''); // the age ticks
     expect(rowOf(summaryText.stdout)).toMatch(new RegExp(`^${HELD} +live +3 +0 +0 +3 `));
     expect(rowOf(deepText.stdout)).toBe(rowOf(summaryText.stdout));
     expect(deepText.stdout.split('\n').slice(0, 3)).toEqual(summaryText.stdout.split('\n').slice(0, 3));
-    expect(deepText.stdout.split('\n')).toContain('1 could not be read line by line: calls counted from the state index');
+    expect(deepText.stdout.split('\n')).toContain(
+      '1 could not be read line by line: calls counted from the state index',
+    );
     expect(summaryText.stdout).not.toContain('could not be read');
     const lines = idText.stdout.split('\n');
     expect(lines[0]).toMatch(new RegExp(`^rollout ${HELD} live  v3  3 calls `));
@@ -199,7 +258,11 @@ describe('one answer per rollout, in every command', () => {
 
     // verify-digests has no status: the held rollout is unchecked, never verified.
     const verify = await cli(['verify-digests', dir, HELD, 'r000', '--json', ...WAIT]);
-    expect(JSON.parse(verify.stdout)).toMatchObject({ ok: false, unchecked: [HELD], errors: [{ rollout_id: HELD, error: lockTimeout(HELD) }] });
+    expect(JSON.parse(verify.stdout)).toMatchObject({
+      ok: false,
+      unchecked: [HELD],
+      errors: [{ rollout_id: HELD, error: lockTimeout(HELD) }],
+    });
     expect(verify.code).toBe(3);
   }, 240_000);
 
@@ -216,12 +279,25 @@ describe('one answer per rollout, in every command', () => {
         expect(r.code).toBe(3);
       }
       const build = await cli(['build', dir, HELD_TAIL, '--json', ...WAIT]);
-      expect(JSON.parse(build.stdout)[0]).toMatchObject({ ...unavailable, verdict: 'unavailable', error_kind: 'lock_timeout' });
+      expect(JSON.parse(build.stdout)[0]).toMatchObject({
+        ...unavailable,
+        verdict: 'unavailable',
+        error_kind: 'lock_timeout',
+      });
       const watch = await cli(['watch', dir, '--once', '--json', ...WAIT]);
-      expect(JSON.parse(watch.stdout).rollouts[HELD_TAIL]).toMatchObject({ ...unavailable, verdict: 'unavailable', error: lockTimeout(HELD_TAIL) });
+      expect(JSON.parse(watch.stdout).rollouts[HELD_TAIL]).toMatchObject({
+        ...unavailable,
+        verdict: 'unavailable',
+        error: lockTimeout(HELD_TAIL),
+      });
       const out = `${temp()}.jsonl`;
       const exp = await cli(['export', dir, HELD_TAIL, 'r000', '--out', out, ...WAIT]);
-      expect(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).rollout_id)).toEqual(['r000']);
+      expect(
+        readFileSync(out, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).rollout_id),
+      ).toEqual(['r000']);
       // One error line each, the one that was met: never a second wait's.
       for (const r of [build, exp]) expect(stderrLines(r)).toEqual([errorLine(HELD_TAIL)]);
       expect(stderrLines(watch)).toContain(errorLine(HELD_TAIL));

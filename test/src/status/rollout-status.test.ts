@@ -37,9 +37,13 @@ describe('rolloutStatus', () => {
     expect(rolloutStatus(facts())).toEqual({ status: 'live', conditions: [] });
     expect(rolloutStatus(facts({ frozen: true })).status).toBe('frozen');
     expect(rolloutStatus(facts({ frozen: true, retired: true, files: ['.tokens.state.json'] })).status).toBe('retired');
-    const locked = rolloutStatus(facts({ retired: true, errors: [{ file: 'x', kind: 'lock_timeout', message: 'busy' }] }));
+    const locked = rolloutStatus(
+      facts({ retired: true, errors: [{ file: 'x', kind: 'lock_timeout', message: 'busy' }] }),
+    );
     expect(locked).toEqual({ status: 'unavailable', conditions: [], error: { kind: 'lock_timeout', message: 'busy' } });
-    expect(rolloutStatus(facts({ errors: [{ file: 'x', kind: 'io', message: 'not a regular file' }] })).status).toBe('unavailable');
+    expect(rolloutStatus(facts({ errors: [{ file: 'x', kind: 'io', message: 'not a regular file' }] })).status).toBe(
+      'unavailable',
+    );
     expect(ROLLOUT_STATUSES).toEqual(['live', 'frozen', 'retired', 'unavailable']);
   });
 
@@ -58,11 +62,25 @@ describe('rolloutStatus', () => {
       }),
     );
     // Retired without a state file cannot happen, but each rule stands on its own.
-    expect(all.conditions).toEqual(['corrupt', 'dangling', 'incomplete', 'missing_state', 'refused', 'retired_with_records', 'torn_tail', 'unindexed_tail']);
-    expect(rolloutStatus(facts({ errors: [{ file: 's', kind: 'corrupt', message: 'bad state' }] })).conditions).toEqual(['corrupt']);
+    expect(all.conditions).toEqual([
+      'corrupt',
+      'dangling',
+      'incomplete',
+      'missing_state',
+      'refused',
+      'retired_with_records',
+      'torn_tail',
+      'unindexed_tail',
+    ]);
+    expect(rolloutStatus(facts({ errors: [{ file: 's', kind: 'corrupt', message: 'bad state' }] })).conditions).toEqual(
+      ['corrupt'],
+    );
     expect(rolloutStatus(facts({ incomplete_flag: true })).conditions).toEqual(['incomplete']);
     // A tombstone alone (state only) is retired, with no condition.
-    expect(rolloutStatus(facts({ retired: true, files: ['.tokens.state.json'] }))).toEqual({ status: 'retired', conditions: [] });
+    expect(rolloutStatus(facts({ retired: true, files: ['.tokens.state.json'] }))).toEqual({
+      status: 'retired',
+      conditions: [],
+    });
   });
 });
 
@@ -72,9 +90,18 @@ describe('verdictOf and summarise', () => {
     const v1 = verdictOf({ result: locked, causes: [], readFailure: new TokcapError('lock_timeout', 'busy') });
     expect(v1).toMatchObject({ verdict: 'unavailable', error: { kind: 'lock_timeout', message: 'busy' } });
     // The failure's system error goes with the verdict (it crosses from build workers).
-    const denied = Object.assign(new Error("EACCES: permission denied, open '/d/a'"), { code: 'EACCES', errno: -13, syscall: 'open', path: '/d/a' });
+    const denied = Object.assign(new Error("EACCES: permission denied, open '/d/a'"), {
+      code: 'EACCES',
+      errno: -13,
+      syscall: 'open',
+      path: '/d/a',
+    });
     const v0 = structuredClone(verdictOf({ result: locked, causes: [], readFailure: ioError(denied, '/d/a', 'a') }));
-    expect(v0.error).toEqual({ kind: 'io', message: "EACCES: permission denied, open '/d/a'", system: { code: 'EACCES', syscall: 'open', path: '/d/a' } });
+    expect(v0.error).toEqual({
+      kind: 'io',
+      message: "EACCES: permission denied, open '/d/a'",
+      system: { code: 'EACCES', syscall: 'open', path: '/d/a' },
+    });
     const retired = failedBuild('b', 'RuntimeError: Token capture for rollout b is retired', 0);
     const v2 = verdictOf({ result: retired, causes: [], readFailure: new TokcapError('retired', 'retired') });
     expect(v2).toMatchObject({ verdict: 'masked', unbuilt: true, error: { kind: 'retired', message: 'retired' } });

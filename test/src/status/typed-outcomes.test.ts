@@ -20,8 +20,16 @@ describe('typed outcomes', () => {
     expect(await dropRolloutOutcome(store, 'nobody', 'x', 1)).toEqual({ dropped: false, reason: 'absent' });
     expect(await dropRolloutOutcome(store, 'A', 'x', 1)).toEqual({ dropped: false, reason: 'not_frozen' });
     const snap = await freezeRollout(store, 'A');
-    expect(await dropRolloutOutcome(store, 'A', 'other', snap.version)).toEqual({ dropped: false, reason: 'snapshot_differs', actual: snap.snapshotId });
-    expect(await dropRolloutOutcome(store, 'A', snap.snapshotId, snap.version + 1)).toEqual({ dropped: false, reason: 'version_differs', actual: snap.version });
+    expect(await dropRolloutOutcome(store, 'A', 'other', snap.version)).toEqual({
+      dropped: false,
+      reason: 'snapshot_differs',
+      actual: snap.snapshotId,
+    });
+    expect(await dropRolloutOutcome(store, 'A', snap.snapshotId, snap.version + 1)).toEqual({
+      dropped: false,
+      reason: 'version_differs',
+      actual: snap.version,
+    });
     expect(await dropRolloutOutcome(store, 'A', snap.snapshotId, snap.version)).toEqual({ dropped: true });
   });
 

@@ -63,7 +63,9 @@ async function job(workerUrl: URL, threads?: number, estimatedBytes?: number, wa
 beforeAll(async () => {
   await ensureBuilt();
   const url = (name: string) => pathToFileURL(path.join(ROOT, 'dist', 'src', 'threads', name)).href;
-  ({ mapRolloutsParallel } = (await import(url('parallel-rollouts.js'))) as { mapRolloutsParallel: typeof MapRolloutsParallel });
+  ({ mapRolloutsParallel } = (await import(url('parallel-rollouts.js'))) as {
+    mapRolloutsParallel: typeof MapRolloutsParallel;
+  });
   early = (await import(url('early-workers.js'))) as typeof Early;
   jobWorkers = (await import(url('job-workers.js'))) as typeof JobWorkers;
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-early-worker-'));

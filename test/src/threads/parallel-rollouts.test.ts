@@ -9,7 +9,12 @@ const ids = Array.from({ length: 50 }, (_, i) => `r${String(i).padStart(2, '0')}
 
 describe('mapRolloutsParallel', () => {
   it('returns results in input order', async () => {
-    const out = await mapRolloutsParallel(ids, { workerUrl: NO_WORKER, shared: null, chunkSize: 7, local: async (id, i) => `${id}:${i}` });
+    const out = await mapRolloutsParallel(ids, {
+      workerUrl: NO_WORKER,
+      shared: null,
+      chunkSize: 7,
+      local: async (id, i) => `${id}:${i}`,
+    });
     expect(out).toEqual(ids.map((id, i) => `${id}:${i}`));
   });
 

@@ -18,7 +18,11 @@ describe('verifyDirectory', () => {
     const calls: string[] = [];
     const result = await verifyDirectory(
       { dir },
-      { ids: ['zz', 'r', 'aa'], onStart: (total) => calls.push(`start ${total}`), onProgress: (done, total) => calls.push(`${done}/${total}`) },
+      {
+        ids: ['zz', 'r', 'aa'],
+        onStart: (total) => calls.push(`start ${total}`),
+        onProgress: (done, total) => calls.push(`${done}/${total}`),
+      },
     );
     expect(calls).toEqual(['start 1', '1/1']);
     expect(result).toMatchObject({ ok: true, rollouts: 1, missing: ['zz', 'aa'], unchecked: [] });
@@ -42,7 +46,10 @@ describe('verifyDirectory', () => {
         const held = await verifyDirectory({ dir }, { ids, threads: { threads } });
         expect(held.findings.length).toBeGreaterThan(0);
         const given: Finding[][] = [];
-        const streamed = await verifyDirectory({ dir }, { ids, threads: { threads }, onFindings: (f) => void given.push(f) });
+        const streamed = await verifyDirectory(
+          { dir },
+          { ids, threads: { threads }, onFindings: (f) => void given.push(f) },
+        );
         expect(given.flat()).toEqual(held.findings);
         expect(given.every((list) => list.every((f) => f.rollout_id === list[0].rollout_id))).toBe(true);
         expect({ ...streamed, findings: held.findings }).toEqual(held);

@@ -65,7 +65,9 @@ describe('verifyRollout', () => {
   it('a line appended by hand past indexed_size is an unindexed_tail warning (with its physical line number)', async () => {
     const dir = await cleanStore();
     fs.appendFileSync(paths(dir).jsonl, Buffer.concat([Buffer.from('\n'), canonicalLine(C3)]));
-    expect(await findings(dir)).toEqual([{ rollout_id: 'r', code: 'unindexed_tail', severity: 'warning', call_id: 'c3', line: 4 }]);
+    expect(await findings(dir)).toEqual([
+      { rollout_id: 'r', code: 'unindexed_tail', severity: 'warning', call_id: 'c3', line: 4 },
+    ]);
   });
 
   it('a torn final line is a torn_tail warning; the same bytes followed by a line are malformed_line', async () => {

@@ -64,7 +64,12 @@ function expectedFindings(recs: Rec[]): { code: string; call_id: string; parent_
       const pc = cum(p.id);
       const len = p.cumLen ?? pc?.length ?? null;
       const want = p.digest ? p.digest : pc === null ? null : digestOf(pc);
-      if (prompt !== null && len !== null && want !== null && (len > prompt.length || digestOf(prompt.slice(0, len)) !== want)) {
+      if (
+        prompt !== null &&
+        len !== null &&
+        want !== null &&
+        (len > prompt.length || digestOf(prompt.slice(0, len)) !== want)
+      ) {
         out.push({ code: 'parent_link_mismatch', call_id: r.id, parent_call_id: p.id });
       }
     }
@@ -84,7 +89,13 @@ function randomRollout(seed: number, rootIds = 0): Rec[] {
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
   const id = (): TokenId => {
     const r = rnd();
-    return r < 0.995 ? Math.floor(rnd() * 150000) : r < 0.997 ? 2n ** 60n + BigInt(Math.floor(rnd() * 1000)) : r < 0.9985 ? -3 : 2 ** 40;
+    return r < 0.995
+      ? Math.floor(rnd() * 150000)
+      : r < 0.997
+        ? 2n ** 60n + BigInt(Math.floor(rnd() * 1000))
+        : r < 0.9985
+          ? -3
+          : 2 ** 40;
   };
   const ids = (n: number): TokenId[] => Array.from({ length: n }, id);
   const truth = new Map<string, TokenId[]>();
@@ -120,7 +131,11 @@ function randomRollout(seed: number, rootIds = 0): Rec[] {
     recs.push(rec);
   }
   // A cycle of two deltas, and records out of file order, now and then.
-  if (rnd() < 0.1) recs.push({ ...recs[0], id: 'x1', parent: 'x2', delta: true, resolution: 'resolved' }, { ...recs[0], id: 'x2', parent: 'x1', delta: true, resolution: 'resolved' });
+  if (rnd() < 0.1)
+    recs.push(
+      { ...recs[0], id: 'x1', parent: 'x2', delta: true, resolution: 'resolved' },
+      { ...recs[0], id: 'x2', parent: 'x1', delta: true, resolution: 'resolved' },
+    );
   if (rnd() < 0.2) recs.reverse();
   return recs;
 }
@@ -146,27 +161,40 @@ describe('verify-digests token checks', () => {
   it.each([
     ['short sequences', 0],
     ['sequences of 256 ids or more', 256],
-  ])('match the checks read literally on 400 random rollouts of full and delta chains with damage (%s)', async (_, rootIds) => {
-    const dir = tmp();
-    const codes = new Map<string, number>();
-    for (let seed = 1; seed <= 400; seed++) {
-      const recs = randomRollout(seed, rootIds);
-      fs.writeFileSync(paths(dir).jsonl, Buffer.concat(recs.map(line)));
-      const got = (await verifyRollout({ dir }, 'r')).sort(compareFindings).map(({ code, call_id, parent_call_id }) => ({
-        code,
-        call_id,
-        ...(parent_call_id !== undefined ? { parent_call_id } : {}),
-      }));
-      const want = expectedFindings(recs);
-      expect(got, `seed ${seed}`).toEqual(expect.arrayContaining(want));
-      expect(got.length, `seed ${seed}`).toBe(want.length);
-      for (const f of want) codes.set(f.code, (codes.get(f.code) ?? 0) + 1);
-    }
-    // The damage reached every check.
-    for (const code of ['token_digest_mismatch', 'cum_len_mismatch', 'delta_unreconstructable', 'delta_digest_mismatch', 'parent_missing', 'parent_link_mismatch', 'missing_digest']) {
-      expect(codes.get(code) ?? 0, code).toBeGreaterThan(3);
-    }
-  });
+  ])(
+    'match the checks read literally on 400 random rollouts of full and delta chains with damage (%s)',
+    async (_, rootIds) => {
+      const dir = tmp();
+      const codes = new Map<string, number>();
+      for (let seed = 1; seed <= 400; seed++) {
+        const recs = randomRollout(seed, rootIds);
+        fs.writeFileSync(paths(dir).jsonl, Buffer.concat(recs.map(line)));
+        const got = (await verifyRollout({ dir }, 'r'))
+          .sort(compareFindings)
+          .map(({ code, call_id, parent_call_id }) => ({
+            code,
+            call_id,
+            ...(parent_call_id !== undefined ? { parent_call_id } : {}),
+          }));
+        const want = expectedFindings(recs);
+        expect(got, `seed ${seed}`).toEqual(expect.arrayContaining(want));
+        expect(got.length, `seed ${seed}`).toBe(want.length);
+        for (const f of want) codes.set(f.code, (codes.get(f.code) ?? 0) + 1);
+      }
+      // The damage reached every check.
+      for (const code of [
+        'token_digest_mismatch',
+        'cum_len_mismatch',
+        'delta_unreconstructable',
+        'delta_digest_mismatch',
+        'parent_missing',
+        'parent_link_mismatch',
+        'missing_digest',
+      ]) {
+        expect(codes.get(code) ?? 0, code).toBeGreaterThan(3);
+      }
+    },
+  );
 });
 
 describe("a full child's link to the full parent digested just before it (the digest cache's comparison)", () => {
@@ -192,15 +220,34 @@ describe("a full child's link to the full parent digested just before it (the di
     ["the parent's last id differs", [...changedAt(parentSeq.length - 1), 1], [], true],
     ["the parent's first id differs", [...changedAt(0), 1], [], true],
     ["an id of the parent's prompt differs", [...changedAt(150), 1], [], true],
-    ['an id past the parent sequence is a big integer (the cache is not used)', [...parentSeq, 2n ** 60n, 3], [], false],
-    ['the cache held a longer sequence that the parent starts', [...parentSeq, ...seq(50, 9000)], [rec('x', null, [...parentSeq, ...seq(80, 8000)], [])], false],
-    ['the cache held a longer sequence that the parent starts, and the child differs in it', [...changedAt(310), 1], [rec('x', null, [...parentSeq, ...seq(80, 8000)], [])], true],
+    [
+      'an id past the parent sequence is a big integer (the cache is not used)',
+      [...parentSeq, 2n ** 60n, 3],
+      [],
+      false,
+    ],
+    [
+      'the cache held a longer sequence that the parent starts',
+      [...parentSeq, ...seq(50, 9000)],
+      [rec('x', null, [...parentSeq, ...seq(80, 8000)], [])],
+      false,
+    ],
+    [
+      'the cache held a longer sequence that the parent starts, and the child differs in it',
+      [...changedAt(310), 1],
+      [rec('x', null, [...parentSeq, ...seq(80, 8000)], [])],
+      true,
+    ],
   ];
   it.each(cases)('%s', async (_, childPrompt, before, mismatch) => {
     const dir = tmp();
     const recs = [...before, rec('p', null, parentPrompt, parentGen), rec('c', 'p', childPrompt, seq(10, 6000))];
     fs.writeFileSync(paths(dir).jsonl, Buffer.concat(recs.map(line)));
-    const got = (await verifyRollout({ dir }, 'r')).map(({ code, call_id, parent_call_id }) => ({ code, call_id, ...(parent_call_id !== undefined ? { parent_call_id } : {}) }));
+    const got = (await verifyRollout({ dir }, 'r')).map(({ code, call_id, parent_call_id }) => ({
+      code,
+      call_id,
+      ...(parent_call_id !== undefined ? { parent_call_id } : {}),
+    }));
     expect(got).toEqual(expectedFindings(recs));
     expect(got.some((f) => f.code === 'parent_link_mismatch')).toBe(mismatch);
   });

@@ -94,7 +94,10 @@ describe('DirectoryModel with one rollout locked by another process', () => {
     expect(holding(holder)).toBe(true);
     const s = m.snapshot();
     expect(s.lockWaits.size).toBe(0);
-    expect(m.row(ids[1])!.error).toMatchObject({ kind: 'lock_timeout', message: `timed out after 300ms waiting for the lock of rollout ${ids[1]}` });
+    expect(m.row(ids[1])!.error).toMatchObject({
+      kind: 'lock_timeout',
+      message: `timed out after 300ms waiting for the lock of rollout ${ids[1]}`,
+    });
     for (const id of [ids[0], ids[2]]) expect(m.row(id)!.error).toBeUndefined();
   });
 

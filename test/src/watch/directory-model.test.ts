@@ -66,10 +66,29 @@ describe('DirectoryModel', () => {
     expect(snap.ready).toBe(true);
     expect(snap.pending).toBe(0);
     // The eight shapes of the generator, in order.
-    expect(byId.r0).toMatchObject({ status: 'live', conditions: [], verdict: 'trainable', calls: 3, wouldMask: false, causes: [] });
-    expect(byId.r1).toMatchObject({ status: 'live', conditions: ['dangling'], verdict: 'masked', danglingIntents: ['call-003'], wouldMask: true });
+    expect(byId.r0).toMatchObject({
+      status: 'live',
+      conditions: [],
+      verdict: 'trainable',
+      calls: 3,
+      wouldMask: false,
+      causes: [],
+    });
+    expect(byId.r1).toMatchObject({
+      status: 'live',
+      conditions: ['dangling'],
+      verdict: 'masked',
+      danglingIntents: ['call-003'],
+      wouldMask: true,
+    });
     expect(byId.r1.causes[0].code).toBe('dangling_intents');
-    expect(byId.r2).toMatchObject({ status: 'live', conditions: ['dangling', 'incomplete'], incompleteMarkers: ['call-001'], incompleteFlag: true, wouldMask: true });
+    expect(byId.r2).toMatchObject({
+      status: 'live',
+      conditions: ['dangling', 'incomplete'],
+      incompleteMarkers: ['call-001'],
+      incompleteFlag: true,
+      wouldMask: true,
+    });
     expect(byId.r2.causes.map((c) => c.code)).toEqual(['dangling_intents', 'capture_incomplete']);
     expect(byId.r3).toMatchObject({ status: 'live', calls: 4, wouldMask: true });
     expect(byId.r3.causes[0].code).toBe('unresolved_retries');
@@ -77,8 +96,20 @@ describe('DirectoryModel', () => {
     expect(byId.r5).toMatchObject({ status: 'frozen', frozen: true, wouldMask: false });
     expect(byId.r5.snapshotId).not.toBe('');
     // A tombstone's preview is the reference's failed build: masked, could not be built (as `build` says).
-    expect(byId.r6).toMatchObject({ status: 'retired', conditions: [], retired: true, verdict: 'masked', unbuilt: true, wouldMask: true });
-    expect(byId.r7).toMatchObject({ status: 'live', conditions: ['dangling', 'torn_tail', 'unindexed_tail'], tornTail: true, danglingIntents: ['call-torn'] });
+    expect(byId.r6).toMatchObject({
+      status: 'retired',
+      conditions: [],
+      retired: true,
+      verdict: 'masked',
+      unbuilt: true,
+      wouldMask: true,
+    });
+    expect(byId.r7).toMatchObject({
+      status: 'live',
+      conditions: ['dangling', 'torn_tail', 'unindexed_tail'],
+      tornTail: true,
+      danglingIntents: ['call-torn'],
+    });
     expect(snap.totals).toMatchObject({ rollouts: 8, loaded: 8 });
     expect(snap.totals.summary.byStatus).toEqual({ live: 6, frozen: 1, retired: 1, unavailable: 0 });
     expect(snap.totals.summary.byCondition).toMatchObject({ torn_tail: 1, dangling: 3, incomplete: 1 });
@@ -150,7 +181,8 @@ describe('DirectoryModel', () => {
       for (const id of ids) {
         expect(opens.count(`${id}.tokens.lock`), id).toBe(1);
         for (const kind of ['jsonl', 'state.json', 'intents']) {
-          if (fs.existsSync(path.join(dir, `${id}.tokens.${kind}`))) expect(opens.count(`${id}.tokens.${kind}`), `${id} ${kind}`).toBe(1);
+          if (fs.existsSync(path.join(dir, `${id}.tokens.${kind}`)))
+            expect(opens.count(`${id}.tokens.${kind}`), `${id} ${kind}`).toBe(1);
         }
       }
       // The second shape of the generator has a dangling intent: its verdict came from that copy.
@@ -161,7 +193,12 @@ describe('DirectoryModel', () => {
       await beginCall({ dir }, r, 'call-new');
       opens.reset();
       await model.refresh([r]);
-      expect(opens.names().sort()).toEqual([`${r}.tokens.intents`, `${r}.tokens.jsonl`, `${r}.tokens.lock`, `${r}.tokens.state.json`]);
+      expect(opens.names().sort()).toEqual([
+        `${r}.tokens.intents`,
+        `${r}.tokens.jsonl`,
+        `${r}.tokens.lock`,
+        `${r}.tokens.state.json`,
+      ]);
       expect(opens.count(`${r}.tokens.lock`)).toBe(1);
       expect(model.row(r)!.danglingIntents).toContain('call-new');
       model.dispose();
@@ -198,7 +235,12 @@ describe('DirectoryModel', () => {
     expect(model.row('r0')).toBeUndefined();
     await model.rescan();
     await model.idle();
-    expect(model.snapshot().rows.map((r) => r.id).sort()).toEqual(['fresh', 'r1']);
+    expect(
+      model
+        .snapshot()
+        .rows.map((r) => r.id)
+        .sort(),
+    ).toEqual(['fresh', 'r1']);
   });
 
   it('shows an unreadable rollout with its error instead of failing', async () => {
@@ -237,7 +279,11 @@ describe('DirectoryModel', () => {
 
     const gone = new DirectoryModel({ dir: path.join(dir, 'missing') });
     const s = await loaded(gone);
-    expect(s.scanError).toMatchObject({ kind: 'io', message: expect.stringMatching(/ENOENT/), system: { code: 'ENOENT', syscall: 'opendir' } });
+    expect(s.scanError).toMatchObject({
+      kind: 'io',
+      message: expect.stringMatching(/ENOENT/),
+      system: { code: 'ENOENT', syscall: 'opendir' },
+    });
     expect(s.rows).toEqual([]);
   });
 
@@ -275,7 +321,7 @@ describe('DirectoryModel', () => {
     expect(new Set(facts).size).toBe(30);
   });
 
-  it('keeps its totals and each snapshot\'s delta true to its rows as rollouts are read, change and go', async () => {
+  it("keeps its totals and each snapshot's delta true to its rows as rollouts are read, change and go", async () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 24 });
     const model = new DirectoryModel({ dir, batchSize: 3, concurrency: 1 });
@@ -343,7 +389,14 @@ describe('DirectoryModel', () => {
     const recent = visibleRows(snap.rows, NO_FILTER, 'recent').map((r) => r.id);
     expect(recent[0]).toBe('r7');
     expect(recent.at(-1)).toBe('r0');
-    expect(visibleRows(snap.rows, { ...NO_FILTER, masked: true }, 'id').map((r) => r.id)).toEqual(['r1', 'r2', 'r3', 'r4', 'r6', 'r7']);
+    expect(visibleRows(snap.rows, { ...NO_FILTER, masked: true }, 'id').map((r) => r.id)).toEqual([
+      'r1',
+      'r2',
+      'r3',
+      'r4',
+      'r6',
+      'r7',
+    ]);
     expect(visibleRows(snap.rows, { ...NO_FILTER, dangling: true }, 'id').map((r) => r.id)).toEqual(['r1', 'r2', 'r7']);
     expect(visibleRows(snap.rows, { ...NO_FILTER, incomplete: true }, 'id').map((r) => r.id)).toEqual(['r2']);
     expect(visibleRows(snap.rows, { ...NO_FILTER, search: 'R3' }, 'id').map((r) => r.id)).toEqual(['r3']);

@@ -2,12 +2,29 @@ import { describe, expect, it } from 'vitest';
 import { CONDITIONS, ROLLOUT_STATUSES, type Condition } from '../../../src/status/rollout-status.js';
 import { VERDICTS } from '../../../src/status/verdict.js';
 import { decodeOutcomes, encodeOutcomes } from '../../../src/watch/batch-codec.js';
-import { errorRow, packRow, placeholderRow, rowData, withBookkeeping, PackedRow, type RolloutRow } from '../../../src/watch/rows.js';
+import {
+  errorRow,
+  packRow,
+  placeholderRow,
+  rowData,
+  withBookkeeping,
+  PackedRow,
+  type RolloutRow,
+} from '../../../src/watch/rows.js';
 import { rowJson } from '../../../src/watch/snapshot-json.js';
 
 /** A plain row with every field given. */
 function plain(over: Partial<RolloutRow> = {}): RolloutRow {
-  return { ...rowData(placeholderRow('r1', 1700000000123.5)), loaded: true, calls: 7, version: 3, snapshotId: 'snap-1', changedAt: 42, seq: 9, ...over };
+  return {
+    ...rowData(placeholderRow('r1', 1700000000123.5)),
+    loaded: true,
+    calls: 7,
+    version: 3,
+    snapshotId: 'snap-1',
+    changedAt: 42,
+    seq: 9,
+    ...over,
+  };
 }
 
 /** As a row crosses from the read worker (encoded, cloned, decoded), its bookkeeping set again as the model does. */
@@ -73,7 +90,14 @@ describe('packed rows', () => {
   });
 
   it('an unreadable row stays unreadable: unavailable, no verdict or facts of its own, its error kept', () => {
-    const before = packRow(plain({ verdict: 'masked', wouldMask: true, conditions: ['dangling'], causes: [{ code: 'dangling_intents', message: 'x' }] }));
+    const before = packRow(
+      plain({
+        verdict: 'masked',
+        wouldMask: true,
+        conditions: ['dangling'],
+        causes: [{ code: 'dangling_intents', message: 'x' }],
+      }),
+    );
     const failed = errorRow(before, { kind: 'lock_timeout', message: 'lock held' }, 5, 10);
     for (const r of [failed, crossed(failed)]) {
       expect(r.loaded).toBe(true);
@@ -86,13 +110,28 @@ describe('packed rows', () => {
       expect(r.seq).toBe(10);
     }
     // Nothing of it is known now: no calls, version or intents (null and empty, never a stale value).
-    expect([failed.calls, failed.version, failed.danglingIntents, failed.incompleteMarkers]).toEqual([null, null, [], []]);
+    expect([failed.calls, failed.version, failed.danglingIntents, failed.incompleteMarkers]).toEqual([
+      null,
+      null,
+      [],
+      [],
+    ]);
     expect([crossed(failed).calls, crossed(failed).version]).toEqual([null, null]);
   });
 
   it('a placeholder is not loaded and claims nothing', () => {
     const p = placeholderRow('r9', 5);
-    expect(rowData(p)).toEqual({ ...rowData(plain()), id: 'r9', loaded: false, calls: 0, version: 0, snapshotId: '', mtimeMs: 5, changedAt: null, seq: 0 });
+    expect(rowData(p)).toEqual({
+      ...rowData(plain()),
+      id: 'r9',
+      loaded: false,
+      calls: 0,
+      version: 0,
+      snapshotId: '',
+      mtimeMs: 5,
+      changedAt: null,
+      seq: 0,
+    });
     expect(p.verdict).toBeNull();
     expect(p.error).toBeUndefined();
     expect(rowData(withBookkeeping(p, 3, 4))).toEqual({ ...rowData(p), changedAt: 3, seq: 4 });

@@ -60,7 +60,11 @@ describe('loadRolloutDetail', () => {
     const b = boundary.tree.find((n) => n.id === 'call-001')!;
     expect(b).toMatchObject({ depth: 0, outcome: 'boundary', reason: 'parent_unresolved', unresolvedBoundary: true });
     expect(boundary.chains.map((c) => c.name)).toEqual(['main', 'branch-0']);
-    expect(boundary.verdict.causes.map((c) => c.code)).toEqual(['unresolved_parent_calls', 'roots_not_one', 'chains_not_one']);
+    expect(boundary.verdict.causes.map((c) => c.code)).toEqual([
+      'unresolved_parent_calls',
+      'roots_not_one',
+      'chains_not_one',
+    ]);
 
     expect(listing(dir)).toEqual(before);
   });
@@ -101,7 +105,13 @@ describe('loadRolloutDetail', () => {
     await makeStore(dir, { rollouts: 8 });
     const d = await loadRolloutDetail({ dir }, 'r6');
     expect(d.status).toEqual({ status: 'retired', conditions: [] });
-    expect(d.verdict).toMatchObject({ built: true, verdict: 'masked', unbuilt: true, masked: true, error: 'RuntimeError: Token capture for rollout r6 is retired' });
+    expect(d.verdict).toMatchObject({
+      built: true,
+      verdict: 'masked',
+      unbuilt: true,
+      masked: true,
+      error: 'RuntimeError: Token capture for rollout r6 is retired',
+    });
     expect(d.tree).toEqual([]);
   });
 

@@ -24,7 +24,14 @@ describe('RowList: rows in display order, in blocks', () => {
     for (const i of [0, 1, 511, 512, 513, 1023, 1024, 1299]) expect(list.at(i)).toBe(rows[i]);
     expect(list.at(-1)).toBeUndefined();
     expect(list.at(1300)).toBeUndefined();
-    for (const [from, to] of [[0, 33], [500, 540], [1290, 1400], [1024, 1024], [700, 600]]) expect(list.slice(from, to)).toEqual(rows.slice(from, to));
+    for (const [from, to] of [
+      [0, 33],
+      [500, 540],
+      [1290, 1400],
+      [1024, 1024],
+      [700, 600],
+    ])
+      expect(list.slice(from, to)).toEqual(rows.slice(from, to));
     expect(list.slice()).toEqual(rows);
     expect([...list]).toEqual(rows);
     expect(RowList.of([]).slice(0, 10)).toEqual([]);

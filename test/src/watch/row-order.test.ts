@@ -49,7 +49,12 @@ function randomRow(rng: Rng, id: string): RolloutRow {
   });
 }
 
-const FILTERS: RowFilter[] = [NO_FILTER, { ...NO_FILTER, masked: true }, { ...NO_FILTER, dangling: true }, { ...NO_FILTER, search: 'R1' }];
+const FILTERS: RowFilter[] = [
+  NO_FILTER,
+  { ...NO_FILTER, masked: true },
+  { ...NO_FILTER, dangling: true },
+  { ...NO_FILTER, search: 'R1' },
+];
 
 describe('rows kept up to date change by change', () => {
   it('countRow in and out keeps the totals equal to a recomputation, after random puts and removals', () => {
@@ -99,8 +104,14 @@ describe('rows kept up to date change by change', () => {
           }
           // With the replaced rows (a few changes are then placed by binary search) and without.
           const touched = [...changed.keys(), ...removed];
-          const replaced = round % 2 === 0 ? touched.flatMap((id) => (before.has(id) ? [before.get(id)!] : [])) : undefined;
-          shown = updateVisibleRows(shown, { changed: [...changed.values()], removed: [...removed], replaced }, filter, sort);
+          const replaced =
+            round % 2 === 0 ? touched.flatMap((id) => (before.has(id) ? [before.get(id)!] : [])) : undefined;
+          shown = updateVisibleRows(
+            shown,
+            { changed: [...changed.values()], removed: [...removed], replaced },
+            filter,
+            sort,
+          );
           expect([...shown].map((r) => r.id)).toEqual(visibleRows(rows.values(), filter, sort).map((r) => r.id));
           expect([...shown]).toEqual(visibleRows(rows.values(), filter, sort));
         }
@@ -119,15 +130,23 @@ describe('rows kept up to date change by change', () => {
 
     const changed = randomRow(rng, 'r3');
     const b = a.map((r) => (r.id === 'r3' ? changed : r)).filter((r) => r.id !== 'r4');
-    const next = cache.rows({ rows: b, version: 2, delta: { since: 1, changed: [changed], removed: ['r4'] } }, NO_FILTER, 'recent');
+    const next = cache.rows(
+      { rows: b, version: 2, delta: { since: 1, changed: [changed], removed: ['r4'] } },
+      NO_FILTER,
+      'recent',
+    );
     expect([...next]).toEqual(visibleRows(b, NO_FILTER, 'recent'));
 
     // A delta from a state this cache never saw is not trusted: the rows are sorted afresh.
     const c = b.map((r) => (r.id === 'r5' ? randomRow(rng, 'r5') : r));
     const lying = { since: 1, changed: [], removed: [] };
-    expect([...cache.rows({ rows: c, version: 3, delta: lying }, NO_FILTER, 'recent')]).toEqual(visibleRows(c, NO_FILTER, 'recent'));
+    expect([...cache.rows({ rows: c, version: 3, delta: lying }, NO_FILTER, 'recent')]).toEqual(
+      visibleRows(c, NO_FILTER, 'recent'),
+    );
     // Another sort or filter: sorted afresh too.
     expect([...cache.rows({ rows: c, version: 3 }, NO_FILTER, 'calls')]).toEqual(visibleRows(c, NO_FILTER, 'calls'));
-    expect([...cache.rows({ rows: c, version: 3 }, { ...NO_FILTER, masked: true }, 'calls')]).toEqual(visibleRows(c, { ...NO_FILTER, masked: true }, 'calls'));
+    expect([...cache.rows({ rows: c, version: 3 }, { ...NO_FILTER, masked: true }, 'calls')]).toEqual(
+      visibleRows(c, { ...NO_FILTER, masked: true }, 'calls'),
+    );
   });
 });

@@ -45,7 +45,10 @@ describe('shared stat pass', () => {
     expect(looked.get('only-state')).toEqual(new Set(['state']));
     expect(looked.has('bad id!')).toBe(false);
     expect(new Map(looked)).toEqual(direct.rollouts);
-    const empty = listingOf(sharedListing({ idText: '', masks: new Uint8Array(0), invalidNames: [], tempStateFiles: [], lockOnly: [] }).shared);
+    const empty = listingOf(
+      sharedListing({ idText: '', masks: new Uint8Array(0), invalidNames: [], tempStateFiles: [], lockOnly: [] })
+        .shared,
+    );
     expect(empty.ids).toEqual([]);
     expect(empty.listing.rollouts.size).toBe(0);
   });
@@ -63,9 +66,17 @@ describe('shared stat pass', () => {
     expect(new IdText('', 0).length).toBe(0);
   });
 
-  it('stats every rollout once, whichever side claims it, with its first file\'s mtime', async () => {
+  it("stats every rollout once, whichever side claims it, with its first file's mtime", async () => {
     const dir = tempDir();
-    const generated = await makeStore(dir, { rollouts: 700, calls: 1, prompt: 2, gen: 1, turn: 1, mix: false, fast: true });
+    const generated = await makeStore(dir, {
+      rollouts: 700,
+      calls: 1,
+      prompt: 2,
+      gen: 1,
+      turn: 1,
+      mix: false,
+      fast: true,
+    });
     // Rollouts without J: their state file, else their intents, gives the mtime.
     fs.writeFileSync(path.join(dir, 'no-j.tokens.state.json'), '{}');
     fs.writeFileSync(path.join(dir, 'intents-only.tokens.intents'), '');
@@ -105,23 +116,37 @@ describe('firstInOrder', () => {
   it('gives the first k of a full sort, in order', () => {
     let seed = 7;
     const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-    const cmp = (x: { m: number; id: string }, y: { m: number; id: string }) => y.m - x.m || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
+    const cmp = (x: { m: number; id: string }, y: { m: number; id: string }) =>
+      y.m - x.m || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
     for (const n of [0, 1, 5, 48, 1000]) {
-      const items = Array.from({ length: n }, (_, i) => ({ m: Math.floor(rand() * 50), id: `r${Math.floor(rand() * 1e6)}-${i}` }));
-      for (const k of [0, 1, 10, 48, 2000]) expect(firstInOrder(items, k, cmp)).toEqual([...items].sort(cmp).slice(0, k));
+      const items = Array.from({ length: n }, (_, i) => ({
+        m: Math.floor(rand() * 50),
+        id: `r${Math.floor(rand() * 1e6)}-${i}`,
+      }));
+      for (const k of [0, 1, 10, 48, 2000])
+        expect(firstInOrder(items, k, cmp)).toEqual([...items].sort(cmp).slice(0, k));
     }
   });
 });
 
 describe('recentOrder', () => {
-  it("is the `recent` order (newest first, ties by id), with short and long runs of equal mtimes", () => {
+  it('is the `recent` order (newest first, ties by id), with short and long runs of equal mtimes', () => {
     let seed = 11;
     const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     // Few distinct mtimes (runs longer than an insertion sort takes), many, all equal, none.
-    for (const [n, distinct] of [[0, 1], [1, 1], [300, 4], [2000, 300], [500, 1], [1000, 1e9]] as const) {
+    for (const [n, distinct] of [
+      [0, 1],
+      [1, 1],
+      [300, 4],
+      [2000, 300],
+      [500, 1],
+      [1000, 1e9],
+    ] as const) {
       const ids = Array.from({ length: n }, (_, i) => `r${Math.floor(rand() * 1e6)}-${i}`);
       const mtimes = Float64Array.from({ length: n }, () => 1.7e12 + Math.floor(rand() * distinct) * 4.25);
-      const want = ids.map((_, i) => i).sort((a, b) => mtimes[b] - mtimes[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
+      const want = ids
+        .map((_, i) => i)
+        .sort((a, b) => mtimes[b] - mtimes[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
       expect(Array.from(recentOrder(ids, mtimes))).toEqual(want);
     }
   });
@@ -131,9 +156,18 @@ describe('recentHead', () => {
   it('is the head of recentOrder, of any length, with and without ties at its end', () => {
     let seed = 5;
     const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-    for (const [n, distinct] of [[0, 1], [1, 1], [60, 3], [2000, 300], [500, 1], [1000, 1e9]] as const) {
+    for (const [n, distinct] of [
+      [0, 1],
+      [1, 1],
+      [60, 3],
+      [2000, 300],
+      [500, 1],
+      [1000, 1e9],
+    ] as const) {
       const ids = Array.from({ length: n }, (_, i) => `r${Math.floor(rand() * 1e6)}-${i}`);
-      const mtimes = Float64Array.from({ length: n }, () => (rand() < 0.05 ? 0 : 1.7e12 + Math.floor(rand() * distinct) * 4.25));
+      const mtimes = Float64Array.from({ length: n }, () =>
+        rand() < 0.05 ? 0 : 1.7e12 + Math.floor(rand() * distinct) * 4.25,
+      );
       const order = Array.from(recentOrder(ids, mtimes));
       for (const k of [0, 1, 2, 48, n - 1, n, n + 5]) {
         if (k < 0) continue;

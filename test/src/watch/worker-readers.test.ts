@@ -33,8 +33,10 @@ let compiledLock: typeof withRolloutLockFromSources;
 beforeAll(async () => {
   await ensureBuilt();
   const compiled = (file: string) => import(pathToFileURL(path.join(ROOT, 'dist', 'src', file)).href);
-  createCompiled = ((await compiled('watch/worker-readers.js')) as { createWorkerReaders: Factory }).createWorkerReaders;
-  compiledLock = ((await compiled('lock/rollout-lock.js')) as { withRolloutLock: typeof withRolloutLockFromSources }).withRolloutLock;
+  createCompiled = ((await compiled('watch/worker-readers.js')) as { createWorkerReaders: Factory })
+    .createWorkerReaders;
+  compiledLock = ((await compiled('lock/rollout-lock.js')) as { withRolloutLock: typeof withRolloutLockFromSources })
+    .withRolloutLock;
 }, 120_000);
 
 describe('worker readers', () => {
@@ -88,7 +90,9 @@ describe('worker readers', () => {
       expect(done).toBe(false);
       release();
       await holding;
-      expect(rowIn((await readOfB) as RowReadOutcome)).toEqual(rowOf(b, await readRow({ dir }, b, listed.rollouts.get(b)!)));
+      expect(rowIn((await readOfB) as RowReadOutcome)).toEqual(
+        rowOf(b, await readRow({ dir }, b, listed.rollouts.get(b)!)),
+      );
     } finally {
       await readers.close();
     }
@@ -160,7 +164,11 @@ describe('worker readers', () => {
       expect(placed!.map((r) => r.id)).toEqual(visibleRows(placed!, NO_FILTER, 'recent').map((r) => r.id));
       const final = model.snapshot();
       expect(final.totals.loaded).toBe(600);
-      expect(batches[0]).toEqual(visibleRows(final.rows, NO_FILTER, 'recent').slice(0, 20).map((r) => r.id));
+      expect(batches[0]).toEqual(
+        visibleRows(final.rows, NO_FILTER, 'recent')
+          .slice(0, 20)
+          .map((r) => r.id),
+      );
       expect(batches.flat().sort()).toEqual([...ids].sort());
       model.dispose();
     } finally {
@@ -168,7 +176,7 @@ describe('worker readers', () => {
     }
   });
 
-  it("read the batches asked for while the worker lists and stats for a load in this thread, and later ones in the worker, the same rows", async () => {
+  it('read the batches asked for while the worker lists and stats for a load in this thread, and later ones in the worker, the same rows', async () => {
     const dir = tempDir();
     const ids = await makeStore(dir);
     const here = await DEFAULT_READERS.readBatch({ dir }, ids);
@@ -213,13 +221,21 @@ describe('worker readers', () => {
           // What a read says does not matter here, only which rollouts are read when.
           readBatch: async (_store, batch) => {
             batches.push([...batch]);
-            return batch.map(() => ({ ok: false, error: { kind: 'io', message: 'not read in this test' } }) satisfies RowReadOutcome);
+            return batch.map(
+              () => ({ ok: false, error: { kind: 'io', message: 'not read in this test' } }) satisfies RowReadOutcome,
+            );
           },
         },
       });
       model.subscribe(() => {
         const s = model.snapshot();
-        if (seen.length < 2 && seen.at(-1)?.rows !== s.rows.length) seen.push({ rows: s.rows.length, rollouts: s.totals.rollouts, loaded: s.totals.loaded, order: s.rows.map((r) => r.id) });
+        if (seen.length < 2 && seen.at(-1)?.rows !== s.rows.length)
+          seen.push({
+            rows: s.rows.length,
+            rollouts: s.totals.rollouts,
+            loaded: s.totals.loaded,
+            order: s.rows.map((r) => r.id),
+          });
       });
       await model.rescan();
       await model.idle();
@@ -278,7 +294,8 @@ describe('worker readers', () => {
       expect(rescans).toBe(0);
       reads.length = 0;
       const [touched, removed] = ids;
-      for (const p of Object.values(rolloutPaths(dir, touched))) if (fs.existsSync(p)) fs.utimesSync(p, 2_000_000, 2_000_000);
+      for (const p of Object.values(rolloutPaths(dir, touched)))
+        if (fs.existsSync(p)) fs.utimesSync(p, 2_000_000, 2_000_000);
       for (const p of Object.values(rolloutPaths(dir, removed))) fs.rmSync(p, { force: true });
       fs.writeFileSync(path.join(dir, 'new1.tokens.intents'), 'c9\n');
       await model.rescan();

@@ -28,7 +28,14 @@ describe('the Parquet part writer', () => {
     // 720 calls with prompts of 1,000 to 4,300 tokens: one row group by the row limit alone.
     await generateStore({ dir }, { rollouts: 60, calls: 12, seed: 9 });
     const out = join(root, 'dataset');
-    const summary = await exportStore({ dir, out, format: 'parquet', freeze: false, force: false, trainableOnly: false });
+    const summary = await exportStore({
+      dir,
+      out,
+      format: 'parquet',
+      freeze: false,
+      force: false,
+      trainableOnly: false,
+    });
     expect(summary.exported).toBe(60);
     const db = await (await DuckDBInstance.create(':memory:')).connect();
     const groups = (
@@ -44,7 +51,9 @@ describe('the Parquet part writer', () => {
     expect(groups.length).toBeGreaterThan(1);
     // The writer checks the limit between batches: a group passes it by at most part of one batch.
     for (const g of groups) expect(Number(g.compressed)).toBeLessThanOrEqual(ROW_GROUP_BYTES + BATCH_LIST_VALUES * 8);
-    const [all] = (await db.runAndReadAll(`select count(*) as n, sum(len(prompt_token_ids)) as tokens from '${out}/calls/*.parquet'`)).getRowObjectsJson();
+    const [all] = (
+      await db.runAndReadAll(`select count(*) as n, sum(len(prompt_token_ids)) as tokens from '${out}/calls/*.parquet'`)
+    ).getRowObjectsJson();
     expect(Number(all.n)).toBe(720);
     expect(Number(all.tokens)).toBeGreaterThan(720 * 1000);
   }, 120_000);
@@ -60,21 +69,36 @@ describe('the Parquet part writer', () => {
     ];
     writeFileSync(join(dir, 'wide.tokens.jsonl'), Buffer.concat(lines));
     const out = join(root, 'wide-dataset');
-    const summary = await exportStore({ dir, out, format: 'parquet', freeze: false, force: false, trainableOnly: false });
+    const summary = await exportStore({
+      dir,
+      out,
+      format: 'parquet',
+      freeze: false,
+      force: false,
+      trainableOnly: false,
+    });
     expect(summary.exported).toBe(4);
     const db = await (await DuckDBInstance.create(':memory:')).connect();
     const calls = `'${out}/calls/*.parquet'`;
-    const types = (await db.runAndReadAll(`describe select prompt_token_ids, generation_token_ids from ${calls}`)).getRowObjectsJson();
+    const types = (
+      await db.runAndReadAll(`describe select prompt_token_ids, generation_token_ids from ${calls}`)
+    ).getRowObjectsJson();
     expect(types.map((t) => t.column_type)).toEqual(['BIGINT[]', 'BIGINT[]']);
     const wide = (
-      await db.runAndReadAll(`select model_call_id, prompt_token_ids[2] as second, len(prompt_token_ids) as n, prompt_token_ids[-1] as last from ${calls} where rollout_id = 'wide' order by 1`)
+      await db.runAndReadAll(
+        `select model_call_id, prompt_token_ids[2] as second, len(prompt_token_ids) as n, prompt_token_ids[-1] as last from ${calls} where rollout_id = 'wide' order by 1`,
+      )
     ).getRowObjectsJson();
     expect(wide).toEqual([
       { model_call_id: 'c0', second: String(big), n: '3', last: '3' },
       { model_call_id: 'c1', second: String(big), n: String(5 + long.length), last: String(long.at(-1)) },
     ]);
     // The other rollouts' rows, before and after the long call, are intact.
-    const [sums] = (await db.runAndReadAll(`select count(*) as n, sum(len(generation_token_ids)) as gen from ${calls} where rollout_id <> 'wide'`)).getRowObjectsJson();
+    const [sums] = (
+      await db.runAndReadAll(
+        `select count(*) as n, sum(len(generation_token_ids)) as gen from ${calls} where rollout_id <> 'wide'`,
+      )
+    ).getRowObjectsJson();
     expect(Number(sums.n)).toBe(6);
     expect(Number(sums.gen)).toBe(18);
   }, 120_000);
