@@ -549,7 +549,8 @@ export const COMMANDS: CommandForm[] = [
     read: (res) => {
       const lines = res.stdout.split('\n');
       const header = lines.find((l) => /^\s*ROLLOUT /.test(l));
-      const row = lines.find((l) => /^\s*good /.test(l));
+      // After the mark column (`›` selected, `•` changed in the last seconds).
+      const row = lines.find((l) => /^[ ›][ •]good /.test(l));
       if (!header || !row) return {};
       const status = row.trim().split(/\s+/)[1];
       const madeUp: string[] = [];

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ensureBuilt } from '../../support/cli-binary.js';
-import { cli } from '../../support/cli.js';
+import { BIN, ensureBuilt } from '../support/cli-binary.js';
+import { cli } from '../support/cli.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tokcap-output-failure-'));
 const store = join(root, 'store');

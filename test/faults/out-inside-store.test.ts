@@ -6,8 +6,8 @@
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli } from '../../support/cli.js';
-import { DEMO_STORE, copyStore, scratch, treeSnapshot } from '../../support/export.js';
+import { cli } from '../support/cli.js';
+import { DEMO_STORE, copyStore, scratch, treeSnapshot } from '../support/export.js';
 
 const cleanup: string[] = [];
 afterAll(() => {
