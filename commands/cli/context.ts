@@ -7,26 +7,21 @@ import type { CommandName, CommandOptionsMap, GlobalOptions } from './options.js
 import { EXIT_OK, errorJson, exitCodeFor, formatErrorReport, type ErrorJson, type ExitCode } from './errors.js';
 import { createStyles, colorLevel, safeOutput, type Styles } from '../render/styles.js';
 import { ProgressLine, noProgress, type ProgressFactory } from '../render/progress.js';
-import { byteStream, JsonDocument, type ByteStream, type JsonArrayWriter, type JsonMapWriter } from './json-output.js';
+import {
+  byteStream,
+  JsonDocument,
+  type ByteStream,
+  type JsonArrayWriter,
+  type JsonMapWriter,
+  type OutStream,
+} from './json-output.js';
+
+export type { OutStream } from './json-output.js';
 import { renderTable, type Column } from '../render/table.js';
 import type { Shard } from '../../src/layout/shard.js';
 import type { ThreadOptions } from '../../src/threads/parallel-rollouts.js';
 import type { StoreOptions } from '../../src/ops/store.js';
 import { readSettings, type Settings } from './settings.js';
-
-export interface OutStream {
-  /** `written`, when given, is called once the chunk has been written out (a Node stream's callback). */
-  write(chunk: string | Uint8Array, written?: (error?: Error | null) => void): unknown;
-  /** A Node stream's bytes not written out yet. */
-  readonly writableLength?: number;
-  /** A Node stream's: how many queued bytes make `write` return false. */
-  readonly writableHighWaterMark?: number;
-  /** A Node stream's: `write` returned false and it can take more now. */
-  once?(event: 'drain', listener: () => void): unknown;
-  isTTY?: boolean;
-  columns?: number;
-  rows?: number;
-}
 
 /** Everything the CLI uses from the process; injectable for in-process tests. */
 export interface CliIo {

@@ -5,7 +5,21 @@
  * for it never piles its output up in memory. ./context.ts hands these to commands.
  */
 import { JsonWriter, RawJsonText } from '../../src/json/canonical-json.js';
-import type { OutStream } from './context.js';
+
+/** Where the command writes: a Node stream, or a test's stand-in with the same members. */
+export interface OutStream {
+  /** `written`, when given, is called once the chunk has been written out (a Node stream's callback). */
+  write(chunk: string | Uint8Array, written?: (error?: Error | null) => void): unknown;
+  /** A Node stream's bytes not written out yet. */
+  readonly writableLength?: number;
+  /** A Node stream's: how many queued bytes make `write` return false. */
+  readonly writableHighWaterMark?: number;
+  /** A Node stream's: `write` returned false and it can take more now. */
+  once?(event: 'drain', listener: () => void): unknown;
+  isTTY?: boolean;
+  columns?: number;
+  rows?: number;
+}
 
 export interface ByteStream {
   write(bytes: Uint8Array): Promise<void>;

@@ -9,30 +9,18 @@ import { maskCauses } from '../chains/mask-causes.js';
 import { TokcapError } from '../errors.js';
 import { orderedJsonLine, type JsonWriter } from '../json/canonical-json.js';
 import type { JsonBytesReader } from '../json/parse-json.js';
-import type { VerdictAnswer } from '../status/verdict.js';
 import type { StoreOptions } from '../ops/store.js';
-import { serialiseError, type SerialisedError } from '../threads/parallel-rollouts.js';
+import { serialiseError } from '../threads/parallel-rollouts.js';
 import { buildForExport, type ExportBuild } from './build-for-export.js';
 import { ALL_FIELDS, applyFieldSelection, type FieldSelection } from './fields.js';
 import { tinkerSummaryTail } from './tinker.js';
+import type { ExportedRollout } from './exported-rollout.js';
 import { exportedCauses } from './exported-causes.js';
 import { parquetRows, type ParquetRows } from './parquet/rows.js';
 
 export { exportedCauses } from './exported-causes.js';
 
-/** What the totals, the summary and the hooks learn of one exported rollout. */
-export interface ExportedRollout {
-  rolloutId: string;
-  maskSample: boolean;
-  /** A failed build (the failed-build result). */
-  failed: boolean;
-  /** tokcap could not read the rollout (a lock timeout) or write its result. */
-  error?: SerialisedError;
-  generatedTokensCaptured: number;
-  generatedTokensDelivered: number;
-  /** The consumer verdict; an `unavailable` rollout is left out and named on stderr (docs/cli.md#unavailable). */
-  verdict: VerdictAnswer;
-}
+export type { ExportedRollout } from './exported-rollout.js';
 
 export interface ExportItem {
   rollout: ExportedRollout;

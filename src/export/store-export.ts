@@ -23,7 +23,7 @@ import { buildForExport } from './build-for-export.js';
 import { exportedRollout } from './export-item.js';
 import { StoreCopyWriter } from './store-copy.js';
 import type { ExportTotals } from './tinker.js';
-import type { ExportHooks } from './export-store.js';
+import type { ExportHooks } from './export-run.js';
 
 export interface StoreExportOptions {
   store: StoreOptions;

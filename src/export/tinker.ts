@@ -2,7 +2,7 @@ import { orderedJson } from '../json/canonical-json.js';
 import { round4 } from '../json/round4.js';
 import { JsonFloat } from '../json/value.js';
 import type { ExportBuild } from './build-for-export.js';
-import type { ExportedRollout } from './export-item.js';
+import type { ExportedRollout } from './exported-rollout.js';
 import { exportedCauses } from './exported-causes.js';
 import { NO_TOKEN_RECORDS } from '../chains/consumer-result.js';
 import { compareNatural } from '../layout/natural-order.js';

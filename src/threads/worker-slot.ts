@@ -8,7 +8,7 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import { reclaimLockTurn } from '../lock/lock-turns.js';
 import { giveEarlyJob, WORKER_RESOURCE_LIMITS } from './early-workers.js';
 import type { OrderedEmitter } from './ordered-emitter.js';
-import type { ParallelOptions } from './parallel-rollouts.js';
+import type { ParallelOptions } from './parallel-options.js';
 import { replyToWorker, type ThreadGive, type ThreadRequest } from './thread-requests.js';
 
 type FromWorker =

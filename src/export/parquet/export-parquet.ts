@@ -26,7 +26,7 @@ import {
   type ExportHooks,
   type ExportOptions,
   type ExportSummary,
-} from '../export-store.js';
+} from '../export-run.js';
 import { ExportTotals } from '../tinker.js';
 import { tokcapVersion } from '../../version.js';
 import { PartWriter } from './part-writer.js';
