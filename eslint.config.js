@@ -3,6 +3,8 @@
 // dead code. Type-aware rules read tsconfig.eslint.json, which also covers tests and scripts.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const UI_PACKAGES = ['commander', 'ink', 'ink-*', 'react', 'react/*', 'react-*', 'chalk', 'cli-table3', 'execa'];
 
@@ -116,6 +118,19 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  // No import cycle between files either (a cycle between folders is what the layers above
+  // forbid): every file of src/ and commands/ can be read after the files it imports.
+  {
+    files: ['src/**/*.ts', 'commands/**/*.ts', 'commands/**/*.tsx'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // import-x reads each imported file with the TypeScript parser to follow its imports.
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+    },
+    rules: { 'import-x/no-cycle': 'error' },
   },
   // The layers of docs/architecture.md: the pure rules of src/status read nothing, the one reading
   // of a rollout (src/rollout-read) sits above build, facts and status, and the results (watch,
