@@ -85,13 +85,8 @@ export { deleteRollouts } from './ops/delete.js';
 export { sweepRetired, type SweepOptions, type SweepResult, type SweepCandidate } from './ops/sweep.js';
 
 // Export
-export {
-  exportStore,
-  type ExportOptions,
-  type ExportHooks,
-  type ExportSummary,
-  type ExportStream,
-} from './export/export-store.js';
+export { exportStore } from './export/export-store.js';
+export type { ExportOptions, ExportHooks, ExportSummary, ExportStream } from './export/export-run.js';
 export type { ExportedRollout } from './export/export-item.js';
 export { EXPORT_FORMATS, type ExportFormatName } from './export/formats.js';
 export { parseFieldSelection, type FieldSelection } from './export/fields.js';

@@ -41,17 +41,6 @@ import {
   type ExportSummary,
 } from './export-run.js';
 
-export {
-  abortError,
-  exportIds,
-  forEachExportItem,
-  summaryOf,
-  type ExportHooks,
-  type ExportOptions,
-  type ExportStream,
-  type ExportSummary,
-} from './export-run.js';
-
 export { tokcapVersion } from '../version.js';
 export { exportedCauses, jsonlRecord } from './export-item.js';
 

@@ -3,15 +3,8 @@
  * a tinker training-run directory, a Parquet dataset or a capture store of their own, streamed
  * one rollout at a time, atomically. No CLI or UI imports here.
  */
-export {
-  exportStore,
-  jsonlRecord,
-  exportedCauses,
-  tokcapVersion,
-  type ExportOptions,
-  type ExportHooks,
-  type ExportSummary,
-} from './export-store.js';
+export { exportStore, jsonlRecord, exportedCauses, tokcapVersion } from './export-store.js';
+export type { ExportOptions, ExportHooks, ExportSummary } from './export-run.js';
 export { EXPORT_FORMATS, type ExportFormatName } from './formats.js';
 export {
   buildForExport,
