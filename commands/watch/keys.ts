@@ -81,8 +81,15 @@ export const PLAIN_KEY: Key = {
   numLock: false,
 };
 
+/**
+ * Ctrl-C as the terminal sends it in raw mode. Ink quits on it only when it arrives alone; in a
+ * chunk with other keys (typed ahead, pasted, sent by tmux) it reaches the App as one character.
+ */
+const CTRL_C = '\u0003';
+
 /** The key of one character of a chunk that arrived at once (Enter, Esc, Backspace or plain). */
 export function keyOf(ch: string): Key {
+  if (ch === CTRL_C) return { ...PLAIN_KEY, ctrl: true };
   if (ch === '\r' || ch === '\n') return { ...PLAIN_KEY, return: true };
   if (ch === '\u001b') return { ...PLAIN_KEY, escape: true };
   if (ch === '\u007f') return { ...PLAIN_KEY, delete: true };
@@ -102,6 +109,7 @@ export function splitKeys(input: string, key: Key): [string, Key][] {
 const ID_CHARS = /[^A-Za-z0-9._-]/g;
 
 export function reduceKey(ui: UiState, input: string, key: Key, ctx: KeyContext): UiState {
+  if (input === CTRL_C || (key.ctrl && input === 'c')) return { ...ui, quit: true };
   if (ui.searchDraft !== null) return searchKey(ui, input, key);
   if (input === 'q') return { ...ui, quit: true };
   if (ui.help) return input === '?' || key.escape || key.return ? { ...ui, help: false } : ui;

@@ -29,6 +29,11 @@ function type(ui: UiState, input: string): UiState {
 }
 
 describe('reduceKey', () => {
+  it('quits on Ctrl-C that arrives with other keys, also while a search is typed', () => {
+    expect(type(initialUi(), '/r4\r\r\u0003')).toMatchObject({ screen: 'detail', quit: true });
+    expect(type(initialUi(), '/r\u0003')).toMatchObject({ quit: true });
+  });
+
   it('applies keys that arrive together one after the other', () => {
     const ui = type(initialUi(), '/r4\r\r');
     expect(ui).toMatchObject({

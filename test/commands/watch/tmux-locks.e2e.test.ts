@@ -96,7 +96,11 @@ describe('tokcap watch while python3 holds one rollout’s lock', () => {
     const reason = `could not be read: timed out after 1s waiting for the lock of rollout ${LOCKED}`;
     await pane.until('timeout', 'the failed wait', (p) => rowOf(p, LOCKED).includes(reason));
     pane.keys('timeout', '/', LOCKED, 'Enter', 'Enter');
-    await pane.until('timeout', 'the reason in the detail', (p) => p.includes(reason));
+    await pane.until(
+      'timeout',
+      'the reason in the detail',
+      (p) => p.startsWith(`rollout ${LOCKED} `) && p.includes(reason),
+    );
     pane.keys('timeout', 'C-c');
     await pane.until('timeout', 'the exit', (p) => p.includes('TOKCAP_EXIT='));
     expect(holding(holder)).toBe(true);
