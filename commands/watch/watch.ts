@@ -97,9 +97,15 @@ export async function run(ctx: CommandContext<'watch'>): Promise<void> {
   // Before the load: its garbage is collected as it goes (see once-memory.ts).
   settleOnceMemory();
   // The live view's load, without a screen: the same batches on both cores, in id order (no stat
-  // pass: nothing to show first).
+  // pass: nothing to show first; no row marked as changed: one snapshot has nothing to compare with).
   const workers = rowWorkers(ctx);
-  const model = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, statUnread: false });
+  const model = new DirectoryModel({
+    dir: ctx.dir,
+    lockWaitMs,
+    readers: workers?.readers,
+    statUnread: false,
+    markChanges: false,
+  });
   let snapshot;
   try {
     await model.rescan();

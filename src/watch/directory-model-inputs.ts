@@ -62,8 +62,13 @@ export interface DirectoryModelOptions {
   statUnread?: boolean;
   /** Stat workers during a rescan (default 4; the default stat is synchronous, see DEFAULT_READERS). */
   statConcurrency?: number;
-  /** Clock for `changedAt` (default Date.now). */
+  /** Clock for `changedAt` and lock waits (default Date.now). */
   now?: () => number;
+  /**
+   * Whether a row read once the load is done carries when (`changedAt`, the view's mark; default
+   * true). `watch --once` takes one snapshot: it has nothing earlier to compare a row with.
+   */
+  markChanges?: boolean;
   readers?: Partial<WatchReaders>;
   /** Told when each stage of a load starts or ends (a name per event), for timing the load. */
   trace?: (event: string) => void;

@@ -68,6 +68,7 @@ export class DirectoryModel {
   private readonly statUnread: boolean;
   private readonly statConcurrency: number;
   private readonly now: () => number;
+  private readonly markChanges: boolean;
   private readonly trace: ((event: string) => void) | undefined;
 
   private readonly rows = new RowStore();
@@ -102,6 +103,7 @@ export class DirectoryModel {
     this.statUnread = options.statUnread ?? true;
     this.statConcurrency = Math.max(1, options.statConcurrency ?? 4);
     this.now = options.now ?? Date.now;
+    this.markChanges = options.markChanges ?? true;
     this.trace = options.trace;
     const readers = this.readers;
     const store = this.store;
@@ -572,7 +574,7 @@ export class DirectoryModel {
 
   private settleRead(id: string, outcome: RowReadOutcome): void {
     const prev = this.rows.get(id);
-    const changedAt = this.initialDone ? this.now() : (prev?.changedAt ?? null);
+    const changedAt = this.initialDone && this.markChanges ? this.now() : (prev?.changedAt ?? null);
     const seq = (prev?.seq ?? 0) + 1;
     if (!outcome.ok) {
       this.put(id, errorRow(prev ?? placeholderRow(id), outcome.error, changedAt, seq));

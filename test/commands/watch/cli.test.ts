@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, ensureBuilt } from '../../support/cli.js';
+import { holdLock } from '../../support/reliability.js';
 import { listing, makeStore, useTempDirs } from '../../support/watch.js';
 
 const tempDir = useTempDirs();
@@ -194,6 +195,24 @@ describe('tokcap watch without a terminal', () => {
     // eslint-disable-next-line no-control-regex -- no escape sequence at all
     expect(r.stdout).not.toMatch(/\u001b/);
   });
+
+  it('--once marks no row as changed, also one whose read waited for a lock held elsewhere', async () => {
+    // A single snapshot has nothing earlier to compare with: the mark column stays blank.
+    const dir = tempDir();
+    await makeStore(dir);
+    const holder = await holdLock(dir, 'r3', 'ex', 1.5);
+    try {
+      const r = await tokcap(['watch', dir, '--once', '--lock-wait', '30s']);
+      expect(r.exitCode).toBe(0);
+      const rows = r.stdout.split('\n').slice(5).filter(Boolean);
+      expect(rows).toHaveLength(8);
+      expect(rows.find((l) => /^..r3 /.test(l))).toMatch(/^ {2}r3 +live /);
+      expect(rows.filter((l) => l.slice(0, 2) !== '  ')).toEqual([]);
+    } finally {
+      holder.child.kill('SIGKILL');
+      await holder.done;
+    }
+  }, 60_000);
 
   it('--once on an empty directory exits 3 (no capture files) unless --allow-empty', async () => {
     const dir = tempDir();
