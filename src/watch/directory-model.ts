@@ -14,16 +14,15 @@
  *
  * This module lists the directory and plans each load (the first screen first, then the stat
  * pass); its parts: the read queue (read-queue.ts: what to read next, batches, lock waits), the
- * rows and their totals (row-store.ts), the `recent` order (recent-order.ts), and what the model
- * is given and gives (directory-model-inputs.ts).
+ * rows and their totals (row-store.ts), which rollouts changed since they were read
+ * (stat-pass.ts), the `recent` order (recent-order.ts), and what the model is given and gives
+ * (directory-model-inputs.ts).
  */
 import { setImmediate as yieldToEventLoop, setTimeout as delay } from 'node:timers/promises';
 import { toTokcapError, type ErrorFacts } from '../errors.js';
-import { rolloutFileName, rolloutPaths, type FileKind } from '../layout/file-names.js';
 import type { DirectoryListing } from '../layout/scan-directory.js';
 import { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from '../ops/store.js';
 import type { RowReadOutcome } from './row-batch.js';
-import { SIGNATURE_KINDS, SignatureBuilder, type Signature } from './file-signature.js';
 import { errorRow, placeholderRow, withBookkeeping, type PackedRow, type RolloutRow } from './rows.js';
 import type { LoadListing, RescanListing } from './shared-stat.js';
 import {
@@ -35,6 +34,7 @@ import {
 import { ReadQueue } from './read-queue.js';
 import { MAX_DELTA, RowStore } from './row-store.js';
 import { inRecentOrder, recentHead, type Queued } from './recent-order.js';
+import { StatPass } from './stat-pass.js';
 
 export type { FileStat } from './file-signature.js';
 
@@ -54,9 +54,6 @@ const FIRST_SCREEN_WAIT_MS = 250;
 /** Rows placed between two yields to the event loop at the start of a load. */
 const PLACE_CHUNK = 16384;
 
-/** Rollouts stat'ed between two yields to the event loop during a rescan. */
-const STAT_BATCH = 256;
-
 /** Rollouts whose signature from another thread is compared between two yields to the event loop. */
 const COMPARE_BATCH = 2048;
 
@@ -66,7 +63,7 @@ export class DirectoryModel {
   private readonly readers: WatchReaders;
   private readonly firstBatch: number;
   private readonly statUnread: boolean;
-  private readonly statConcurrency: number;
+  private readonly stats: StatPass;
   private readonly now: () => number;
   private readonly markChanges: boolean;
   private readonly trace: ((event: string) => void) | undefined;
@@ -101,16 +98,20 @@ export class DirectoryModel {
     this.readers = { ...DEFAULT_READERS, ...options.readers };
     this.firstBatch = Math.max(1, options.firstBatch ?? FIRST_BATCH);
     this.statUnread = options.statUnread ?? true;
-    this.statConcurrency = Math.max(1, options.statConcurrency ?? 4);
     this.now = options.now ?? Date.now;
     this.markChanges = options.markChanges ?? true;
     this.trace = options.trace;
     const readers = this.readers;
     const store = this.store;
+    const statConcurrency = Math.max(1, options.statConcurrency ?? 4);
+    this.stats = new StatPass(
+      { dir: this.dir, stat: (path) => readers.stat(path), statUnread: this.statUnread, concurrency: statConcurrency },
+      this.rows,
+    );
     this.queue = new ReadQueue(
       {
         readBatch: (ids, batch) => readers.readBatch(store, ids, batch),
-        unchanged: (id) => this.unchanged(id),
+        unchanged: (id) => this.stats.unchanged(id),
         settle: (id, outcome) => this.settleRead(id, outcome),
         loadDone: () => this.initialDone,
         loadedCount: () => this.rows.loaded,
@@ -381,8 +382,8 @@ export class DirectoryModel {
   }
 
   /**
-   * The stat pass of a listing: which rollouts changed since they were read (a signature each),
-   * and the mtime of each not read yet (its place in the queue). With a shared pass's mtimes
+   * The stat pass of a listing: which rollouts changed since they were read, and the mtime of
+   * each not read yet (its place in the queue; stat-pass.ts). With a shared pass's mtimes
    * (`firstMtimes`), the unread ones from `early` on are queued as they are. Undefined once disposed.
    */
   private async statPass(
@@ -391,7 +392,6 @@ export class DirectoryModel {
     firstMtimes: Float64Array | undefined,
     early: number,
   ): Promise<{ changed: Queued[]; queuedUnread: number } | undefined> {
-    const changed: Queued[] = [];
     // With the shared pass's mtimes, an unread rollout needs nothing more: it is queued now, in
     // that order; only the others are visited below (none, at the start of a load).
     let todo: readonly string[] = ids;
@@ -411,47 +411,7 @@ export class DirectoryModel {
       }
       todo = loaded;
     }
-    let next = 0;
-    const worker = async () => {
-      while (next < todo.length && !this.disposed) {
-        const id = todo[next++];
-        // Let input and rendering in between batches.
-        if (next % STAT_BATCH === 0) await yieldToEventLoop();
-        // Only the files the listing shows (a file created since is found by the read).
-        const listed = listing.rollouts.get(id)!;
-        const settled = this.rows.get(id);
-        if (!settled?.loaded) {
-          // A rollout never read is read anyway: one stat (J's, or the first file's) gives the
-          // mtime its place in the queue and on screen (100,000 of them at the start of a load:
-          // nothing else done here).
-          const mtimeMs = this.statUnread ? await this.firstMtime(id, listed) : 0;
-          this.rows.placeMtime(id, mtimeMs);
-          changed.push({ id, mtimeMs });
-          continue;
-        }
-        const kinds = SIGNATURE_KINDS.filter((k) => listed.has(k));
-        // A frozen or retired rollout no longer takes writes (the writer refuses them): what can
-        // still happen to it (retire, drop, delete, sweep) removes files, which the listing
-        // shows. Skipping its stat makes the backstop cheap in a long run, where most are.
-        if (
-          settled?.loaded &&
-          !settled.error &&
-          (settled.frozen || settled.retired) &&
-          settled.readKinds === kinds.join('+')
-        )
-          continue;
-        let sig: Signature;
-        try {
-          sig = await this.signature(id, kinds);
-        } catch {
-          changed.push({ id, mtimeMs: 0 });
-          continue;
-        }
-        const row = this.rows.get(id);
-        if (!row || !row.loaded || row.error || row.readKey !== sig.key) changed.push({ id, mtimeMs: sig.mtimeMs });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.statConcurrency, todo.length) }, worker));
+    const changed = await this.stats.changed(listing, todo, () => this.disposed);
     if (this.disposed) return undefined;
     return { changed, queuedUnread };
   }
@@ -529,47 +489,6 @@ export class DirectoryModel {
     }
     this.rows.unplaced = 0;
     return placed;
-  }
-
-  /**
-   * The mtime of a rollout not read yet, from one lstat of its first listed file (0 when it
-   * cannot be stat'ed: the read will say why).
-   */
-  private async firstMtime(id: string, listed: ReadonlySet<FileKind>): Promise<number> {
-    const kind = SIGNATURE_KINDS.find((k) => listed.has(k));
-    if (kind === undefined) return 0;
-    try {
-      // As rolloutPaths spells them, without making all five.
-      const base = this.dir.endsWith('/') ? this.dir : this.dir + '/';
-      return (await this.readers.stat(base + rolloutFileName(id, kind)))?.mtimeMs ?? 0;
-    } catch {
-      return 0;
-    }
-  }
-
-  private async signature(id: string, kinds: readonly FileKind[] = SIGNATURE_KINDS): Promise<Signature> {
-    const paths = rolloutPaths(this.dir, id);
-    const sig = new SignatureBuilder();
-    for (const kind of kinds) {
-      const s = await this.readers.stat(paths[kind]);
-      if (s !== null) sig.add(kind, SIGNATURE_KINDS.indexOf(kind), s);
-    }
-    return sig.done();
-  }
-
-  /**
-   * Whether a rollout named again can be skipped: it was read, and none of its files changed
-   * since (one stat each); a rollout never read, or whose read failed, is read.
-   */
-  private async unchanged(id: string): Promise<boolean> {
-    const prev = this.rows.get(id);
-    if (!prev?.loaded || prev.error || prev.readKey === null) return false;
-    try {
-      const sig = await this.signature(id);
-      return this.rows.get(id)?.readKey === sig.key;
-    } catch {
-      return false;
-    }
   }
 
   private settleRead(id: string, outcome: RowReadOutcome): void {
