@@ -19,8 +19,43 @@ export const MIN_SCHEMA_VERSION = 3;
 export const MAX_SCHEMA_VERSION = 5;
 export const CURRENT_SCHEMA_VERSION = 5;
 
-export const PARENT_RESOLUTIONS = ['root', 'resolved', 'unresolved'] as const;
-export type ParentResolution = (typeof PARENT_RESOLUTIONS)[number];
+/** How the writer resolved a call's parent (docs/format.md#entry-fields). */
+export type ParentResolution = 'root' | 'resolved' | 'unresolved';
+export const PARENT_RESOLUTIONS: readonly ParentResolution[] = ['root', 'resolved', 'unresolved'];
+
+/**
+ * One record of J as the reference reader gives it: the 23 fields of docs/format.md#entry-fields
+ * with their coercions and defaults applied, and any unknown key kept as it was read. Written
+ * out rather than inferred from the schema so that a library user reads it without zod; the
+ * schema's output is held to it below.
+ */
+export interface TokenEntry {
+  schema_version: number;
+  rollout_id: string;
+  model_call_id: string;
+  model: string;
+  /** Token ids; a bigint where an id is past 2^53. */
+  prompt_token_ids: (number | bigint)[];
+  generation_token_ids: (number | bigint)[];
+  generation_log_probs: number[];
+  routed_experts: JsonValue;
+  output_items: JsonObject[];
+  token_item_index: number | null;
+  created_at: number;
+  parent_call_id: string | null;
+  cum_len: number | null;
+  digest: string | null;
+  parent_resolution: ParentResolution | null;
+  continuation_fingerprint: string;
+  continuation_context_len: number;
+  continuation_context_digest: string;
+  parent_resolution_reason: string;
+  fingerprint_version: number | null;
+  prompt_is_delta: boolean;
+  prefix_requested: boolean;
+  prefix_supplied: boolean;
+  [key: string]: unknown;
+}
 
 /** A field read with a lax coercion; `fallback` is the default when the key is absent. */
 interface LaxField<T> {
@@ -146,7 +181,12 @@ export function defineTokenEntrySchema(z: typeof Zod) {
 }
 
 export type TokenEntrySchema = ReturnType<typeof defineTokenEntrySchema>;
-export type TokenEntry = Zod.infer<TokenEntrySchema>;
+
+/** `true` only while A and B are the same type (each assignable to the other). */
+type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Holds<T extends true> = T;
+/** Fails to compile when the schema or `TokenEntry` changes without the other. */
+type _SchemaGivesTokenEntry = Holds<SameType<Zod.infer<TokenEntrySchema>, TokenEntry>>;
 
 let schema: TokenEntrySchema | undefined;
 
@@ -160,7 +200,7 @@ export function tokenEntrySchema(): TokenEntrySchema {
 }
 
 /** The known fields, in the order of docs/format.md#entry-fields (all 23 are written by the writer). */
-export const KNOWN_FIELDS = Object.keys(FIELDS) as (keyof TokenEntry)[];
+export const KNOWN_FIELDS = Object.keys(FIELDS) as (keyof typeof FIELDS)[];
 
 const FIELD_LIST = Object.entries(FIELDS) as [string, LaxField<unknown> | StringField | AnyField][];
 const NO_ARRAYS: readonly unknown[] = [];
