@@ -1,3 +1,6 @@
+/** The files of one rollout, named by what they hold. */
+export type FileKind = 'jsonl' | 'state' | 'intents' | 'incomplete' | 'lock';
+
 /** docs/format.md#files: the files a rollout owns, all flat in the capture directory. */
 export const SUFFIX = {
   jsonl: '.tokens.jsonl',
@@ -5,9 +8,7 @@ export const SUFFIX = {
   intents: '.tokens.intents',
   incomplete: '.tokens.incomplete',
   lock: '.tokens.lock',
-} as const;
-
-export type FileKind = keyof typeof SUFFIX;
+} as const satisfies Record<FileKind, string>;
 
 /** The four suffixes that make a rollout present (a lock file alone does not), sorted. */
 export const CAPTURE_SUFFIXES = [SUFFIX.incomplete, SUFFIX.intents, SUFFIX.jsonl, SUFFIX.state] as const;
