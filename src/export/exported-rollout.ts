@@ -11,7 +11,11 @@ export interface ExportedRollout {
   maskSample: boolean;
   /** A failed build (the failed-build result). */
   failed: boolean;
-  /** tokcap could not read the rollout (a lock timeout) or write its result. */
+  /**
+   * tokcap could not read the rollout (a lock timeout) or write its result, as it crosses threads;
+   * a library user gets it as a TokcapError from `ExportHooks.onRolloutError`.
+   * @internal
+   */
   error?: SerialisedError;
   generatedTokensCaptured: number;
   generatedTokensDelivered: number;

@@ -31,7 +31,7 @@ export interface StatusRead {
   recordsError?: ErrorFacts;
 }
 
-export interface StatusReadOptions extends Pick<FactsOptions, 'files' | 'readJsonl'> {
+export interface StatusReadOptions extends Pick<FactsOptions, 'files'> {
   /** The records could not be read already: J's lines fail with this error instead of being read. */
   recordsError?: ErrorFacts;
 }
@@ -41,7 +41,8 @@ export async function readRolloutStatus(
   rolloutId: string,
   options: StatusReadOptions = {},
 ): Promise<StatusRead> {
-  const { recordsError, ...factsOptions } = options;
+  const { recordsError } = options;
+  const factsOptions: FactsOptions = { files: options.files };
   if (recordsError) {
     factsOptions.readJsonl = () => Promise.reject(errorFromFacts(recordsError, { rolloutId }));
   }
