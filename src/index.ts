@@ -7,6 +7,8 @@
  *
  * A store is a capture directory and a lock wait (`StoreOptions`); every call takes one.
  * This module imports no CLI or UI package.
+ *
+ * @packageDocumentation
  */
 
 // Errors: every failure is a TokcapError with a kind (docs/cli.md#exit-codes maps kinds to exit codes).
@@ -19,6 +21,10 @@ export {
   type PyErrorClass,
   type SystemError,
 } from './errors.js';
+
+// JSON values as tokcap reads and writes them: a float with an integral value (`1.0`) is a
+// JsonFloat, so that it is written back as a float (the metrics' fractions, records' numbers).
+export { JsonFloat, type JsonValue, type JsonObject } from './json/value.js';
 
 // A store, its rollouts and their ids
 export { DEFAULT_LOCK_WAIT_MS, type StoreOptions } from './ops/store.js';
@@ -59,7 +65,7 @@ export type {
   BuildMetrics,
   CaptureSnapshot,
 } from './chains/consumer-result.js';
-export type { ProjectedResponse } from './chains/projection.js';
+export type { ProjectedResponse, ProjectionUsage } from './chains/projection.js';
 export type {
   ChainBuild,
   BuildCall,
@@ -70,7 +76,7 @@ export type {
   ParentLinkReason,
 } from './chains/chain-builder.js';
 export type { DiscardedDuplicate } from './chains/dedupe.js';
-export type { TokenEntry, TokenEntrySchema, ParentResolution } from './records/token-entry.js';
+export type { TokenEntry, ParentResolution } from './records/token-entry.js';
 export { maskCauses, type MaskCause, type MaskCauseCode, type MaskContext } from './chains/mask-causes.js';
 
 // Verify
