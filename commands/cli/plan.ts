@@ -1,8 +1,9 @@
 /**
  * The command line read from the option table (./options.ts) before commander loads: which
- * command runs, which options it was given, its positionals. ./main.ts decides by it what starts
- * before the command line is fully handled (./early-job.ts, ../watch/early.ts); the program
- * (./program.ts) then parses and checks the line with the same table.
+ * command runs, which options it was given, its positionals. It is the one reading of the line
+ * before the program's: ./main.ts decides by it whether the completer answers, what starts before
+ * the command line is fully handled (./early-job.ts, ../watch/early.ts) and where the program runs
+ * from; the program (./program.ts) then parses and checks the line with the same table.
  *
  * A plan never fails: a word the table does not know for the command (an unknown option,
  * `--help`, `--version`) leaves `options` undefined, and nothing is started early.
@@ -32,6 +33,11 @@ export interface Plan {
   readonly options: ReadonlyMap<string, string | true> | undefined;
   /** The words that are not options nor their values (after `--`: every word). */
   readonly positionals: readonly string[];
+  /**
+   * `tokcap __complete WORDS...` (the hidden completer shells run on every Tab): WORDS, the line
+   * being completed. Undefined for every other line.
+   */
+  readonly completing?: readonly string[];
 }
 
 interface Flag {
@@ -91,12 +97,17 @@ function readWords(
   return words.length;
 }
 
+/** The hidden completer's word, first on the line (../completion/completion.ts writes it). */
+const COMPLETE_WORD = '__complete';
+
 const GLOBAL_FLAGS = flagsOf(Object.entries(GLOBAL_OPTIONS) as [string, OptionSpec<unknown>][]);
 const isCommandName = (word: string): word is CommandName => (COMMAND_NAMES as readonly string[]).includes(word);
 
 /** The plan of `argv` (process.argv form: node, script, words...). */
 export function planOf(argv: readonly string[]): Plan {
   const words = argv.slice(2);
+  if (words[0] === COMPLETE_WORD)
+    return { word: COMPLETE_WORD, command: undefined, options: undefined, positionals: [], completing: words.slice(1) };
   const options = new Map<string, string | true>();
   const positionals: string[] = [];
   // Before the command: the global options, and the command's word where the program finds it.

@@ -38,7 +38,7 @@ function commanderExitCode(e: CommanderError): ExitCode {
  * `--no-color` is `--color=never` (the option table has one colour option; commander cannot pair
  * a `--no-` flag with an option that takes a value). Arguments after `--` are ids: left alone.
  */
-function withNoColorSpelledOut(argv: readonly string[]): string[] {
+export function withNoColorSpelledOut(argv: readonly string[]): string[] {
   const end = argv.indexOf('--', 2);
   return argv.map((a, i) => (a === '--no-color' && (end === -1 || i < end) ? '--color=never' : a));
 }

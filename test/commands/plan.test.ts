@@ -6,10 +6,24 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { planOf, plainDir } from '../../commands/cli/plan.js';
 import { readSettings } from '../../commands/cli/settings.js';
-import { commandOptionEntries, type CommandName } from '../../commands/cli/options.js';
+import {
+  commandOptionEntries,
+  COMMAND_NAMES,
+  COMMANDS,
+  GLOBAL_OPTIONS,
+  optionLongFlag,
+  optionShortFlag,
+  optionValueName,
+  type CommandName,
+  type CommandSpec,
+  type OptionSpec,
+} from '../../commands/cli/options.js';
+import { buildProgram } from '../../commands/cli/program.js';
+import { withNoColorSpelledOut } from '../../commands/cli/run.js';
 import { cli, fakeIo, recordingLoaders } from '../support/cli.js';
 
 const DIR = mkdtempSync(join(tmpdir(), 'tokcap-plan-'));
@@ -23,6 +37,16 @@ describe('planOf', () => {
     expect(plan('--', 'watch', DIR).command).toBe('watch');
     expect(plan('--json').word).toBeUndefined();
     expect(plan('nosuch', DIR)).toMatchObject({ word: 'nosuch', command: undefined });
+  });
+
+  it('gives the completer the words after __complete, and only when it comes first', () => {
+    expect(plan('__complete', 'inspect', '--st')).toMatchObject({
+      command: undefined,
+      completing: ['inspect', '--st'],
+    });
+    expect(plan('__complete').completing).toEqual([]);
+    expect(plan('inspect', '__complete').completing).toBeUndefined();
+    expect(plan('-q', '__complete', 'inspect').completing).toBeUndefined();
   });
 
   it('reads options by the table: a value in its own word or after =, short and long, --no-color', () => {
@@ -111,5 +135,132 @@ describe('readSettings', () => {
     expect(readSettings({ TOKCAP_DIR: '' }).dir).toBeUndefined();
     expect(readSettings({ TOKCAP_DEBUG: '1' }).debug).toBe(true);
     expect(readSettings({ TOKCAP_DEBUG: 'false' }).debug).toBe(false);
+  });
+});
+
+/** Every way the option table lets a command line be spelled, for every option of every command. */
+describe('the plan and the program, over the whole option table', () => {
+  const io = fakeIo();
+
+  /**
+   * What commander made of `words`: the command, its positionals and the options given; or the
+   * code of the error it refused the line with.
+   */
+  async function parsed(words: readonly string[]) {
+    const program = buildProgram({ io });
+    let seen: { command: string; positionals: string[]; given: Map<string, unknown> } | undefined;
+    const STOP = new Error('parsed');
+    program.hook('preAction', (_top, sub) => {
+      const given = new Map<string, unknown>();
+      for (const cmd of [program, sub])
+        for (const [key, value] of Object.entries(cmd.opts()))
+          if (cmd.getOptionValueSource(key) === 'cli') given.set(key, value);
+      seen = { command: sub.name(), positionals: [...sub.args], given };
+      throw STOP;
+    });
+    try {
+      await program.parseAsync(withNoColorSpelledOut(['node', 'tokcap', ...words]), { from: 'node' });
+    } catch (e) {
+      if (e !== STOP) return { refused: (e as CommanderError).code };
+    }
+    return seen!;
+  }
+
+  /** A value the option accepts: its last choice, or the first of a few its parser takes. */
+  function valueFor(spec: OptionSpec<unknown>): string {
+    if (spec.choices) return spec.choices[spec.choices.length - 1];
+    const accepted = ['3', '5s', '0/2', 'x'].find((raw) => {
+      try {
+        spec.parse?.(raw);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    return accepted!;
+  }
+
+  /** The command's positionals and required options: a line commander takes. */
+  function baseLine(name: CommandName): { positionals: string[]; required: string[] } {
+    const spec = COMMANDS[name] as CommandSpec<CommandName>;
+    const positionals = spec.args.map((a) =>
+      a.choices ? a.choices[0] : a.name === 'DIR' ? DIR : a.name === 'ID' ? 'r1' : join(DIR, 'a.json'),
+    );
+    const required = (Object.values(spec.options) as OptionSpec<unknown>[])
+      .filter((o) => o.required)
+      .flatMap((o) => [optionLongFlag(o.flags), valueFor(o)]);
+    return { positionals, required };
+  }
+
+  /** The spellings of one option: long, long=value, short; each as words. */
+  function spellings(spec: OptionSpec<unknown>): string[][] {
+    const long = optionLongFlag(spec.flags);
+    const short = optionShortFlag(spec.flags);
+    if (optionValueName(spec.flags) === undefined) return [[long], ...(short ? [[short]] : [])];
+    const value = valueFor(spec);
+    return [[long, value], [`${long}=${value}`], ...(short ? [[short, value]] : [])];
+  }
+
+  /** What commander holds for a flag given as `raw` in the plan. */
+  function expected(key: string, spec: OptionSpec<unknown>, raw: string | true): unknown {
+    if (raw !== true) return spec.parse ? spec.parse(raw) : raw;
+    if (key === 'color') return 'never';
+    return !optionLongFlag(spec.flags).startsWith('--no-');
+  }
+
+  async function expectAgreement(words: string[], name: CommandName) {
+    const p = plan(...words);
+    const c = await parsed(words);
+    const line = words.join(' ');
+    if ('refused' in c) throw new Error(`${line}: refused by the program (${c.refused})`);
+    expect(p.command, line).toBe(c.command);
+    expect(p.positionals, line).toEqual(c.positionals);
+    expect(p.options, line).toBeDefined();
+    const specs = new Map(commandOptionEntries(name));
+    expect([...p.options!.keys()].sort(), line).toEqual([...c.given.keys()].sort());
+    for (const [key, raw] of p.options!)
+      expect(c.given.get(key), `${line}: ${key}`).toEqual(expected(key, specs.get(key)!, raw));
+  }
+
+  it('reads every option of every command, in every spelling, as the program does', async () => {
+    let lines = 0;
+    for (const name of COMMAND_NAMES) {
+      const { positionals, required } = baseLine(name);
+      for (const [key, spec] of commandOptionEntries(name)) {
+        const isGlobal = key in GLOBAL_OPTIONS;
+        for (const words of [...spellings(spec), ...(key === 'color' ? [['--no-color']] : [])]) {
+          await expectAgreement([name, ...positionals, ...required, ...words], name);
+          await expectAgreement([name, ...words, ...positionals, ...required], name);
+          if (isGlobal) await expectAgreement([...words, name, ...positionals, ...required], name);
+          lines += isGlobal ? 3 : 2;
+        }
+      }
+      await expectAgreement([name, ...required, '--', ...positionals], name);
+    }
+    expect(lines).toBeGreaterThan(200);
+  });
+
+  it("reads no line the program refuses: another command's option, a value given to a flag", async () => {
+    for (const name of COMMAND_NAMES) {
+      const { positionals, required } = baseLine(name);
+      const own = new Set(commandOptionEntries(name).map(([, spec]) => optionLongFlag(spec.flags)));
+      const foreign = COMMAND_NAMES.flatMap((other) => commandOptionEntries(other))
+        .map(([, spec]) => spec)
+        .filter((spec) => !own.has(optionLongFlag(spec.flags)));
+      const flags = commandOptionEntries(name)
+        .map(([, spec]) => spec)
+        .filter((spec) => optionValueName(spec.flags) === undefined);
+      const refused = [
+        ...foreign.map((spec) => spellings(spec)[0]),
+        ...flags.map((spec) => [`${optionLongFlag(spec.flags)}=x`]),
+      ];
+      for (const words of refused) {
+        const line = [name, ...positionals, ...required, ...words];
+        expect(plan(...line).options, line.join(' ')).toBeUndefined();
+        // retire's `--version <n>` is, on any other command, the program's version flag.
+        const code = words[0] === '--version' ? 'commander.version' : 'commander.unknownOption';
+        expect(await parsed(line), line.join(' ')).toEqual({ refused: code });
+      }
+    }
   });
 });
