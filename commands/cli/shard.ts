@@ -3,7 +3,7 @@
  * (src/layout/shard.ts); here only the option's text and, for `auto`, the scheduler's
  * environment, which the library never reads.
  *
- * This module must stay cheap to load (options.ts imports it): no node:crypto, no library code
+ * This module must stay cheap to load (the option table imports it): no node:crypto, no library code
  * beyond errors.
  */
 import { TokcapError } from '../../src/errors.js';

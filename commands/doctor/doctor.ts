@@ -1,5 +1,5 @@
 /**
- * tokcap doctor [DIR] [--hold D | --probe] — see COMMANDS['doctor'] in ../cli/options.ts and
+ * tokcap doctor [DIR] [--hold D | --probe] — see ./options.ts and
  * docs/cluster.md#doctor. The checks are the library's (src/doctor/); here their order, the
  * verdict lines, the exit code (1 when one is unsafe) and the cleanup on a signal: nothing of
  * doctor's stays in DIR, also after Ctrl-C.

@@ -1,5 +1,5 @@
 /**
- * tokcap export — see COMMANDS['export'] in ../cli/options.ts for its arguments, options and help text,
+ * tokcap export — see ./options.ts for its arguments, options and help text,
  * and docs/export.md for the formats.
  *
  * Contract (docs/cli.md#json-commands): --json: {"out": PATH, "format", "rollouts": n, "trainable": n, "masked": n}

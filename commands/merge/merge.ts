@@ -1,5 +1,5 @@
 /**
- * tokcap merge REPORT... — see COMMANDS['merge'] in ../cli/options.ts. The reports of one sharded run
+ * tokcap merge REPORT... — see ./options.ts. The reports of one sharded run
  * combined (src/merge/merge-reports.ts), or a Parquet dataset checked whole
  * (src/export/parquet/dataset-manifest.ts). Read-only.
  */

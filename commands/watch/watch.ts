@@ -1,5 +1,5 @@
 /**
- * tokcap watch — see COMMANDS['watch'] in ../cli/options.ts for its arguments, options and help text.
+ * tokcap watch — see ./options.ts for its arguments, options and help text.
  *
  * Contract (docs/cli.md#json-commands): the live view needs a TTY; program.ts already rejects a non-TTY stdout
  * without --once (exit 2, suggests inspect). --once --json prints one snapshot (rollouts with
