@@ -9,10 +9,12 @@ import { computeTokenDigest } from '../../src/digest/token-digest.js';
 import { canonicalJson } from '../../src/json/canonical-json.js';
 import { parseJson } from '../../src/json/parse-json.js';
 import { JsonFloat, type JsonObject, type JsonValue } from '../../src/json/value.js';
+import { rolloutPaths } from '../../src/layout/file-names.js';
 import { freezeRollout } from '../../src/ops/freeze.js';
 import { appendEntry, beginCall, markIncomplete } from '../../src/ops/writer.js';
 import { canonicalEntryJson } from '../../src/records/canonical-entry.js';
 import { validateTokenEntry } from '../../src/records/token-entry.js';
+import { pyProbe } from '../support/py-lock-probe.js';
 
 /**
  * Round trips between tokcap and test/support/py_store.py, a stdlib-only Python peer written
@@ -428,7 +430,7 @@ describe('a Python-written store read by tokcap', () => {
     const dir = tmpDir();
     const R = 'py-lock';
     pyOk([dir, 'append', JSON.stringify(chainEntries(R)[0])]);
-    const child = spawn('python3', [PY_STORE, dir, 'hold', R, 'ex', '1.0']);
+    const child = spawn('python3', [PY_STORE, dir, 'hold', R, 'ex', '600']);
     const exited = new Promise((r) => child.once('close', r));
     await new Promise<void>((resolve, reject) => {
       let out = '';
@@ -439,11 +441,14 @@ describe('a Python-written store read by tokcap', () => {
       child.on('error', reject);
       child.once('exit', (code) => reject(new Error(`holder exited early (${code})`)));
     });
-    const t0 = Date.now();
-    const snap = await freezeRollout({ dir }, R);
-    const waited = Date.now() - t0;
+    let settled = false;
+    const freezing = freezeRollout({ dir, lockWaitMs: 600_000 }, R).finally(() => (settled = true));
+    // Still waiting once another python3 process has found the lock held.
+    expect(await pyProbe(rolloutPaths(dir, R).lock, 'sh')).toBe('blocked');
+    expect(settled).toBe(false);
+    child.kill('SIGKILL');
     await exited;
-    expect(waited).toBeGreaterThan(700);
+    const snap = await freezing;
     expect(snap.entries).toHaveLength(1);
     expect(snap.version).toBe(2);
   });
@@ -640,6 +645,7 @@ describe('live Python writers and tokcap freeze', () => {
     const dir = tmpDir();
     const log = path.join(dir, 'acks.log'); // a foreign name: ignored by the store
     const rollouts = ['live-1', 'live-2'];
+    const stop = path.join(dir, 'stop');
     const run = (seed: number) =>
       new Promise<any>((resolve, reject) => {
         const child = spawn('python3', [
@@ -649,7 +655,9 @@ describe('live Python writers and tokcap freeze', () => {
           '--rollouts',
           rollouts.join(','),
           '--seconds',
-          '1.5',
+          '600',
+          '--until',
+          stop,
           '--seed',
           String(seed),
           '--log',
@@ -667,16 +675,24 @@ describe('live Python writers and tokcap freeze', () => {
         );
       });
     const writers = [run(1), run(2)];
-    // Freeze while the writers are running: after their first acknowledged appends to live-1
-    // (a fixed delay raced python's start-up under load, and the freeze came before any write).
-    const ackedLive1 = () =>
-      fs.existsSync(log) &&
-      fs
-        .readFileSync(log, 'utf8')
-        .split('\n')
-        .filter((l) => l.includes('"live-1"')).length >= 2;
-    for (let i = 0; i < 400 && !ackedLive1(); i++) await new Promise((r) => setTimeout(r, 25));
+    const acksOf = (rollout: string) =>
+      fs.existsSync(log)
+        ? fs
+            .readFileSync(log, 'utf8')
+            .split('\n')
+            .filter((l) => l.includes(`"${rollout}"`)).length
+        : 0;
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise((r) => setTimeout(r, 10));
+    };
+    // Freeze while the writers are running, after their first acknowledged appends to live-1; stop
+    // them once they appended 20 more calls to live-2: by then they tried live-1 again (each call
+    // picks one of the two rollouts at random) and found it frozen.
+    await until(() => acksOf('live-1') >= 2);
     const first = await freezeRollout({ dir }, 'live-1');
+    const live2 = acksOf('live-2');
+    await until(() => acksOf('live-2') >= live2 + 20);
+    fs.writeFileSync(stop, '');
     const summaries = await Promise.all(writers);
     for (const s of summaries) expect([s.errors, s.first_error]).toEqual([0, null]);
 
@@ -685,7 +701,7 @@ describe('live Python writers and tokcap freeze', () => {
       .split('\n')
       .filter((l) => l)
       .map((l) => JSON.parse(l) as { rollout: string; call: string; digest: string; t: number });
-    expect(acks.length).toBeGreaterThan(10);
+    expect(acks.length).toBeGreaterThanOrEqual(22);
 
     const marked = summaries.reduce((n, s) => n + s.marked_incomplete, 0);
     // The writers saw the freeze (refused intents, and refused appends that they then marked).
@@ -726,7 +742,9 @@ describe('live Python writers and tokcap freeze', () => {
     const dir = tmpDir();
     const log = path.join(dir, 'acks.log');
     const R = 'live-gen';
-    // Every call "generates" for 150-300 ms between its intent and its append.
+    // The second call waits between its intent and its append until the gate file exists.
+    const gate = path.join(dir, 'gate');
+    const stop = path.join(dir, 'stop');
     const child = spawn('python3', [
       PY_STORE,
       dir,
@@ -734,25 +752,24 @@ describe('live Python writers and tokcap freeze', () => {
       '--rollouts',
       R,
       '--seconds',
-      '1.2',
+      '600',
+      '--until',
+      stop,
+      '--gate',
+      gate,
       '--seed',
       '7',
       '--log',
       log,
-      '--gen-ms',
-      '300',
     ]);
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | null>((r) => child.once('close', r));
-    // Freeze shortly after the first acknowledged append: the writer is then generating its next call.
-    const deadline = Date.now() + 10_000;
-    while (!(fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('\n'))) {
-      if (Date.now() > deadline) throw new Error('no acknowledged append');
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    await new Promise((r) => setTimeout(r, 30));
+    // Freeze while the writer is "generating" its second call, then let it append and stop.
+    while (!fs.existsSync(`${gate}.held`)) await new Promise((r) => setTimeout(r, 5));
     const first = await freezeRollout({ dir }, R);
+    fs.writeFileSync(stop, '');
+    fs.writeFileSync(gate, '');
     expect(await exited).toBe(0);
     const summary = JSON.parse(out);
     expect(summary).toMatchObject({ errors: 0, refused_frozen_append: 1, marked_incomplete: 1, mark_failed: 0 });

@@ -15,7 +15,7 @@ Command line (one JSON document per call on stdout, except `hold`):
   py_store.py DIR state R                             -> the state as read (docs/format.md#state-defaults)
   py_store.py DIR hold R ex|sh SECONDS                -> prints "locked", sleeps, releases
   py_store.py [--no-plus] DIR writer --rollouts r1,r2 --seconds S --seed N --log FILE
-                [--gen-ms MS] [--delta-prob P] [--root-prob P]
+                [--gen-ms MS] [--delta-prob P] [--root-prob P] [--until FILE] [--gate FILE]
   py_store.py [--no-plus] canonical JSON_TEXT         -> canonical bytes of the value + LF
   py_store.py [--no-plus] canonical_entry ENTRY_JSON  -> canonical bytes of the entry + LF
   py_store.py digest IDS_JSON                         -> {"ok":true,"digest":..}
@@ -693,7 +693,10 @@ def _tokens(rng, lo, hi):
     return [rng.randrange(0, 151936) for _ in range(rng.randint(lo, hi))]
 
 
-def run_writer(directory, rollouts, seconds, seed, log_path, delta_prob=0.35, root_prob=0.2, gen_ms=0.0):
+def run_writer(directory, rollouts, seconds, seed, log_path, delta_prob=0.35, root_prob=0.2, gen_ms=0.0,
+               until=None, gate=None):
+    """Writes until `seconds` pass or the file `until` exists. With `gate`, the second call
+    "generates" until the file `gate` exists, having created `gate`.held once its intent is written."""
     rng = random.Random(seed)
     tag = 'w%d-%d' % (seed, os.getpid())
     chains = {}  # rollout -> (call id, cumulative tokens) of this writer's last entry
@@ -706,7 +709,7 @@ def run_writer(directory, rollouts, seconds, seed, log_path, delta_prob=0.35, ro
     deadline = time.time() + seconds
     n = 0
     try:
-        while time.time() < deadline:
+        while time.time() < deadline and not (until and os.path.exists(until)):
             r = rng.choice(rollouts)
             n += 1
             c = '%s-%d' % (tag, n)
@@ -722,6 +725,10 @@ def run_writer(directory, rollouts, seconds, seed, log_path, delta_prob=0.35, ro
                 continue
             if gen_ms > 0:  # "generation" between the intent and the append
                 time.sleep(rng.uniform(gen_ms / 2, gen_ms) / 1000.0)
+            if gate and n == 2:
+                open(gate + '.held', 'w').close()
+                while not os.path.exists(gate):
+                    time.sleep(0.005)
             parent = chains.get(r)
             gen = _tokens(rng, 1, 40)
             entry = {
@@ -865,7 +872,8 @@ def main(argv):
                 time.sleep(secs)
         elif cmd == 'writer':
             opts = {'--rollouts': None, '--seconds': '2', '--seed': '0', '--log': None,
-                    '--delta-prob': '0.35', '--root-prob': '0.2', '--gen-ms': '0'}
+                    '--delta-prob': '0.35', '--root-prob': '0.2', '--gen-ms': '0', '--until': None,
+                    '--gate': None}
             it = iter(rest)
             for a in it:
                 if a not in opts:
@@ -878,7 +886,7 @@ def main(argv):
                 check_rollout_id(r)
             _emit(run_writer(directory, rollouts, float(opts['--seconds']), int(opts['--seed']),
                              opts['--log'], float(opts['--delta-prob']), float(opts['--root-prob']),
-                             float(opts['--gen-ms'])))
+                             float(opts['--gen-ms']), opts['--until'], opts['--gate']))
         else:
             raise ValueError('unknown command %s' % cmd)
         return 0
