@@ -27,7 +27,7 @@ beforeAll(async () => {
   tmpfs = join(root, 'tmpfs');
   mkdirSync(tmpfs);
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4g', 'tokcap-doctor-test', tmpfs]);
-}, 60_000);
+});
 
 afterAll(() => {
   if (tmpfs) execFileSync('umount', [tmpfs]);
@@ -72,7 +72,7 @@ describe.each([
         source: 'tokcap-doctor-test',
       });
     expect(readdirSync(dir)).toEqual(['keep.txt']);
-  }, 60_000);
+  });
 
   it('text: one verdict line per check, then the conclusion', async () => {
     const dir = dirOf();
@@ -82,7 +82,7 @@ describe.each([
     expect(lines).toHaveLength(10);
     for (const l of lines.slice(0, 9)) expect(l).toMatch(/^ok {7}[a-z0-9 ]+: /);
     expect(lines[9]).toMatch(/^nothing found that makes tokcap unsafe/);
-  }, 60_000);
+  });
 });
 
 describe('doctor --hold and --probe', () => {
@@ -104,7 +104,7 @@ describe('doctor --hold and --probe', () => {
     const held = await holder;
     expect(held.exitCode).toBe(0);
     expect(existsSync(holdFile())).toBe(false);
-  }, 60_000);
+  });
 
   it('a lock the holder claims but that is granted to the probe: exit 1 (locks local to each node)', async () => {
     mkdirSync(dir(), { recursive: true });
@@ -136,7 +136,7 @@ describe('doctor --hold and --probe', () => {
     const r = await holder;
     expect(r.signal).toBe('SIGINT');
     expect(readdirSync(dir())).toEqual([]);
-  }, 60_000);
+  });
 
   it('--hold with --probe is a usage error', async () => {
     const r = await tokcap(['doctor', dir(), '--hold', '5s', '--probe']);

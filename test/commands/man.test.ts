@@ -10,7 +10,7 @@ describe('man pages', () => {
     const r = await execa('npx', ['tsx', 'scripts/gen-man.ts', '--check'], { cwd: ROOT, reject: false });
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
-  }, 60_000);
+  });
 
   it.each(['tokcap', ...COMMAND_NAMES.map((n) => `tokcap-${n}`)])('%s.1 is a roff page with every section', (page) => {
     const roff = readFileSync(join(ROOT, 'man', `${page}.1`), 'utf8');

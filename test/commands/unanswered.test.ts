@@ -44,7 +44,7 @@ describe('verify-digests with a rollout it could not read', () => {
     ).toEqual([['A', 'lock_timeout']]);
     expect(code).toBe(3);
     expect(stderr).toMatch(/^tokcap: A: /m);
-  }, 30_000);
+  });
 
   it('text: says the rollout could not be read, never that it was verified', async () => {
     const dir = await twoRollouts();
@@ -54,7 +54,7 @@ describe('verify-digests with a rollout it could not read', () => {
     expect(stdout).toContain('1 rollout verified');
     expect(stdout).toContain('1 rollout could not be read (not verified): A');
     expect(stdout).not.toContain('2 rollouts verified');
-  }, 30_000);
+  });
 
   it('every rollout read: ok is true and nothing is unchecked', async () => {
     const dir = await twoRollouts();

@@ -20,7 +20,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'tokcap-cluster-'));
   store = join(root, 'store');
   await generateStore({ dir: store }, { rollouts: 24, calls: 3, prompt: 8, gen: 3, turn: 2, seed: 21, mix: true });
-}, 60_000);
+});
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -132,7 +132,7 @@ describe('examples/slurm', () => {
       env: cleanEnv(),
     });
     expect(JSON.parse(readFileSync(join(reports, 'verify-1.json'), 'utf8'))).toEqual(JSON.parse(shard.stdout));
-  }, 60_000);
+  });
 
   it('a task outside a job array, or in an array with a step, fails as a usage error (exit 2)', async () => {
     const none = await execa('bash', [join(ROOT, 'examples/slurm/export.sbatch'), store, join(root, 'nothing')], {
@@ -155,7 +155,7 @@ describe('examples/slurm', () => {
     });
     expect(stepped.exitCode).toBe(2);
     expect(stepped.stderr).toMatch(/without a step/);
-  }, 60_000);
+  });
 });
 
 describe('examples/k8s/export-job.yaml', () => {

@@ -59,7 +59,7 @@ beforeAll(async () => {
   ]);
   expect(w.code, w.stderr).toBe(0);
   raw = rawMaterial(dir, 'seed');
-}, 60_000);
+});
 
 interface Outcome {
   label: string;

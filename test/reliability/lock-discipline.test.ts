@@ -52,7 +52,7 @@ beforeAll(async () => {
     join(base, 'log'),
   ]);
   expect(w.code, w.stderr).toBe(0);
-}, 60_000);
+});
 
 let n = 0;
 function freshStore(): string {

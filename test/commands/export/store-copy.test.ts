@@ -174,7 +174,7 @@ describe('export --format store', () => {
       writer.kill('SIGKILL');
       await writer;
     }
-  }, 60_000);
+  });
 
   it('a rollout whose lock cannot be had is left out (no file of it), reported, exit 3; the others are copied', async () => {
     const src = copyStore(DEMO_STORE, 'store-lock');

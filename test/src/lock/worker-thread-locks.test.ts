@@ -133,7 +133,7 @@ describe('rollout locks in a worker thread', () => {
         holder.child.kill('SIGKILL');
         await holder.done;
       }
-    }, 60_000);
+    });
 
     it('the main thread waiting for a rollout python3 holds does not stall a worker', async () => {
       const { dir, holder } = await storeWithHeldR0();
@@ -160,6 +160,6 @@ describe('rollout locks in a worker thread', () => {
         holder.child.kill('SIGKILL');
         await holder.done;
       }
-    }, 60_000);
+    });
   });
 });

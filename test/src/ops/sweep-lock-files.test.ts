@@ -54,7 +54,7 @@ describe('sweep and lock files', () => {
     expect(r.failed).toEqual([]);
     expect(names(dir)).toEqual([]);
     expect(fs.existsSync(p.lock)).toBe(false);
-  }, 30_000);
+  });
 
   it('a tombstone that never had a lock file (a copy) is swept and leaves none', async () => {
     const dir = await tombstones(['r']);
@@ -98,5 +98,5 @@ describe('sweep and lock files', () => {
     expect(done.stdout).not.toMatch(/removed b/);
     expect(fs.existsSync(paths(dir, 'a').state)).toBe(false);
     expect(fs.existsSync(paths(dir, 'b').state)).toBe(true);
-  }, 60_000);
+  });
 });

@@ -85,7 +85,7 @@ describe('a worker started before its job', () => {
     expect(results.some((r) => r.startsWith('worker:'))).toBe(true);
     // Taken once: nothing waits any more.
     expect(early.takeEarlyWorker(url)).toBeUndefined();
-  }, 30_000);
+  });
 
   it('is stopped when the job is too small for a worker, and the job runs here', async () => {
     const url = workerModule('answer');
@@ -107,7 +107,7 @@ describe('a worker started before its job', () => {
     const { results, workers } = await job(url, undefined, bytes);
     expect(workers).toBe(os.availableParallelism() > 1 ? 1 : 0);
     expect(results.map((r) => r.slice(r.indexOf(':') + 1))).toEqual(ids);
-  }, 30_000);
+  });
 
   it('is not started for one thread', () => {
     const url = workerModule('answer');
@@ -122,5 +122,5 @@ describe('a worker started before its job', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const { results } = await job(url, 2);
     expect(results).toEqual(ids.map((id) => `main:${id}`));
-  }, 30_000);
+  });
 });

@@ -78,5 +78,5 @@ describe("a worker's result memory", () => {
     });
     expect(results.map((r) => (typeof r === 'string' ? r : r.id))).toEqual(ids);
     expect(results.some((r) => typeof r !== 'string' && r.reused)).toBe(true);
-  }, 30_000);
+  });
 });

@@ -59,5 +59,5 @@ describe('verifyDirectory', () => {
     const out = await cli(['verify-digests', dir, '--json']);
     expect(out.code).toBe(1);
     expect(out.stdout).toBe(outputJsonLine({ ok: false, findings: held.findings, unchecked: [] }).toString());
-  }, 60_000);
+  });
 });
