@@ -18,8 +18,7 @@ import { estimateJsonlBytes } from '../layout/estimate-size.js';
 import { forTransfer, mapRolloutsParallel, type ThreadOptions } from '../threads/parallel-rollouts.js';
 import { BUILD_WORKER_URL } from '../threads/job-workers.js';
 import { appendMembers, statusAfterBuild, statusMembers } from './result-status.js';
-import type { BuildOutcome } from './build-outcome.js';
-import { outcomeOf } from './preview-outcome.js';
+import { outcomeOf, type BuildOutcome } from './build-outcome.js';
 import type { SnapshotSource } from '../chains/build-rollout.js';
 
 export interface BuildManyOptions {
@@ -43,7 +42,7 @@ export interface BuildManyOptions {
   /**
    * Give each outcome its rollout's status (`BuildOutcome.status`) and append `status`,
    * `conditions`, `verdict` and `error_kind` to its JSON. A preview's status comes from the copy
-   * it builds from (src/rollout-read/preview-outcome.ts); a freeze's is read in this thread after it.
+   * it builds from (src/rollout-read/read-rollout.ts); a freeze's is read in this thread after it.
    */
   status?: boolean;
   onProgress?: (done: number, total: number) => void;

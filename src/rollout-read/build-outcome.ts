@@ -1,7 +1,8 @@
 /**
  * One rollout's build as a command writes it out: the result already serialised (`outputJsonBytes`,
  * the `--json` writer) and a small summary for counts and explanations. Plain data, so that a
- * worker thread can compute it (src/rollout-read/build-many.ts) and only bytes cross back.
+ * worker thread can compute it (src/rollout-read/build-many.ts) and only bytes cross back. A
+ * preview with its status is a view of the one reading of the rollout (read-rollout.ts).
  */
 import { outputJsonBytes, type JsonWriter } from '../json/canonical-json.js';
 import { IdArrayTexts } from '../json/id-texts.js';
@@ -14,8 +15,10 @@ import {
   buildRolloutDetailed,
   localSnapshotSource,
   type BuildRolloutOptions,
-  type SnapshotSource,
+  type DetailedBuild,
 } from '../chains/build-rollout.js';
+import { CopyArena } from '../ops/rollout-copy.js';
+import { HeldCopies, readRollout, type RolloutRead } from './read-rollout.js';
 import type { CaptureSnapshot, ConsumerResult } from '../chains/consumer-result.js';
 import type { MaskCause } from '../chains/mask-causes.js';
 import { firstDivergences, type Divergence } from '../divergence/first-divergence.js';
@@ -85,6 +88,65 @@ export function summariseResult(r: ConsumerResult): BuildSummary {
   return s;
 }
 
+type ResultOptions = {
+  serialise?: boolean;
+  writer?: JsonWriter;
+  outputMemory?: (size: number) => Buffer;
+  divergences?: boolean;
+};
+
+export type OutcomeOptions = Omit<BuildRolloutOptions, 'freeze' | 'source' | 'incompleteContext'> & ResultOptions;
+
+/**
+ * A rollout's outcome for `buildMany` (build-many.ts, build-worker.ts): with `status`, a preview
+ * is the one reading of the rollout (`readRollout`: its status from the copy it is built from);
+ * a freeze, or a preview without status, is a build alone (build-many.ts reads a freeze's status
+ * after it).
+ */
+export function outcomeOf(
+  store: StoreOptions,
+  rolloutId: string,
+  options: OutcomeOptions & { freeze: boolean; status: boolean },
+): Promise<BuildOutcome> {
+  const { freeze, status, ...rest } = options;
+  return status && !freeze
+    ? previewOutcome(store, rolloutId, rest)
+    : buildOutcome(store, rolloutId, { ...rest, freeze });
+}
+
+/**
+ * Copy memory for the rollouts in flight in this thread (a few at a time: parallel-rollouts.ts),
+ * each reused once its rollout's result is written (the id texts view it until then).
+ */
+const idleArenas: CopyArena[] = [];
+
+/** The result of `readRollout`'s preview as `build` writes it, with the rollout's status. */
+async function previewOutcome(store: StoreOptions, rolloutId: string, options: OutcomeOptions): Promise<BuildOutcome> {
+  const texts = idTextsFor(options);
+  const arena = idleArenas.pop() ?? new CopyArena();
+  let read: RolloutRead | undefined;
+  try {
+    read = await readRollout(store, rolloutId, { ...options, arena, idTexts: texts, deep: false, digests: false });
+    if (read.build === undefined) throw read.crash;
+    const out = resultOutcome(read.build, options, texts);
+    out.status = read.status;
+    return out;
+  } finally {
+    texts?.clear();
+    read?.release?.();
+    arena.used = 0;
+    idleArenas.push(arena);
+  }
+}
+
+/**
+ * With the job's writer and reader, the result's id arrays are written as J's copy has them
+ * (id-texts.ts): the copy is then kept until the result is written, not given back once parsed.
+ */
+function idTextsFor(options: ResultOptions & { jsonReader?: unknown }): IdArrayTexts | undefined {
+  return options.serialise !== false && options.writer && options.jsonReader ? new IdArrayTexts() : undefined;
+}
+
 /**
  * Builds one rollout (`buildRolloutDetailed`) and serialises its result (unless `serialise` is
  * false), with `writer` when given: the thread's writer for the whole job, into `outputMemory`
@@ -93,41 +155,16 @@ export function summariseResult(r: ConsumerResult): BuildSummary {
 export async function buildOutcome(
   store: StoreOptions,
   rolloutId: string,
-  options: BuildRolloutOptions & {
-    serialise?: boolean;
-    writer?: JsonWriter;
-    outputMemory?: (size: number) => Buffer;
-    divergences?: boolean;
-  },
+  options: BuildRolloutOptions & ResultOptions,
 ): Promise<BuildOutcome> {
-  // With the job's writer and reader, the result's id arrays are written as J's copy has them
-  // (id-texts.ts): the copy is then kept until the result is written, not given back once parsed.
-  const texts = options.serialise !== false && options.writer && options.jsonReader ? new IdArrayTexts() : undefined;
+  const texts = idTextsFor(options);
   const held = new HeldCopies();
   if (texts && options.jsonReader) options.jsonReader.idTexts = texts;
   try {
     const source = texts ? held.of(options.source ?? localSnapshotSource(store)) : options.source;
     const d = await buildRolloutDetailed(store, rolloutId, { ...options, source });
     if (options.jsonReader) options.jsonReader.idTexts = undefined;
-    const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
-    if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
-    // Only a masked rollout has a boundary to explain: a trainable one costs nothing more.
-    if (options.divergences && d.result.mask_sample && d.chains) {
-      const divergences = firstDivergences(d.chains);
-      if (divergences.length > 0) out.divergences = divergences;
-    }
-    if (options.serialise === false) return out;
-    try {
-      // A job's results come from reused memory: new memory for each (hundreds of KB) cost page
-      // faults and collections.
-      out.output = options.writer
-        ? options.writer.outputBytesInto(d.result, options.outputMemory ?? takeCopyBuffer, undefined, texts)
-        : outputJsonBytes(d.result);
-    } catch (e) {
-      // A token id past 2^64 in a root record, which no digest check rejects.
-      out.unwritable = e instanceof Error ? e.message : String(e);
-    }
-    return out;
+    return resultOutcome(d, options, texts);
   } finally {
     if (texts && options.jsonReader) options.jsonReader.idTexts = undefined;
     texts?.clear();
@@ -135,23 +172,25 @@ export async function buildOutcome(
   }
 }
 
-/** A snapshot source whose copies' memory is given back by `release`, not once parsed. */
-class HeldCopies {
-  private releases: (() => void)[] = [];
-
-  of(source: SnapshotSource): SnapshotSource {
-    const hold = <C extends { release?: () => void }>(copy: C): C => {
-      if (copy.release) this.releases.push(copy.release);
-      return { ...copy, release: undefined };
-    };
-    return {
-      frozen: async (id) => hold(await source.frozen(id)),
-      readOnly: async (id) => hold(await source.readOnly(id)),
-    };
+/** A build as a command writes it: its summary, verdict and causes, and its result serialised. */
+function resultOutcome(d: DetailedBuild, options: ResultOptions, texts: IdArrayTexts | undefined): BuildOutcome {
+  const out: BuildOutcome = { summary: summariseResult(d.result), causes: d.causes, verdict: verdictOf(d) };
+  if (d.tornTailAt !== undefined) out.tornTailAt = d.tornTailAt;
+  // Only a masked rollout has a boundary to explain: a trainable one costs nothing more.
+  if (options.divergences && d.result.mask_sample && d.chains) {
+    const divergences = firstDivergences(d.chains);
+    if (divergences.length > 0) out.divergences = divergences;
   }
-
-  release(): void {
-    for (const release of this.releases) release();
-    this.releases = [];
+  if (options.serialise === false) return out;
+  try {
+    // A job's results come from reused memory: new memory for each (hundreds of KB) cost page
+    // faults and collections.
+    out.output = options.writer
+      ? options.writer.outputBytesInto(d.result, options.outputMemory ?? takeCopyBuffer, undefined, texts)
+      : outputJsonBytes(d.result);
+  } catch (e) {
+    // A token id past 2^64 in a root record, which no digest check rejects.
+    out.unwritable = e instanceof Error ? e.message : String(e);
   }
+  return out;
 }

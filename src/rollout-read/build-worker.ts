@@ -8,7 +8,7 @@ import { JsonBytesReader } from '../json/parse-json.js';
 import { reviveError } from '../jsonl/remote-jsonl.js';
 import { serveRolloutWorker } from '../threads/parallel-rollouts.js';
 import type { BuildWorkerShared } from './build-many.js';
-import { outcomeOf } from './preview-outcome.js';
+import { outcomeOf } from './build-outcome.js';
 
 /**
  * Memory for a serialised result, which moves to the main thread: not this thread's copy

@@ -1,31 +1,48 @@
 /**
  * The rollout detail behind `tokcap inspect DIR ID` and `tokcap watch`'s rollout view (both
- * render this one object): its status and conditions, the chain tree of a rollout (every
+ * render this one object), a view of the one reading of the rollout (read-rollout.ts, with the
+ * digest check on the same copy): its status and conditions, the chain tree of a rollout (every
  * call under its parent as the builder decided), the calls the builder dropped, the dangling
  * intents, the incomplete markers (the empty call id kept), the digest check per call and the
- * build verdict with every mask cause. Read-only: three short reads under shared locks taken one
- * after the other (facts, snapshot, digests), nothing written; a rollout whose facts could not be
- * read is `unavailable` and not read further. When a later read of the records fails (a lock
- * timeout, an I/O error), status and conditions stay the summary's (rollout-status.ts) and every
- * part that needs the records is unavailable with that error: no second wait for the same lock.
+ * build verdict with every mask cause. Read-only, nothing written. A rollout whose facts could
+ * not be read is `unavailable` and nothing more is claimed about it. When the records could not
+ * be read (a lock timeout, an I/O error), status and conditions stay the summary's
+ * (rollout-status.ts) and every part that needs the records is unavailable with that error.
  */
-import { errorFactsOf, errorFromFacts, toTokcapError, type ErrorFacts } from '../errors.js';
+import { errorFactsOf, toTokcapError, type ErrorFacts } from '../errors.js';
 import type { BuildCall, ChainBuild, LinkOutcome } from '../chains/chain-builder.js';
+import type { ConsumerResult } from '../chains/consumer-result.js';
 import { describeReason, type MaskCause } from '../chains/mask-causes.js';
 import { firstDivergences, type Divergence } from '../divergence/first-divergence.js';
-import { rolloutFacts, type RolloutFacts } from '../facts/rollout-facts.js';
+import type { RolloutFacts } from '../facts/rollout-facts.js';
+import type { copyRollout } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { Finding } from '../verify/findings.js';
-import { verifyRollout } from '../verify/verify-rollout.js';
-import { previewRollout, type PreviewOutcome } from './row-read.js';
-import { recordsFailure } from './read-status.js';
-import {
-  isUnavailableKind,
-  rolloutStatus,
-  unavailableStatus,
-  type RolloutStatusAnswer,
-} from '../status/rollout-status.js';
-import { unavailableVerdict, type Verdict } from '../status/verdict.js';
+import { readRollout, type RolloutRead } from './read-rollout.js';
+import { rolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
+import type { Verdict, VerdictAnswer } from '../status/verdict.js';
+
+/** What the detail shows of the preview build. */
+export type PreviewOutcome =
+  | {
+      kind: 'built';
+      /** What `build` (without --freeze) prints for this rollout. */
+      result: ConsumerResult;
+      /** The chain build behind a successful (or builder-failed) result; null otherwise. */
+      chains: ChainBuild | null;
+      /** Dangling intents of the snapshot read (the facts' when it could not be read). */
+      danglingIntents: readonly string[];
+      /** Byte offset of a torn final line a freeze would truncate (the preview skips it). */
+      tornTailAt?: number;
+      causes: MaskCause[];
+      verdict: VerdictAnswer;
+    }
+  | {
+      /** The preview could not be computed at all (lock timeout, I/O error, unexpected failure). */
+      kind: 'unreadable';
+      error: ErrorFacts;
+      verdict: VerdictAnswer;
+    };
 
 /** The digest check of one call (`verify-digests` findings that name it). */
 export type DigestCheck =
@@ -116,22 +133,9 @@ export interface RolloutDetail {
 }
 
 export interface DetailReaders {
-  /** `recordsError`: J's lines could not be read already; they fail with it (src/rollout-read/read-status.ts). */
-  facts(store: StoreOptions, id: string, options: { deep?: boolean; recordsError?: ErrorFacts }): Promise<RolloutFacts>;
-  preview: typeof previewRollout;
-  verify(store: StoreOptions, id: string): Promise<Finding[]>;
+  /** Takes the rollout's copy under its lock (default `copyRollout`). */
+  copy: typeof copyRollout;
 }
-
-const DEFAULT_DETAIL_READERS: DetailReaders = {
-  facts: (store, id, { deep, recordsError }) =>
-    rolloutFacts(
-      store,
-      id,
-      recordsError ? { readJsonl: () => Promise.reject(errorFromFacts(recordsError, { rolloutId: id })) } : { deep },
-    ),
-  preview: previewRollout,
-  verify: verifyRollout,
-};
 
 export interface DetailOptions {
   /** Count every line of J (`inspect DIR ID`); the watch reads the index plus the tail. */
@@ -144,53 +148,39 @@ export async function loadRolloutDetail(
   readers: Partial<DetailReaders> = {},
   options: DetailOptions = {},
 ): Promise<RolloutDetail> {
-  const r = { ...DEFAULT_DETAIL_READERS, ...readers };
-  const errors: ErrorFacts[] = [];
-  let facts: RolloutFacts | null = null;
-  let status: RolloutStatusAnswer;
-  // The failure that stopped a read of the records: every later part that needs them is
-  // unavailable with it, without a second wait for the same lock.
-  let recordsError: ErrorFacts | undefined;
-  try {
-    facts = await r.facts(store, id, { deep: options.deep });
-    recordsError = options.deep ? recordsFailure(facts) : undefined;
-    // --deep could not read J's lines: the status is the summary's, read without them (rollout-status.ts).
-    if (recordsError) facts = await r.facts(store, id, { recordsError });
-    for (const e of facts.errors) errors.push(errorFactsOf(e));
-    status = rolloutStatus(facts);
-  } catch (e) {
-    const err = toTokcapError(e, { rolloutId: id });
-    errors.push(err.facts());
-    status = unavailableStatus(err.facts());
-  }
+  const read = await readRollout(store, id, { deep: options.deep, digests: true, copy: readers.copy });
+  return detailOf(read);
+}
+
+/** The detail's view of a reading with its digest check. */
+export function detailOf(read: RolloutRead): RolloutDetail {
+  const { id, status, facts } = read;
+  const errors: ErrorFacts[] = facts ? facts.errors.map(errorFactsOf) : [status.error!];
   // Made-up facts are worse than none: an unavailable rollout is reported as such, no more.
-  if (status.status === 'unavailable') return assembleDetail(id, null, undefined, null, undefined, errors, status);
-  let preview: PreviewOutcome | undefined;
-  if (recordsError) {
-    preview = { kind: 'unreadable', error: errorFactsOf(recordsError), verdict: unavailableVerdict(recordsError) };
-    errors.push(preview.error);
-  } else if (facts) {
-    preview = await r.preview(store, id, {
-      incompleteMarkers: facts.incomplete_marker_calls,
-      incompleteFlag: facts.incomplete_flag,
-      danglingIntents: facts.dangling_intents,
-    });
-    if (preview.kind === 'unreadable') errors.push(preview.error);
-    const failure = preview.verdict.error;
-    if (preview.verdict.verdict === 'unavailable' && failure && isUnavailableKind(failure.kind))
-      recordsError = errorFactsOf(failure);
+  if (status.status === 'unavailable' || !facts)
+    return assembleDetail(id, null, undefined, null, undefined, errors, status);
+  const preview = previewOf(read, facts);
+  if (preview.kind === 'unreadable') errors.push(preview.error);
+  return assembleDetail(id, facts, preview, read.findings ?? null, read.digestError, errors, status, read.recordsError);
+}
+
+function previewOf(read: RolloutRead, facts: RolloutFacts): PreviewOutcome {
+  const { build, verdict } = read;
+  if (build === undefined) {
+    // The reference would crash here (an error its consumer does not catch); show it, keep going.
+    const err = toTokcapError(read.crash, { rolloutId: read.id });
+    return { kind: 'unreadable', error: { ...err.facts(), message: `build crashed: ${err.message}` }, verdict };
   }
-  let findings: Finding[] | null = null;
-  let digestError: string | undefined;
-  if (recordsError) digestError = recordsError.message;
-  else {
-    try {
-      findings = await r.verify(store, id);
-    } catch (e) {
-      digestError = toTokcapError(e, { rolloutId: id }).message;
-    }
-  }
-  return assembleDetail(id, facts, preview, findings, digestError, errors, status, recordsError);
+  if (verdict.verdict === 'unavailable') return { kind: 'unreadable', error: build.readFailure!.facts(), verdict };
+  return {
+    kind: 'built',
+    result: build.result,
+    chains: build.chains,
+    danglingIntents: build.readFailure === undefined ? build.danglingIntents : facts.dangling_intents,
+    tornTailAt: build.tornTailAt,
+    causes: build.causes,
+    verdict,
+  };
 }
 
 /** Pure part of `loadRolloutDetail` (exported for tests). */

@@ -13,7 +13,7 @@ import { scanBufferLines } from '../jsonl/line-scanner.js';
 import { readJsonlBytes, type JsonlBytes } from '../jsonl/read-jsonl-bytes.js';
 import { rolloutPaths, type RolloutPaths } from '../layout/file-names.js';
 import type { TokenEntry } from '../records/token-entry.js';
-import { readState } from '../state/read-state.js';
+import { parseStateBytes, readState } from '../state/read-state.js';
 import { entryDigests, indexedSize, type RolloutState } from '../state/rollout-state.js';
 import { lockWaitOf, type StoreOptions } from '../ops/store.js';
 import { CumulativeSequences } from './cumulative-sequences.js';
@@ -41,6 +41,12 @@ export async function verifyRollout(
     ) => Promise<JsonlBytes | undefined>;
     /** Reads the records' JSON: the calling thread's reader for its job (default: one for this rollout). */
     jsonReader?: JsonBytesReader;
+    /**
+     * The state's bytes as copied under the lock together with J (src/ops/rollout-copy.ts;
+     * `bytes` undefined: no state file), parsed instead of the file. That copy opened the intents
+     * and markers as regular files already.
+     */
+    copiedState?: { bytes: Uint8Array | undefined };
   } = {},
 ): Promise<Finding[]> {
   const paths = rolloutPaths(store.dir, rolloutId);
@@ -48,12 +54,17 @@ export async function verifyRollout(
   const add = (f: Finding) => out.push(f);
   // A capture file that is not a regular file or cannot be opened leaves the rollout unchecked
   // (an I/O failure), never verified: the intents and markers too, which the digests do not need.
-  for (const p of [paths.intents, paths.incomplete]) withRegularFdSync(p, rolloutId, () => undefined);
+  const copied = options.copiedState;
+  if (!copied) for (const p of [paths.intents, paths.incomplete]) withRegularFdSync(p, rolloutId, () => undefined);
 
   let state: RolloutState | undefined;
   try {
-    const s = await readState(paths.state, rolloutId);
-    if (s.exists) state = s;
+    const s = copied
+      ? copied.bytes === undefined
+        ? undefined
+        : parseStateBytes(copied.bytes, paths.state, rolloutId)
+      : await readState(paths.state, rolloutId);
+    if (s?.exists) state = s;
   } catch (e) {
     const err = toTokcapError(e, { rolloutId, file: paths.state });
     if (err.kind !== 'corrupt') throw err;

@@ -83,7 +83,7 @@ export async function rowFromCopy(
   const files = copiedFiles(record);
   if (files?.size === 0) return { ok: true, gone: true };
   try {
-    const read = await readRow(store, id, files, { copy: { arena, record }, jsonReader });
+    const read = await readRow(store, { arena, record }, files, jsonReader);
     return record.failure
       ? { ok: true, row: rowOf(id, read) }
       : { ok: true, row: rowOf(id, read), signature: copySignature(record.stamps) };

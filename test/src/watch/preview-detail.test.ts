@@ -5,31 +5,28 @@ import { buildRollout } from '../../../src/chains/build-rollout.js';
 import { orderedJson } from '../../../src/json/canonical-json.js';
 import { appendEntry, beginCall, markIncomplete } from '../../../src/ops/writer.js';
 import { rolloutFacts } from '../../../src/facts/rollout-facts.js';
-import { previewRollout } from '../../../src/rollout-read/row-read.js';
+import { readRollout } from '../../../src/rollout-read/read-rollout.js';
 import { loadRolloutDetail } from '../../../src/rollout-read/rollout-detail.js';
 import { rolloutStatus } from '../../../src/status/rollout-status.js';
-import { unavailableVerdict } from '../../../src/status/verdict.js';
 import { entry } from '../../support/store.js';
 import { listing, makeStore, useTempDirs } from '../../support/watch.js';
 
 const tempDir = useTempDirs();
 
-describe('previewRollout', () => {
-  it('returns exactly what `build` without --freeze returns, for every shape', async () => {
+describe('readRollout', () => {
+  it('builds exactly what `build` without --freeze returns, and the facts of `inspect`, for every shape', async () => {
     const dir = tempDir();
     const ids = await makeStore(dir);
+    const before = listing(dir);
     for (const id of ids) {
-      const facts = await rolloutFacts({ dir }, id);
-      const p = await previewRollout({ dir }, id, {
-        incompleteMarkers: facts.incomplete_marker_calls,
-        incompleteFlag: facts.incomplete_flag,
-        danglingIntents: facts.dangling_intents,
-      });
-      expect(p.kind).toBe('built');
-      if (p.kind !== 'built') continue;
+      const read = await readRollout({ dir }, id);
       const reference = await buildRollout({ dir }, id, { freeze: false });
-      expect(orderedJson(p.result), id).toBe(orderedJson(reference));
+      expect(orderedJson(read.build!.result), id).toBe(orderedJson(reference));
+      const facts = await rolloutFacts({ dir }, id);
+      expect(read.facts, id).toEqual(facts);
+      expect(read.status, id).toEqual(rolloutStatus(facts));
     }
+    expect(listing(dir)).toEqual(before);
   });
 });
 
@@ -115,23 +112,23 @@ describe('loadRolloutDetail', () => {
     expect(d.tree).toEqual([]);
   });
 
-  it('a lock that times out for the preview keeps the status, and the digests are not read (no second wait)', async () => {
+  it('a lock not granted keeps the summary status; the build and the digests fail with it (no second wait)', async () => {
     const dir = tempDir();
     await makeStore(dir, { rollouts: 1 });
     const timeout = { kind: 'lock_timeout' as const, message: 'timed out after 1s waiting for the lock of rollout r0' };
-    let verified = 0;
+    let copies = 0;
     const d = await loadRolloutDetail({ dir }, 'r0', {
-      preview: async () => ({ kind: 'unreadable', error: timeout, verdict: unavailableVerdict(timeout) }),
-      verify: async () => {
-        verified++;
-        return [];
+      copy: async (_store, rolloutId) => {
+        copies++;
+        return { rolloutId, spans: {}, stamps: {}, failure: timeout };
       },
     });
-    expect(verified).toBe(0);
+    expect(copies).toBe(1);
     expect(d.status).toEqual(rolloutStatus(await rolloutFacts({ dir }, 'r0')));
     expect(d.status.status).toBe('live');
     expect(d.recordsError).toEqual(timeout);
     expect(d.digestError).toBe(timeout.message);
     expect(d.verdict).toMatchObject({ built: false, verdict: 'unavailable' });
+    expect(d.tree).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Batch row reads with a worker thread: the same rows as in this thread and as the direct
- * readers (facts and preview each reading the files), nothing written, and a transparent
+ * Batch row reads with a worker thread: the same rows as in this thread and as the one reading
+ * of each rollout on its own (`readRollout`), nothing written, and a transparent
  * fallback when the worker cannot run. The worker is the compiled one (dist/), as the binary
  * uses it.
  */
@@ -13,7 +13,8 @@ import { scanDirectory } from '../../../src/layout/scan-directory.js';
 import type { withRolloutLock as withRolloutLockFromSources } from '../../../src/lock/rollout-lock.js';
 import { DEFAULT_READERS, DirectoryModel, type DirectorySnapshot } from '../../../src/watch/directory-model.js';
 import { NO_FILTER, visibleRows, type RolloutRow } from '../../../src/watch/rows.js';
-import { readRow } from '../../../src/rollout-read/row-read.js';
+import { readRollout } from '../../../src/rollout-read/read-rollout.js';
+import { rowRead } from '../../../src/rollout-read/row-read.js';
 import { rowOf, type RowReadOutcome } from '../../../src/watch/row-batch.js';
 import { createWorkerReaders as createFromSources } from '../../../src/watch/worker-readers.js';
 import { ROOT, ensureBuilt } from '../../support/cli.js';
@@ -44,15 +45,14 @@ describe('worker readers', () => {
     const dir = tempDir();
     const ids = await makeStore(dir);
     const before = listing(dir);
-    const listed = await scanDirectory(dir);
     const readers = createCompiled();
     try {
       const inWorker = await readers.readBatch({ dir }, ids);
       expect(readers.inWorker).toBe(true);
       expect(inWorker).toEqual(await DEFAULT_READERS.readBatch({ dir }, ids));
       for (let i = 0; i < ids.length; i++) {
-        // The direct readers: facts and preview each reading the files themselves.
-        const direct = rowOf(ids[i], await readRow({ dir }, ids[i], listed.rollouts.get(ids[i])!));
+        // The one reading in this thread, copying the rollout itself.
+        const direct = rowOf(ids[i], rowRead(await readRollout({ dir }, ids[i])));
         expect(rowIn(inWorker[i]), ids[i]).toEqual(direct);
       }
     } finally {
@@ -66,7 +66,6 @@ describe('worker readers', () => {
     // thread while the worker reads rows, so the worker's copies are made here, in turn.
     const dir = tempDir();
     const ids = await makeStore(dir, { rollouts: 2, mix: false });
-    const listed = await scanDirectory(dir);
     const [a, b] = ids;
     const readers = createCompiled();
     try {
@@ -90,9 +89,7 @@ describe('worker readers', () => {
       expect(done).toBe(false);
       release();
       await holding;
-      expect(rowIn((await readOfB) as RowReadOutcome)).toEqual(
-        rowOf(b, await readRow({ dir }, b, listed.rollouts.get(b)!)),
-      );
+      expect(rowIn((await readOfB) as RowReadOutcome)).toEqual(rowOf(b, rowRead(await readRollout({ dir }, b))));
     } finally {
       await readers.close();
     }
