@@ -98,6 +98,19 @@ export interface ReadRolloutOptions {
   copy?: typeof copyRollout;
 }
 
+/**
+ * Why a reading has no preview to show: the build threw (the reference would crash there, an
+ * error its consumer does not catch: shown, and the rest goes on), or could not read the
+ * rollout. Undefined when it built.
+ */
+export function previewError(read: RolloutRead): ErrorFacts | undefined {
+  if (read.build === undefined) {
+    const err = toTokcapError(read.crash, { rolloutId: read.id });
+    return { ...err.facts(), message: `build crashed: ${err.message}` };
+  }
+  return read.verdict.verdict === 'unavailable' ? read.build.readFailure!.facts() : undefined;
+}
+
 /** A rollout's copy taken under its lock, with the memory it is in. */
 export interface RolloutCopy {
   arena: Uint8Array;

@@ -1,5 +1,6 @@
 /**
- * A rollout's status read on its own (build, export and watch have no facts of their own): the
+ * A rollout's status read on its own, where no reading of the whole rollout gives it
+ * (read-rollout.ts): after a freeze's build, for export lines, for `inspect --deep`'s listing. The
  * facts as `inspect` reads them (index plus unindexed tail), then `rolloutStatus`.
  *
  * After a read of the records failed (a build, a preview, `--deep`'s count of every line), the

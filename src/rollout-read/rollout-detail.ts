@@ -9,7 +9,7 @@
  * be read (a lock timeout, an I/O error), status and conditions stay the summary's
  * (rollout-status.ts) and every part that needs the records is unavailable with that error.
  */
-import { errorFactsOf, toTokcapError, type ErrorFacts } from '../errors.js';
+import { errorFactsOf, type ErrorFacts } from '../errors.js';
 import type { BuildCall, ChainBuild, LinkOutcome } from '../chains/chain-builder.js';
 import type { ConsumerResult } from '../chains/consumer-result.js';
 import { describeReason, type MaskCause } from '../chains/mask-causes.js';
@@ -18,7 +18,7 @@ import type { RolloutFacts } from '../facts/rollout-facts.js';
 import type { copyRollout } from '../ops/rollout-copy.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { Finding } from '../verify/findings.js';
-import { readRollout, type RolloutRead } from './read-rollout.js';
+import { previewError, readRollout, type RolloutRead } from './read-rollout.js';
 import { rolloutStatus, type RolloutStatusAnswer } from '../status/rollout-status.js';
 import type { Verdict, VerdictAnswer } from '../status/verdict.js';
 
@@ -166,12 +166,8 @@ export function detailOf(read: RolloutRead): RolloutDetail {
 
 function previewOf(read: RolloutRead, facts: RolloutFacts): PreviewOutcome {
   const { build, verdict } = read;
-  if (build === undefined) {
-    // The reference would crash here (an error its consumer does not catch); show it, keep going.
-    const err = toTokcapError(read.crash, { rolloutId: read.id });
-    return { kind: 'unreadable', error: { ...err.facts(), message: `build crashed: ${err.message}` }, verdict };
-  }
-  if (verdict.verdict === 'unavailable') return { kind: 'unreadable', error: build.readFailure!.facts(), verdict };
+  const error = previewError(read);
+  if (error !== undefined || build === undefined) return { kind: 'unreadable', error: error!, verdict };
   return {
     kind: 'built',
     result: build.result,

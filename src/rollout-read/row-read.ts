@@ -3,7 +3,7 @@
  * and what the row keeps of the preview build. The main thread copies the rollout under its lock
  * (src/watch/row-batch.ts); the row is read from that copy here or in the read worker.
  */
-import { errorFromFacts, toTokcapError, type ErrorFacts } from '../errors.js';
+import { errorFromFacts, type ErrorFacts } from '../errors.js';
 import type { RolloutFacts } from '../facts/rollout-facts.js';
 import type { JsonBytesReader } from '../json/parse-json.js';
 import type { FileKind } from '../layout/file-names.js';
@@ -11,7 +11,7 @@ import type { MaskCause } from '../chains/mask-causes.js';
 import type { StoreOptions } from '../ops/store.js';
 import type { RolloutStatusAnswer } from '../status/rollout-status.js';
 import { unavailableVerdict, type VerdictAnswer } from '../status/verdict.js';
-import { readCopy, type RolloutCopy, type RolloutRead } from './read-rollout.js';
+import { previewError, readCopy, type RolloutCopy, type RolloutRead } from './read-rollout.js';
 
 /**
  * What a directory row keeps of a preview: the verdict and its causes, not the rebuilt response
@@ -70,17 +70,9 @@ export function rowRead(read: RolloutRead): RowRead {
 
 function rowPreview(read: RolloutRead, facts: RolloutFacts): RowPreview {
   const { build, verdict } = read;
-  if (build === undefined) {
-    // The reference would crash here (an error its consumer does not catch); show it, keep going.
-    const err = toTokcapError(read.crash, { rolloutId: read.id });
-    return {
-      kind: 'unreadable',
-      error: { ...err.facts(), message: `build crashed: ${err.message}` },
-      verdict: plainVerdict(verdict),
-    };
-  }
-  if (verdict.verdict === 'unavailable')
-    return { kind: 'unreadable', error: build.readFailure!.facts(), verdict: plainVerdict(verdict) };
+  const error = previewError(read);
+  if (error !== undefined || build === undefined)
+    return { kind: 'unreadable', error: error!, verdict: plainVerdict(verdict) };
   const out: RowPreview = {
     kind: 'built',
     wouldMask: build.result.mask_sample,
