@@ -160,7 +160,7 @@ export async function readCopy(
   return { ...read, ...(await digestsOf(read, () => verifyCopy(store, copy))) };
 }
 
-/** The facts and the status, and a failure to read J's lines every line (`deep`). */
+/** The facts and their status, and why `--deep` could not read J's lines when it could not. */
 interface StatusAnswer {
   facts?: RolloutFacts;
   status: RolloutStatusAnswer;
@@ -168,8 +168,9 @@ interface StatusAnswer {
 }
 
 /**
- * The facts and their status. `--deep` that could not read J's lines answers with the summary's
- * read instead (rollout-status.ts), whose J fails with that failure in `summaryOf`.
+ * The facts and their status. When `--deep` could not read J's lines, the status is the
+ * summary's read instead (rollout-status.ts): `factsOf(false, failure)`, whose J fails with that
+ * failure again, never read twice (a copy fails with its own failure again).
  */
 async function statusOf(
   id: string,
