@@ -5,6 +5,7 @@ import { buildRollout } from '../../../src/chains/build-rollout.js';
 import { orderedJson } from '../../../src/json/canonical-json.js';
 import { appendEntry, beginCall, markIncomplete } from '../../../src/ops/writer.js';
 import { rolloutFacts } from '../../../src/facts/rollout-facts.js';
+import { copyRollout } from '../../../src/ops/rollout-copy.js';
 import { readRollout } from '../../../src/rollout-read/read-rollout.js';
 import { loadRolloutDetail } from '../../../src/rollout-read/rollout-detail.js';
 import { rolloutStatus } from '../../../src/status/rollout-status.js';
@@ -110,6 +111,28 @@ describe('loadRolloutDetail', () => {
       error: 'RuntimeError: Token capture for rollout r6 is retired',
     });
     expect(d.tree).toEqual([]);
+  });
+
+  it('reads the rollout from one copy: facts, preview and digest check', async () => {
+    const dir = tempDir();
+    await makeStore(dir, { rollouts: 5 });
+    const status = rolloutStatus(await rolloutFacts({ dir }, 'r3'));
+    let copies = 0;
+    const d = await loadRolloutDetail({ dir }, 'r3', {
+      copy: async (...args) => {
+        copies++;
+        const copy = await copyRollout(...args);
+        // A line appended after the copy: a read of its own would see it as a torn tail.
+        fs.appendFileSync(path.join(dir, 'r3.tokens.jsonl'), '{"torn');
+        return copy;
+      },
+    });
+    expect(copies).toBe(1);
+    expect(d.status).toEqual(status);
+    expect(d.tornTail).toBeNull();
+    expect(d.rolloutFindings).toEqual([]);
+    expect(d.tree.length).toBeGreaterThan(0);
+    expect(d.tree.every((n) => n.digest.status === 'ok')).toBe(true);
   });
 
   it('a lock not granted keeps the summary status; the build and the digests fail with it (no second wait)', async () => {
