@@ -15,7 +15,7 @@ MACHINE_NODE=$(command -v node)
 if [ "$#" -gt 0 ]; then majors=("$@"); else majors=(20 22 24); fi
 
 # The image installs exactly this script: fail if the Dockerfile stops running it.
-grep -q '^RUN sh /tmp/tokcap/install-tarball.sh /usr/local ' Dockerfile || { echo "ci-installed: the Dockerfile no longer runs scripts/install-tarball.sh" >&2; exit 1; }
+grep -q '^RUN sh /tmp/tokcap/install-tarball.sh /usr/local ' Dockerfile || { echo "ci-installed: the Dockerfile does not run scripts/install-tarball.sh" >&2; exit 1; }
 
 rm -rf "$WORK/pack"
 mkdir -p "$WORK/pack"
