@@ -4,28 +4,29 @@
  * Without ids: the summary counts (src/status/summary.ts) and a table of rollouts with their
  * status and conditions (src/status/rollout-status.ts), from the state index plus the unindexed
  * tail (no token arrays are read unless --deep). With ids: each rollout's detail
- * (src/rollout-read/rollout-detail.ts), rendered as the watch renders it. Read-only: no lock file is
+ * (src/rollout-read/rollout-detail.ts), rendered as the watch renders it, or with --json its facts
+ * and first divergences. Read-only: no lock file is
  * created, nothing is repaired. This module only renders the library's answers: when --deep or
  * an id could not read a rollout's lines, its status is still the summary's
  * (src/rollout-read/read-status.ts) and the failure is reported beside it.
  */
-import { corruptLinesError, errorFromFacts, toTokcapError, type ErrorFacts } from '../../src/errors.js';
+import { corruptLinesError, errorFromFacts, type ErrorFacts } from '../../src/errors.js';
 import { SUFFIX } from '../../src/layout/file-names.js';
 import { directoryFacts, forEachRolloutFacts } from '../../src/facts/directory-facts.js';
 import type { RolloutFacts } from '../../src/facts/rollout-facts.js';
-import { rolloutFacts } from '../../src/facts/rollout-facts.js';
 import type { FileKind } from '../../src/layout/file-names.js';
 import type { StoreOptions } from '../../src/ops/store.js';
 import { orderedJsonMembers, RawJsonText } from '../../src/json/canonical-json.js';
 import { scanDirectory, type DirectoryListing } from '../../src/layout/scan-directory.js';
 import { noSuchRolloutError } from '../../src/errors.js';
 import { statusOfFullRead } from '../../src/rollout-read/read-status.js';
-import { loadRolloutDetail } from '../../src/rollout-read/rollout-detail.js';
+import { detailOf, loadRolloutDetail, type RolloutDetail } from '../../src/rollout-read/rollout-detail.js';
+import { readRollout } from '../../src/rollout-read/read-rollout.js';
+import { divergenceJson } from '../../src/divergence/divergence-json.js';
 import {
   ROLLOUT_STATUSES,
   knownVersion,
   rolloutStatus,
-  unavailableStatus,
   type RolloutStatusAnswer,
 } from '../../src/status/rollout-status.js';
 import { countRollout, emptySummary } from '../../src/status/summary.js';
@@ -63,6 +64,20 @@ function factsJson(f: RolloutFacts | undefined, a: RolloutStatusAnswer, recordsE
     conditions: a.conditions,
   };
   return recordsError ? { ...json, error: shown(recordsError) } : json;
+}
+
+/**
+ * A named rollout's JSON: its FACTS and, for a masked rollout whose chain broke, the
+ * `divergences` member `build --json` gives (docs/cli.md#divergences), decoded when a tokenizer is found.
+ */
+async function detailJson(detail: RolloutDetail, decoders: () => CommandTokenizers): Promise<object> {
+  const json = factsJson(detail.facts ?? undefined, detail.status, detail.recordsError);
+  if (detail.divergences.length === 0) return json;
+  const texts = await textsByModel(
+    decoders(),
+    detail.divergences.map((d) => d.model),
+  );
+  return { ...json, divergences: detail.divergences.map((d) => divergenceJson(d, texts.get(d.model))) };
 }
 
 /** A rollout (or its lines) that could not be read: one error line on stderr, exit 3 (docs/cli.md#unavailable). */
@@ -271,24 +286,16 @@ async function inspectRollouts(ctx: CommandContext<'inspect'>, listing: Director
       doc[id] = ctx.fail(noSuchRolloutError(id, ctx.dir), id);
       continue;
     }
-    if (ctx.options.json) {
-      let f: RolloutFacts;
-      try {
-        f = await rolloutFacts(store, id, { deep: true });
-      } catch (e) {
-        const a = unavailableStatus(toTokcapError(e, { rolloutId: id }));
-        doc[id] = factsJson(undefined, a);
-        reportUnread(ctx, id, a.error);
-        continue;
-      }
-      const row = await deepRow(store, id, f, listing.rollouts.get(id));
-      doc[id] = factsJson(row[1], row[2], row[3]);
-      warnFacts(ctx, row);
-      continue;
-    }
-    const detail = await loadRolloutDetail(store, id, {}, { deep: true });
+    // The JSON is the view's reading without the digest check: its FACTS do not show digests.
+    const detail = ctx.options.json
+      ? detailOf(await readRollout(store, id, { deep: true }))
+      : await loadRolloutDetail(store, id, {}, { deep: true });
     if (detail.status.status === 'unavailable' || !detail.facts) reportUnread(ctx, id, detail.status.error);
     else warnFacts(ctx, [id, detail.facts, detail.status, detail.recordsError]);
+    if (ctx.options.json) {
+      doc[id] = await detailJson(detail, decoders);
+      continue;
+    }
     if (ctx.options.call !== undefined) {
       const t = detail.build ? callTokens(detail.build, ctx.options.call, detail.divergences) : undefined;
       if (t === undefined) {
