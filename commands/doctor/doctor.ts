@@ -2,9 +2,11 @@
  * tokcap doctor [DIR] [--hold D | --probe] — see ./options.ts and
  * docs/cluster.md#doctor. The checks are the library's (src/doctor/); here their order, the
  * verdict lines, the exit code (1 when one is unsafe) and the cleanup on a signal: nothing of
- * doctor's stays in DIR, also after Ctrl-C.
+ * doctor's stays in DIR, also after Ctrl-C. A hold file left by a SIGKILL is stale: the next
+ * --hold replaces it and the next --probe waits past it, each saying so in one line.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ioError, TokcapError } from '../../src/errors.js';
 import {
@@ -17,7 +19,14 @@ import {
   type CheckAnswer,
 } from '../../src/doctor/checks.js';
 import { killPeers } from '../../src/doctor/lock-peers.js';
-import { probe, startHold, type HoldHandle } from '../../src/doctor/two-node.js';
+import {
+  describeStale,
+  HOLD_FILE,
+  probe,
+  startHold,
+  type HoldHandle,
+  type StaleHold,
+} from '../../src/doctor/two-node.js';
 import { formatDuration } from '../cli/duration.js';
 import type { CommandContext } from '../cli/context.js';
 import { EXIT_NEGATIVE } from '../cli/errors.js';
@@ -44,7 +53,7 @@ export async function run(ctx: CommandContext<'doctor'>): Promise<void> {
   for (const s of CLEANUP_SIGNALS) process.on(s, onSignal);
   try {
     if (ctx.options.hold !== undefined) {
-      hold = startHold(ctx.dir, ctx.options.hold);
+      hold = await startHold(ctx.dir, ctx.options.hold);
       return await holdFor(ctx, hold, ctx.options.hold);
     }
     if (ctx.options.probe) return await probeHolder(ctx);
@@ -107,7 +116,15 @@ async function checks(ctx: CommandContext<'doctor'>): Promise<void> {
   }
 }
 
+/** A stale hold file, replaced or waited past: one line on stderr, and its holder in the JSON. */
+function staleNote(ctx: CommandContext<'doctor'>, path: string, stale: StaleHold | undefined): object {
+  if (stale === undefined) return {};
+  ctx.warn(`${path}: ${ctx.options.hold !== undefined ? 'replaced' : 'waited past'} ${describeStale(stale)}`);
+  return { stale_hold: { host: stale.holder.host, pid: stale.holder.pid, reason: stale.why } };
+}
+
 async function holdFor(ctx: CommandContext<'doctor'>, hold: HoldHandle, seconds: number): Promise<void> {
+  const stale = staleNote(ctx, hold.path, hold.replaced);
   if (!ctx.options.json && !ctx.options.quiet) {
     ctx.err(
       `holding an exclusive lock on ${hold.path} for ${formatDuration(seconds)} (host ${hold.holder.host}); run \`tokcap doctor ${ctx.dir} --probe\` on another node now`,
@@ -115,12 +132,13 @@ async function holdFor(ctx: CommandContext<'doctor'>, hold: HoldHandle, seconds:
   }
   await sleep(seconds * 1000);
   hold.release();
-  ctx.json({ dir: ctx.dir, held: true, host: hold.holder.host, seconds });
+  ctx.json({ dir: ctx.dir, held: true, host: hold.holder.host, seconds, ...stale });
   ctx.out(`released the lock on ${hold.path} after ${formatDuration(seconds)}`);
 }
 
 async function probeHolder(ctx: CommandContext<'doctor'>): Promise<void> {
   const a = await probe(ctx.dir, ctx.options.wait);
+  const stale = staleNote(ctx, join(ctx.dir, HOLD_FILE), a.stale);
   const here = (await import('node:os')).hostname();
   const where = `held on ${a.holder.host}, tried on ${here}`;
   let verdict: 'ok' | 'unsafe' | 'warning';
@@ -148,5 +166,6 @@ async function probeHolder(ctx: CommandContext<'doctor'>): Promise<void> {
     prober: here,
     same_node: a.sameNode,
     excluded: a.excluded,
+    ...stale,
   });
 }
