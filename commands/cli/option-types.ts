@@ -6,6 +6,7 @@
 import { TokcapError } from '../../src/errors.js';
 import type { ExportFormatName } from '../../src/export/formats.js';
 import { CONDITIONS, ROLLOUT_STATUSES } from '../../src/status/rollout-status.js';
+import type { Shard } from '../../src/layout/shard.js';
 import type { ShardOption } from './shard.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -82,6 +83,16 @@ export interface CheckInput<O> {
 }
 
 /**
+ * What a command's usage checks on the filesystem (`CommandSpec.checkFiles`) see: DIR, the
+ * options and the shard, before --ids-from is read.
+ */
+export interface FilesCheckInput<O> {
+  dir: string;
+  options: GlobalOptions & O;
+  shard: Shard | undefined;
+}
+
+/**
  * How rollout ids are validated before the command module runs (docs/cli.md#invocation):
  * - 'batch': the whole batch is validated first; one invalid id -> exit 2, nothing read.
  * - 'batch-unless-json': as 'batch', except with --json, where the command itself reports an
@@ -108,6 +119,12 @@ export interface CommandSpec<N extends CommandName> {
   mutates: (options: CommandOptionsMap[N]) => boolean;
   /** Extra usage checks; return a message to fail with exit 2. */
   check?: (input: CheckInput<CommandOptionsMap[N]>) => string | undefined;
+  /**
+   * Usage checks on the filesystem (export's `--out`), after `check` and before --ids-from is
+   * read: they throw usage errors. They load what they need themselves, so the table stays
+   * cheap to load.
+   */
+  checkFiles?: (input: FilesCheckInput<CommandOptionsMap[N]>) => Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------

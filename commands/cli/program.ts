@@ -291,7 +291,8 @@ async function invoke<N extends CommandName>(
   const idsFrom = (own as { idsFrom?: string }).idsFrom;
   const idsGiven = positionalIds.length > 0 || idsFrom !== undefined;
 
-  // The usage checks come before --ids-from is read: a usage error never waits for standard input.
+  // The usage checks come before --ids-from is read (those on the filesystem too: `checkFiles`):
+  // a usage error never waits for standard input.
   if (takesIds && mutates && !idsGiven && !(own as { all?: boolean }).all) {
     const ways = 'all' in spec.options ? 'rollout ids, --ids-from or --all' : 'rollout ids or --ids-from';
     const what = name === 'build' || name === 'export' ? `${name} --freeze` : name;
@@ -302,12 +303,13 @@ async function invoke<N extends CommandName>(
 
   const validateNow = spec.idValidation === 'batch' || (spec.idValidation === 'batch-unless-json' && !options.json);
   if (validateNow) validateRolloutIdBatch(positionalIds);
+  // --shard auto is settled here, from the scheduler's environment, before anything is read.
+  const shard = resolveShard((own as { shard?: ShardOption }).shard, io.env);
+  await spec.checkFiles?.({ dir, options, shard });
+
   const ids = takesIds ? await collectIds(positionalIds, idsFrom, io.stdin) : [];
   let finalIds = validateNow ? validateRolloutIdBatch(ids) : ids;
-
-  // --shard auto is settled here, from the scheduler's environment, before anything is read; given
-  // ids are narrowed to the shard (every task of a job array may share one --ids-from list).
-  const shard = resolveShard((own as { shard?: ShardOption }).shard, io.env);
+  // Given ids are narrowed to the shard (every task of a job array may share one --ids-from list).
   if (shard !== undefined) finalIds = (await import('../../src/layout/shard.js')).filterShard(finalIds, shard);
 
   // Every command but completion reads or writes capture files under flock(2): where it cannot

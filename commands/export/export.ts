@@ -16,16 +16,15 @@ import { exportStore, parseFieldSelection, type ExportSummary } from '../../src/
 import type { Progress } from '../render/progress.js';
 import { plural, requireCaptureFiles, requireSelection, shardMember } from '../cli/shared.js';
 import { settleParquetMemory } from './parquet-memory.js';
+import { STDOUT_TARGET } from './check-out.js';
 import { orderedJson } from '../../src/json/canonical-json.js';
-
-/** `--out -`: the lines go to standard output. */
-export const STDOUT_TARGET = '-';
 
 const CLEANUP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export async function run(ctx: CommandContext<'export'>): Promise<void> {
   const o = ctx.options;
-  // Usage problems first: nothing is read before they are settled.
+  // Usage problems first (./check-out.ts made them already; the library makes them again):
+  // nothing is read before they are settled.
   const fields = o.fields === undefined ? undefined : parseFieldSelection(o.fields);
   const toStdout = o.out === STDOUT_TARGET;
   if (!o.freeze) requireCaptureFiles(ctx);

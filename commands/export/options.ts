@@ -102,4 +102,5 @@ export const EXPORT_COMMAND: CommandSpec<'export'> = {
     }
     return checkAll('export', options, idsGiven);
   },
+  checkFiles: async (input) => (await import('./check-out.js')).checkOut(input),
 };

@@ -10,11 +10,13 @@ import {
   fsyncDirectory,
   isTokcapExportDirectory,
   refuseTargetInStore,
+  type OutputTargetOptions,
 } from './atomic-output.js';
 import { type ExportedRollout, type ExportItem, type ExportItemOptions } from './export-item.js';
 import { ALL_FIELDS } from './fields.js';
 import { lineWithStatus } from './line-status.js';
 import { LineSink } from './line-sink.js';
+import { checkDatasetTarget } from './parquet/dataset-target.js';
 import { checkStoreTarget } from './store-copy.js';
 import { exportAsStore } from './store-export.js';
 import {
@@ -180,31 +182,55 @@ function outputError(e: unknown, out: string): TokcapError {
   });
 }
 
-async function exportTo(options: ExportOptions, hooks: ExportHooks): Promise<ExportSummary> {
-  if (options.stream && options.format === 'parquet') throw streamRefused(options.format);
+/** What `checkExportTarget` looks at: where and how an export writes. */
+export interface ExportTarget extends Pick<
+  ExportOptions,
+  'dir' | 'out' | 'format' | 'force' | 'freeze' | 'shard' | 'fields'
+> {
+  /** The lines go to a stream (`ExportOptions.stream`), not to `out`. */
+  streamed: boolean;
+}
+
+/**
+ * The usage checks of an export's options and target, made before anything is read or written:
+ * the format and the options it takes, `--out` outside the store, and the target absent or
+ * replaceable (`force`). Throws usage errors naming `--out`. `exportStore` makes them first; a
+ * caller may make them sooner, before it has the ids (the CLI, before it reads them from
+ * standard input).
+ */
+export async function checkExportTarget(target: ExportTarget): Promise<void> {
+  const { streamed, format } = target;
+  if (streamed && format === 'parquet') throw streamRefused(format);
   // Before any format's own checks: no format writes into the store it reads.
-  if (!options.stream) await refuseTargetInStore(options.out, [options.dir]);
-  // Arrow and the Parquet writer load only for this format.
-  if (options.format === 'parquet') return (await import('./parquet/export-parquet.js')).exportParquet(options, hooks);
-  const kind = options.format === 'tinker' ? 'directory' : 'file';
-  if (options.fields && options.format !== 'jsonl')
-    throw new TokcapError('usage', '--fields applies to --format jsonl only');
-  if (options.stream && options.format !== 'jsonl') throw streamRefused(options.format);
-  if (options.format === 'store' && options.freeze) {
+  if (!streamed) await refuseTargetInStore(target.out, [target.dir]);
+  if (target.fields && format !== 'jsonl') throw new TokcapError('usage', '--fields applies to --format jsonl only');
+  if (format === 'parquet') return checkDatasetTarget(target);
+  if (streamed && format !== 'jsonl') throw streamRefused(format);
+  if (format === 'store' && target.freeze) {
     throw new TokcapError(
       'usage',
       '--freeze does not apply to --format store: the copy is read-only (freeze the copy with `tokcap freeze COPY --all`)',
     );
   }
-  const targetOptions = {
-    kind,
+  // Refuse an existing target before reading anything.
+  if (format === 'store') await checkStoreTarget(target.out, target.dir, target.force);
+  else if (!streamed) await checkOutputTarget(target.out, targetOptionsOf(target));
+}
+
+/** How a jsonl file or tinker directory target is checked and replaced. */
+function targetOptionsOf(options: Pick<ExportOptions, 'format' | 'force' | 'dir'>): OutputTargetOptions {
+  return {
+    kind: options.format === 'tinker' ? 'directory' : 'file',
     force: options.force,
     protect: [options.dir],
     replaceableDirectory: isTokcapExportDirectory,
-  } as const;
-  // Refuse an existing target before reading anything.
-  if (options.format === 'store') await checkStoreTarget(options.out, options.dir, options.force);
-  else if (!options.stream) await checkOutputTarget(options.out, targetOptions);
+  };
+}
+
+async function exportTo(options: ExportOptions, hooks: ExportHooks): Promise<ExportSummary> {
+  await checkExportTarget({ ...options, streamed: options.stream !== undefined });
+  // Arrow and the Parquet writer load only for this format.
+  if (options.format === 'parquet') return (await import('./parquet/export-parquet.js')).exportParquet(options, hooks);
 
   const sorted = await exportIds(options);
   options.checkSelection?.(sorted.length);
@@ -226,7 +252,7 @@ async function exportTo(options: ExportOptions, hooks: ExportHooks): Promise<Exp
     return summaryOf(options, totals);
   }
 
-  const output = options.stream ? undefined : await AtomicOutput.create(options.out, targetOptions);
+  const output = options.stream ? undefined : await AtomicOutput.create(options.out, targetOptionsOf(options));
   if (output) hooks.onTemporary?.(output.tempPath, () => output.discardSync());
   let writer: FormatWriter | undefined;
   try {

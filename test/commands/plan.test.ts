@@ -27,6 +27,8 @@ import { withNoColorSpelledOut } from '../../commands/cli/run.js';
 import { cli, fakeIo, recordingLoaders } from '../support/cli.js';
 
 const DIR = mkdtempSync(join(tmpdir(), 'tokcap-plan-'));
+/** Where an export writes: outside the store it reads. */
+const OUT = mkdtempSync(join(tmpdir(), 'tokcap-plan-out-'));
 const plan = (...words: string[]) => planOf(['node', 'tokcap', ...words]);
 
 describe('planOf', () => {
@@ -73,7 +75,7 @@ describe('planOf', () => {
       ['--color', 'never', 'verify-digests', DIR, '--strict'],
       ['-q', '--json', 'build', DIR, 'r1', 'r2', '--model', 'm'],
       ['--color=never', '--lock-wait=2s', 'inspect', DIR, '--no-color'],
-      ['export', DIR, '--out', join(DIR, 'watch'), '--format', 'jsonl'],
+      ['export', DIR, '--out', join(OUT, 'watch'), '--format', 'jsonl'],
       ['--', 'inspect', DIR],
       ['fixture', DIR, '--rollouts', '3', '--calls', '1', '--no-fast'],
     ];

@@ -8,6 +8,8 @@ import { cli, fakeIo, recordingLoaders } from '../support/cli.js';
 
 const DIR = mkdtempSync(join(tmpdir(), 'tokcap-cli-'));
 mkdirSync(join(DIR, 'runs'));
+/** Where an export writes: outside the store it reads. */
+const OUT = mkdtempSync(join(tmpdir(), 'tokcap-cli-out-'));
 
 function oneLine(stderr: string): string {
   const lines = stderr.split('\n').filter((l) => l !== '');
@@ -187,11 +189,12 @@ describe('global options', () => {
       failOnMask: false,
       idsFrom: undefined,
     });
-    await cli(['export', DIR, '--out', 'o.jsonl', '--fields', 'a, b,a'], fakeIo(), rec.loaders);
+    const out = join(OUT, 'o.jsonl');
+    await cli(['export', DIR, '--out', out, '--fields', 'builder, metrics,builder'], fakeIo(), rec.loaders);
     expect(rec.contexts[1].options).toMatchObject({
-      out: 'o.jsonl',
+      out,
       format: 'jsonl',
-      fields: ['a', 'b'],
+      fields: ['builder', 'metrics'],
       force: false,
     });
   });

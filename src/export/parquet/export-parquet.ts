@@ -10,13 +10,12 @@
  * Token ids are written as uint32 when every id of the part fits; the first id that does not
  * restarts the part with int64 columns (rare: real vocabularies are far below 2^32).
  */
-import { lstat, mkdir, stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { errorFromFacts, TokcapError, ioError, toTokcapError } from '../../errors.js';
+import { mkdir } from 'node:fs/promises';
+import { basename, resolve } from 'node:path';
+import { errorFromFacts, ioError, toTokcapError } from '../../errors.js';
 import { reviveError } from '../../jsonl/remote-jsonl.js';
-import { partName } from '../../layout/shard.js';
 import { readRolloutStatus } from '../../rollout-read/read-status.js';
-import { AtomicOutput, checkOutputTarget } from '../atomic-output.js';
+import { AtomicOutput } from '../atomic-output.js';
 import type { ExportItem, ExportItemOptions } from '../export-item.js';
 import {
   abortError,
@@ -31,6 +30,7 @@ import { ExportTotals } from '../tinker.js';
 import { tokcapVersion } from '../../version.js';
 import { PartWriter } from './part-writer.js';
 import { claimDatasetCount, markIfComplete, writeManifests, type PartManifest } from './dataset-manifest.js';
+import { partPaths } from './dataset-target.js';
 import {
   CALL_COLUMNS,
   ROLLOUT_COLUMNS,
@@ -42,47 +42,12 @@ import {
 /** Thrown inside a uint32 pass when a token id needs int64: the part is written again. */
 class NeedsInt64 extends Error {}
 
-function usage(message: string): TokcapError {
-  return new TokcapError('usage', message);
-}
-
 /** The part files of this shard: `DATASET/<table>/part-K-of-N.parquet`. */
-export function partPaths(dataset: string, shard: ExportOptions['shard']): Record<ParquetTableName, string> {
-  const file = `${partName(shard)}.parquet`;
-  return { calls: join(dataset, 'calls', file), rollouts: join(dataset, 'rollouts', file) };
-}
-
-async function checkDataset(options: ExportOptions): Promise<Record<ParquetTableName, string>> {
-  const dataset = options.out;
-  try {
-    const st = await lstat(dataset);
-    if (st.isSymbolicLink() || !st.isDirectory()) {
-      // A link to a directory is fine to write into (nothing is renamed onto it); anything else is not.
-      const real = await stat(dataset);
-      if (!real.isDirectory()) throw usage(`--out ${dataset}: not a directory (a Parquet dataset is a directory)`);
-    }
-  } catch (e) {
-    if (e instanceof TokcapError) throw e;
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-      throw usage(`--out ${dataset}: cannot be checked (${(e as Error).message})`);
-  }
-  const paths = partPaths(dataset, options.shard);
-  for (const path of Object.values(paths)) {
-    try {
-      await lstat(resolve(path, '..'));
-    } catch {
-      continue; // the table directory does not exist yet: nor does the part
-    }
-    await checkOutputTarget(path, { kind: 'file', force: options.force, protect: [options.dir] });
-  }
-  // One count per dataset (docs/cli.md#sharded-runs): refused, or with --force replaced, before anything is read.
-  await claimDatasetCount(dataset, (options.shard ?? { count: 1 }).count, options.force);
-  return paths;
-}
-
+/** The export into a dataset whose target `checkExportTarget` (../export-store.ts) has checked. */
 export async function exportParquet(options: ExportOptions, hooks: ExportHooks = {}): Promise<ExportSummary> {
-  if (options.fields) throw usage('--fields applies to --format jsonl only');
-  const paths = await checkDataset(options);
+  const paths = partPaths(options.out, options.shard);
+  // One count per dataset (docs/cli.md#sharded-runs): refused, or with --force replaced, before anything is read.
+  await claimDatasetCount(options.out, (options.shard ?? { count: 1 }).count, options.force);
   const ids = await exportIds(options);
   options.checkSelection?.(ids.length);
   hooks.onStart?.(ids.length);
