@@ -70,7 +70,7 @@ const grouped = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 const WORKER_SIZES =
   `about ${MB(WORKER_MIN_BYTES)} of JSONL; for verify-digests, whose worker starts with the command, ` +
   `about ${MB(EARLY_WORKER_MIN_BYTES)} in rollouts of ${KB(EARLY_WORKER_MIN_ROLLOUT_BYTES)} or more; ` +
-  `for inspect, ${grouped(SUMMARY_WORKER_MIN_ROLLOUTS)} rollouts, or ${MB(WORKER_MIN_BYTES)} of JSONL with --deep; for watch, always`;
+  `for inspect, ${grouped(SUMMARY_WORKER_MIN_ROLLOUTS)} rollouts, or ${MB(WORKER_MIN_BYTES)} of JSONL with --deep; for watch, one worker, always`;
 
 export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   { name: 'TOKCAP_DIR', description: 'the capture directory used when DIR is omitted' },
@@ -97,6 +97,6 @@ export const ENVIRONMENT: readonly { name: string; description: string }[] = [
   },
   {
     name: 'TOKCAP_WORKERS',
-    description: `threads to use for work across rollouts (inspect, verify-digests, build, export, watch), a positive whole number; by default one per core up to ${MAX_THREADS}, for jobs large enough to pay for a worker thread (${WORKER_SIZES}); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size (at most ${MAX_THREADS} threads); any other value is the default`,
+    description: `threads to use for work across rollouts (inspect, verify-digests, build, export, watch), a positive whole number; by default one per core up to ${MAX_THREADS}, for jobs large enough to pay for a worker thread (${WORKER_SIZES}); 1 keeps everything in one thread, which uses less memory; 2 or more starts workers whatever the size (at most ${MAX_THREADS} threads; watch, one worker); any other value is the default`,
   },
 ];
