@@ -66,10 +66,16 @@ function WatcherHarness({
 const unmounts: (() => void)[] = [];
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  // React's scheduler hands the rest of its work to a later turn once 5 ms of performance.now()
+  // have passed: on a loaded machine an effect could then run after the turn a test awaits. Its
+  // clock stands still here, so each turn of the event loop runs every effect due.
+  const now = performance.now();
+  vi.spyOn(performance, 'now').mockImplementation(() => now);
 });
 afterEach(() => {
   for (const u of unmounts.splice(0)) u();
   vi.useRealTimers();
+  vi.restoreAllMocks();
 });
 
 async function mountWatcher(target: WatchTarget, options: DirectoryWatcherOptions) {
