@@ -33,7 +33,7 @@ beforeAll(async () => {
   store = join(root, 'store');
   await generateStore({ dir: store }, { rollouts: 30, calls: 3, prompt: 8, gen: 3, turn: 2, seed: 31, mix: true });
   db = await (await DuckDBInstance.create(':memory:')).connect();
-}, 120_000);
+});
 
 afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });

@@ -73,7 +73,7 @@ const withCommander = (loaded: string[]) =>
 
 beforeAll(async () => {
   await ensureBuilt();
-}, 120_000);
+});
 
 describe('tokcap binary', () => {
   it('is executable with a node shebang', () => {

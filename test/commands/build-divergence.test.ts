@@ -22,7 +22,7 @@ describe('build explains where a broken chain’s tokens part (real Qwen3 ids, P
     hfHome = hfHomeWithQwen3(root);
     emptyHome = join(root, 'empty-home');
     mkdirSync(emptyHome);
-  }, 120_000);
+  });
 
   const at = () => firstCall().prompt.length + firstCall().generation.indexOf(THINK_END) + 1;
 

@@ -161,7 +161,7 @@ function inShell(shell: string, args: string[], env: Record<string, string> = {}
 
 beforeAll(async () => {
   await ensureBuilt();
-}, 120_000);
+});
 
 describe.each(SHELLS)('the %s script', (shell) => {
   it('is a few lines that leave the work to tokcap __complete', () => {

@@ -17,7 +17,7 @@ describe('inspect DIR ID: the first divergence and a call’s text (real Qwen3 i
       ['r-drift', 'drift'],
       ['r-clean', 'clean'],
     ]));
-  }, 120_000);
+  });
   afterAll(() => remove());
 
   it('shows the divergence under the verdict, decoded, with both windows', async () => {

@@ -33,7 +33,7 @@ describe('report DIR ID --out FILE.html, rendered by headless Chromium', () => {
       ['r-drift', 'drift'],
       ['r-markup', 'drift', '<script>alert(1)</script>&'],
     ]));
-  }, 120_000);
+  });
   afterAll(() => remove());
 
   it('writes one self-contained page that renders the divergence, without console errors or requests', async () => {
@@ -82,7 +82,7 @@ describe('report DIR ID --out FILE.html, rendered by headless Chromium', () => {
     } finally {
       await context.close();
     }
-  }, 120_000);
+  });
 
   it('escapes store text (call ids with markup stay text)', async () => {
     const out = join(root, 'x.html');

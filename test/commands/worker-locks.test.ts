@@ -120,7 +120,7 @@ describe('one rollout lock at a time for the whole process, with worker threads'
       expect(seen.seen).toBeGreaterThan(0);
       expect(seen.pids).toEqual([String(run.child.pid)]);
       expect(seen.held, JSON.stringify(seen)).toBeLessThanOrEqual(1);
-    }, 150_000);
+    });
   }
 
   it('a lock python3 holds on two rollouts times out only those, with a worker computing', async () => {
@@ -149,5 +149,5 @@ describe('one rollout lock at a time for the whole process, with worker threads'
     }
     // Nothing was created or left behind by the timed-out attempts.
     expect(statSync(join(dir, `${held[0]}.tokens.lock`)).size).toBe(0);
-  }, 150_000);
+  });
 });

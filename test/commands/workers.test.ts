@@ -54,7 +54,7 @@ describe('build on worker threads writes what one thread writes', () => {
     mixDir = mkdtempSync(join(tmpdir(), 'tokcap-workers-build-'));
     await generateStore({ dir: mixDir }, { rollouts: 60, calls: 4, prompt: 20, gen: 5, turn: 6, seed: 9, mix: true });
     appendFileSync(join(mixDir, 'r0003.tokens.jsonl'), '{"model_call_id":"x"}\n');
-  }, 120_000);
+  });
   afterAll(() => rmSync(mixDir, { recursive: true, force: true }));
 
   for (const args of [['--json'], [], ['--fail-on-mask']]) {
@@ -65,7 +65,7 @@ describe('build on worker threads writes what one thread writes', () => {
       expect(String(withWorkers.stdout)).toContain('r0003');
       expect(String(withWorkers.stdout)).toBe(String(without.stdout));
       expect(String(withWorkers.stderr)).toBe(String(without.stderr));
-    }, 120_000);
+    });
   }
 
   it('build --all --freeze --json: the same results (snapshot ids aside) and the same states on disk', async () => {
@@ -92,7 +92,7 @@ describe('build on worker threads writes what one thread writes', () => {
       rmSync(copyA, { recursive: true, force: true });
       rmSync(copyB, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 });
 
 describe('export on worker threads writes what one thread writes', () => {
@@ -102,7 +102,7 @@ describe('export on worker threads writes what one thread writes', () => {
     mixDir = mkdtempSync(join(tmpdir(), 'tokcap-workers-export-'));
     outDir = mkdtempSync(join(tmpdir(), 'tokcap-workers-export-out-'));
     await generateStore({ dir: mixDir }, { rollouts: 40, calls: 3, prompt: 12, gen: 4, turn: 5, seed: 11, mix: true });
-  }, 120_000);
+  });
   afterAll(() => {
     rmSync(mixDir, { recursive: true, force: true });
     rmSync(outDir, { recursive: true, force: true });
@@ -134,7 +134,7 @@ describe('export on worker threads writes what one thread writes', () => {
           : readFileSync(p, 'utf8');
       expect(read(a)).toBe(read(b));
       expect(read(a)).toContain('"r00"');
-    }, 120_000);
+    });
   }
 });
 
@@ -148,7 +148,7 @@ function useSmallStore(prefix: string, rollouts: number, seed: number, damage?: 
     dir = mkdtempSync(join(tmpdir(), prefix));
     await generateStore({ dir }, { rollouts, calls: 2, prompt: 6, gen: 2, turn: 2, seed });
     damage?.(dir);
-  }, 120_000);
+  });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   return () => dir;
 }
@@ -181,7 +181,7 @@ describe('a result that cannot be written as JSON costs only its own rollout', (
       expect(doc[5].error).toMatch(/^ValidationError: /);
       expect(doc.filter((r) => r.error !== undefined)).toHaveLength(1);
       expect(String(res.stderr).trim().split('\n')).toHaveLength(1);
-    }, 120_000);
+    });
   }
 });
 
@@ -197,7 +197,7 @@ describe('workers start only when asked for or when the job is large', () => {
       expect(await workersOf(args, {})).toBe('0');
       expect(await workersOf(args, { TOKCAP_WORKERS: '2' })).toBe('1');
       expect(await workersOf(args, { TOKCAP_WORKERS: '1' })).toBe('0');
-    }, 120_000);
+    });
   }
 
   for (const deep of [[], ['--deep']]) {
@@ -206,6 +206,6 @@ describe('workers start only when asked for or when the job is large', () => {
       expect(await workersOf(args, {})).toBe('0');
       expect(await workersOf(args, { TOKCAP_WORKERS: '2' })).toBe('1');
       expect(await workersOf(args, { TOKCAP_WORKERS: '1' })).toBe('0');
-    }, 120_000);
+    });
   }
 });

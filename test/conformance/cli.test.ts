@@ -75,6 +75,6 @@ describe.concurrent('conformance corpus through the tokcap binary', () => {
   for (const c of loadCases()) {
     it(`${c.dirName}`, async () => {
       expect(await runCase(c, cli)).toEqual([]);
-    }, 120_000);
+    });
   }
 });

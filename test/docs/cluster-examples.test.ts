@@ -89,7 +89,7 @@ describe('examples/slurm', () => {
     const missing = await gate(reports);
     expect(missing.exitCode).toBe(3);
     expect(missing.stderr).toBe('tokcap: merge: shard 2 of 3 missing');
-  }, 120_000);
+  });
 
   it('export.sbatch: the tasks of an array write one dataset, one part per task', async () => {
     const dataset = join(root, 'dataset');

@@ -101,5 +101,5 @@ describe('export --format store interrupted by SIGKILL', () => {
       lockHolder.kill('SIGKILL');
       await lockHolder.catch(() => undefined);
     }
-  }, 120_000);
+  });
 });

@@ -637,7 +637,7 @@ describe('state rewrites by tokcap and by Python', () => {
       expect([name, results.tokcap]).toEqual([name, results.python]);
     }
     // About 30 python processes: their start-up alone took over 30 s under load.
-  }, 120_000);
+  });
 });
 
 describe('live Python writers and tokcap freeze', () => {

@@ -34,7 +34,7 @@ import {
 
 const SEED = Number(process.env.TOKCAP_SEED ?? Date.now() % 100000);
 const BIG_LINE = sized(8, 100) * 1024 * 1024;
-const TIMEOUT_MS = sized(20_000, 60_000);
+const TIMEOUT_MS = sized(120_000, 120_000);
 const IS_ROOT = process.getuid?.() === 0;
 const NOBODY = 65534;
 const FAKE_SID = '0123456789abcdef0123456789abcdef';

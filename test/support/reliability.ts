@@ -74,7 +74,7 @@ export function startProcess(cmd: string, args: string[], opts: RunOptions = {})
   const timer = setTimeout(() => {
     timedOut = true;
     child.kill('SIGKILL');
-  }, opts.timeoutMs ?? 20_000);
+  }, opts.timeoutMs ?? 120_000);
   const done = new Promise<Spawned>((resolve) => {
     let settled = false;
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {

@@ -64,7 +64,7 @@ export function tmuxServer(socket: string): TmuxPane {
     keys(name, ...keys) {
       for (const k of keys) tmux('send-keys', '-t', name, k);
     },
-    async until(name, what, check, limitMs = 20_000) {
+    async until(name, what, check, limitMs = 120_000) {
       const t0 = performance.now();
       for (;;) {
         const pane = capture(name);

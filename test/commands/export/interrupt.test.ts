@@ -197,5 +197,5 @@ describe('memory is bounded by the largest rollout, not the directory', () => {
       // Keeping every rollout would add ~100 MiB of parsed token arrays; allow a few MiB of noise.
       expect(Math.max(...mib) - mib[0]).toBeLessThan(8);
     }
-  }, 120_000);
+  });
 });

@@ -53,7 +53,7 @@ beforeAll(async () => {
   );
   writeFileSync(join(dir, 'r05.tokens.state.json'), '[1, 2]');
   db = await (await DuckDBInstance.create(':memory:')).connect();
-}, 120_000);
+});
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -74,7 +74,7 @@ describe('the Parquet dataset', () => {
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ out: whole, format: 'parquet', rollouts: 48 });
-  }, 120_000);
+  });
 
   it('has the declared columns, in order, and one part file per table named part-00000-of-00001', async () => {
     expect(parquetFiles(join(whole, 'calls'))).toEqual(['part-00000-of-00001.parquet']);
@@ -211,7 +211,7 @@ describe('the Parquet dataset', () => {
     const forced = await tokcap(['export', dir, '--format', 'parquet', '--out', whole, '--force', '-q']);
     expect([forced.exitCode, forced.stderr]).toEqual([0, '']);
     expect(parquetFiles(join(whole, 'calls'))).toEqual(['part-00000-of-00001.parquet']);
-  }, 120_000);
+  });
 
   it('refuses a part of another shard count (exit 3, nothing written); --force replaces the dataset', async () => {
     const dataset = join(root, 'recount');

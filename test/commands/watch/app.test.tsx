@@ -55,7 +55,7 @@ function fakeWatch() {
  * Waits for what the app shows (the bound only fails a broken run: no test here asserts how soon
  * a key or a read reaches the frame; bench/watch-live.mjs measures that).
  */
-async function until(check: () => boolean, what: string, ms = 20_000): Promise<void> {
+async function until(check: () => boolean, what: string, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -64,7 +64,7 @@ async function until(check: () => boolean, what: string, ms = 20_000): Promise<v
 }
 
 /** `expect` on a value the app shows once it has handled what came before (see `until`). */
-const soon = <T,>(value: () => T) => expect.poll(value, { timeout: 20_000, interval: 10 });
+const soon = <T,>(value: () => T) => expect.poll(value, { timeout: 120_000, interval: 10 });
 
 function lines(frame: string | undefined): string[] {
   return (frame ?? '').split('\n').map((l) => l.trimEnd());

@@ -39,7 +39,7 @@ describe('the rollout view: a call as text (t, T, Esc)', () => {
         'Qwen/Qwen3-8B',
       );
       texts = new Map([['Qwen/Qwen3-8B', answer.text]]);
-    }, 120_000);
+    });
     afterAll(() => rmSync(root, { recursive: true, force: true }));
     const base = { id: 'r-drift', loading: false, width: 200, now: Date.now(), styles: createStyles(0) };
 

@@ -18,7 +18,7 @@ function tokcap(args: string[], env: Record<string, string> = {}) {
 
 beforeAll(async () => {
   await ensureBuilt();
-}, 120_000);
+});
 
 describe('tokcap watch without a terminal', () => {
   it('exits 2 and suggests inspect (and --once)', async () => {

@@ -26,7 +26,7 @@ beforeAll(async () => {
   requireTmux();
   await ensureViewBundle();
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-watch-locks-'));
-}, 120_000);
+});
 
 afterEach(async () => {
   pane.kill();
@@ -89,7 +89,7 @@ describe('tokcap watch while python3 holds one rollout’s lock', () => {
     const quit = await pane.until('held', 'the exit', (p) => p.includes('TOKCAP_EXIT='));
     expect(quit).toContain('TOKCAP_EXIT=0');
     expect(holding(holder)).toBe(true);
-  }, 120_000);
+  });
 
   it('says the rollout could not be read once its wait runs out, in the list and its detail; Ctrl-C quits at once', async () => {
     const { holder } = await watchWithHeldLock('timeout', '1s');
@@ -104,5 +104,5 @@ describe('tokcap watch while python3 holds one rollout’s lock', () => {
     pane.keys('timeout', 'C-c');
     await pane.until('timeout', 'the exit', (p) => p.includes('TOKCAP_EXIT='));
     expect(holding(holder)).toBe(true);
-  }, 120_000);
+  });
 });

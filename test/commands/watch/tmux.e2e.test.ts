@@ -49,7 +49,7 @@ beforeAll(async () => {
   await generateStore({ dir }, { rollouts: 6, calls: 3, prompt: 20, gen: 4, turn: 3, mix: true });
   // No lock files: any the view created would show (only the writer may create r0's).
   for (const n of fs.readdirSync(dir)) if (n.endsWith('.tokens.lock')) fs.rmSync(path.join(dir, n));
-}, 120_000);
+});
 
 afterAll(() => {
   pane.kill();
@@ -146,5 +146,5 @@ describe('tokcap watch in tmux', () => {
     const untouched = (l: Record<string, string>) =>
       Object.fromEntries(Object.entries(l).filter(([n]) => !n.startsWith('r0.')));
     expect(untouched(after)).toEqual(untouched(before));
-  }, 120_000);
+  });
 });

@@ -15,7 +15,7 @@ import { holdLock } from '../../support/reliability.js';
 
 beforeAll(async () => {
   await ensureBuilt();
-}, 120_000);
+});
 
 const dirs: string[] = [];
 afterEach(() => {

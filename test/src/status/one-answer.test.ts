@@ -62,7 +62,7 @@ beforeAll(async () => {
   ]);
   expect(made.code).toBe(0);
   holder = await holdLock(dir, HELD, 'ex', 120);
-}, 120_000);
+});
 
 afterAll(async () => {
   holder?.child.kill('SIGKILL');

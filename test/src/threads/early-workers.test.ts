@@ -69,7 +69,7 @@ beforeAll(async () => {
   early = (await import(url('early-workers.js'))) as typeof Early;
   jobWorkers = (await import(url('job-workers.js'))) as typeof JobWorkers;
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokcap-early-worker-'));
-}, 120_000);
+});
 
 afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });

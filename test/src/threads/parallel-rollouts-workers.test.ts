@@ -32,7 +32,7 @@ beforeAll(async () => {
      serveRolloutWorker(parentPort, workerData, async () => process.exit(1), (e) => new Error(e.message));`,
   );
   workerUrl = pathToFileURL(file);
-}, 120_000);
+});
 
 afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });

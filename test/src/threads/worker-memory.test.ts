@@ -47,7 +47,7 @@ beforeAll(async () => {
      );`,
   );
   workerUrl = pathToFileURL(file);
-}, 120_000);
+});
 
 afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });

@@ -38,7 +38,7 @@ beforeAll(async () => {
     .createWorkerReaders;
   compiledLock = ((await compiled('lock/rollout-lock.js')) as { withRolloutLock: typeof withRolloutLockFromSources })
     .withRolloutLock;
-}, 120_000);
+});
 
 describe('worker readers', () => {
   it('read every shape in a worker thread, exactly as in this thread, changing nothing', async () => {
@@ -186,7 +186,7 @@ describe('worker readers', () => {
       expect(readers.inWorker).toBe(false);
       expect(await readers.readBatch({ dir }, ids)).toEqual(here);
       await load!.stat();
-      await vi.waitFor(() => expect(readers.inWorker).toBe(true), { timeout: 20_000, interval: 10 });
+      await vi.waitFor(() => expect(readers.inWorker).toBe(true), { timeout: 120_000, interval: 10 });
       expect(await readers.readBatch({ dir }, ids)).toEqual(here);
       expect(readers.inWorker).toBe(true);
     } finally {
