@@ -118,8 +118,8 @@ describe('a worker started before its job', () => {
   it('that died while waiting is not waited for: the job starts a worker of its own or runs here', async () => {
     const url = workerModule('die');
     early.startEarlyWorker(url, 2);
-    // Until it has exited.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Until its exit has been seen.
+    while (early.earlyWorkerWaiting(url)) await new Promise((resolve) => setTimeout(resolve, 5));
     const { results } = await job(url, 2);
     expect(results).toEqual(ids.map((id) => `main:${id}`));
   });
