@@ -1,7 +1,8 @@
 /**
  * The real binary (bin/tokcap.js), interrupted half-way through a large export: nothing ever
  * appears at the target. Half-way is made certain, not raced: a python3 process holds the lock of
- * the 40th rollout, so each export writes the 39 before it and waits there until it is killed. SIGTERM and SIGINT also remove the temporary output; SIGKILL cannot be
+ * the 40th rollout with a capture file, so each export writes the rollouts before it and waits
+ * there until it is killed. SIGTERM and SIGINT also remove the temporary output; SIGKILL cannot be
  * caught, so it may leave the temporary output, which is named so that nothing reads it as an
  * export (a dot-file with a `.tokcap-tmp-<hex>` suffix; a tinker directory without config.json).
  *
@@ -38,8 +39,9 @@ afterAll(() => {
 });
 
 /**
- * Holds the lock of the store's 40th rollout until the test ends: an export started meanwhile
- * writes the 39 before it (a few MiB: past the first flush of the output) and waits there.
+ * Holds the lock of the store's 40th rollout with a capture file until the test ends: an export
+ * started meanwhile writes the rollouts before it (a few MiB: past the first flush of the output)
+ * and waits there.
  */
 async function holdFortieth(): Promise<void> {
   const ids = readdirSync(store)
