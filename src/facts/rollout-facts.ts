@@ -152,6 +152,28 @@ function copiedFiles(
 
 const FILE_ORDER: FileKind[] = ['incomplete', 'intents', 'jsonl', 'state'];
 
+/** What the parts of a rollout's facts share while they are gathered. */
+interface FactsRead {
+  readonly store: StoreOptions;
+  readonly rolloutId: string;
+  readonly paths: RolloutPaths;
+  readonly present: ReadonlySet<FileKind>;
+  readonly files: FactsFiles;
+  readonly options: FactsOptions;
+  /** mtimes come from the fstat of each file opened anyway; only files not opened are lstat'ed. */
+  readonly mtimes: Map<FileKind, number>;
+  /** Records a problem met reading `file`. */
+  note(file: string, e: unknown): void;
+}
+
+/** A small file's bytes (its mtime noted), undefined when it is not there. */
+function readSmall(r: FactsRead, kind: FileKind): Buffer | undefined {
+  const got = r.files.small(kind);
+  if (got === undefined) return undefined;
+  r.mtimes.set(kind, got.mtimeMs);
+  return got.bytes;
+}
+
 export async function rolloutFacts(
   store: StoreOptions,
   rolloutId: string,
@@ -159,150 +181,27 @@ export async function rolloutFacts(
 ): Promise<RolloutFacts> {
   const paths = rolloutPaths(store.dir, rolloutId);
   const errors: RolloutFacts['errors'] = [];
-  const note = (file: string, e: unknown) => {
-    const err: TokcapError = toTokcapError(e, { rolloutId, file });
-    errors.push({ file, ...err.facts() });
-  };
   const present = options.files ?? (await presentFiles(paths));
-  const files = options.copy
-    ? copiedFiles(paths, rolloutId, options.copy)
-    : diskFiles(paths, rolloutId, options.readJsonl);
-  const readJ = files.readJsonl;
-  // mtimes come from the fstat of each file opened anyway; only files not opened are lstat'ed.
-  const mtimes = new Map<FileKind, number>();
-  const readSmall = (kind: FileKind): Buffer | undefined => {
-    const r = files.small(kind);
-    if (r === undefined) return undefined;
-    mtimes.set(kind, r.mtimeMs);
-    return r.bytes;
+  const r: FactsRead = {
+    store,
+    rolloutId,
+    paths,
+    present,
+    files: options.copy ? copiedFiles(paths, rolloutId, options.copy) : diskFiles(paths, rolloutId, options.readJsonl),
+    options,
+    mtimes: new Map(),
+    note(file, e) {
+      const err: TokcapError = toTokcapError(e, { rolloutId, file });
+      errors.push({ file, ...err.facts() });
+    },
   };
-
-  let state: RolloutState = { exists: false, data: defaultStateData() };
-  let stateReadable = true;
-  if (present.has('state')) {
-    try {
-      const bytes = readSmall('state');
-      if (bytes !== undefined) state = parseStateBytes(bytes, paths.state, rolloutId, options.jsonReader);
-    } catch (e) {
-      stateReadable = false;
-      note(paths.state, e);
-    }
-  }
-  const stateOk = stateReadable && state.exists;
-  let version = 0;
-  if (stateOk) {
-    try {
-      version = stateVersion(state, rolloutId);
-    } catch (e) {
-      note(paths.state, e);
-    }
-  }
+  const { state, stateReadable, stateOk, version } = stateFacts(r);
   const idx = stateOk ? indexedSize(state, false) : undefined;
   const digests = stateOk ? entryDigests(state) : undefined;
-
-  let intents: string[] = [];
-  if (present.has('intents')) {
-    try {
-      const bytes = readSmall('intents');
-      intents = bytes === undefined ? [] : parseIntents(bytes, rolloutId, paths.intents);
-    } catch (e) {
-      note(paths.intents, e);
-    }
-  }
-  let markers: string[] = [];
-  if (present.has('incomplete')) {
-    try {
-      const bytes = readSmall('incomplete');
-      markers = bytes === undefined ? [] : parseIncompleteMarkers(bytes);
-    } catch (e) {
-      note(paths.incomplete, e);
-    }
-  }
-
-  const j = {
-    size: 0,
-    entries: 0,
-    callIds: new Set<string>(),
-    torn: false,
-    missingNewline: false,
-    badLines: 0,
-    source: 'scan' as 'scan' | 'index',
-  };
-  if (present.has('jsonl')) {
-    // Fast path only with a readable, non-legacy index: the indexed prefix is counted from the
-    // index, only the tail past it is read.
-    const fast = !options.deep && digests !== undefined && idx !== undefined && idx > 0;
-    try {
-      const tail = fast ? files.jsonlEnd() : undefined;
-      if (tail) mtimes.set('jsonl', tail.mtimeMs);
-      const quick = tail && tail.size === idx ? tail : undefined;
-      if (quick) {
-        // Everything is indexed: no line to read and no lock to take. The indexed prefix never
-        // changes (J is append-only; only an unindexed torn tail is ever truncated).
-        j.size = quick.size;
-        j.source = 'index';
-        for (const k of Object.keys(digests!)) j.callIds.add(k);
-        j.entries = j.callIds.size;
-        j.missingNewline = quick.lastByte !== 0x0a;
-      } else {
-        let read = await readJ(paths, rolloutId, { waitMs: lockWaitOf(store), from: fast ? idx : 0 });
-        if (read && read.from < (fast ? idx! : 0)) {
-          // indexed_size is past the end: count every line instead.
-          read.release?.();
-          read = await readJ(paths, rolloutId, { waitMs: lockWaitOf(store), from: 0 });
-        }
-        if (read) {
-          j.size = read.size;
-          if (read.from > 0) {
-            j.source = 'index';
-            for (const k of Object.keys(digests!)) j.callIds.add(k);
-            j.entries = j.callIds.size;
-          }
-          let pendingBad = false;
-          const jsonReader = options.jsonReader ?? new JsonBytesReader();
-          scanBufferLines(
-            read.bytes,
-            (line) => {
-              if (line.stripped.length === 0) return;
-              if (pendingBad) {
-                j.badLines++;
-                pendingBad = false;
-              }
-              const v = classifyLine(line.stripped, { rolloutId, file: paths.jsonl }, jsonReader);
-              if (v.kind === 'entry') {
-                j.entries++;
-                j.callIds.add(v.entry.model_call_id);
-              } else if (v.kind === 'bad_json') pendingBad = true;
-              else j.badLines++;
-            },
-            { baseOffset: read.from },
-          );
-          j.torn = pendingBad;
-          j.missingNewline = read.size > 0 && read.lastByte !== 0x0a;
-          // Nothing above keeps a view of the bytes (call ids are strings): their memory is reused.
-          read.release?.();
-        }
-      }
-    } catch (e) {
-      note(paths.jsonl, e);
-    }
-  }
-
-  let mtime = 0;
-  for (const kind of FILE_ORDER) {
-    if (!present.has(kind)) continue;
-    const known = mtimes.get(kind) ?? files.mtime?.(kind);
-    if (known !== undefined) {
-      mtime = Math.max(mtime, known);
-      continue;
-    }
-    try {
-      // Synchronous: a stat is microseconds, a thread-pool round trip per file is not.
-      mtime = Math.max(mtime, lstatSync(paths[kind]).mtimeMs);
-    } catch {
-      /* vanished since the listing */
-    }
-  }
+  const intents = sideFile(r, 'intents', (bytes) => parseIntents(bytes, rolloutId, paths.intents));
+  const markers = sideFile(r, 'incomplete', parseIncompleteMarkers);
+  const j = present.has('jsonl') ? await jsonlFacts(r, idx, digests) : noJsonl();
+  const mtime = newestMtime(r);
 
   const refusals = stateOk ? refusalCallIds(state) : [];
   const reportedIndexedSize = !state.exists && stateReadable ? 0 : stateOk ? (idx ?? null) : null;
@@ -328,6 +227,149 @@ export async function rolloutFacts(
     mtime_ms: mtime,
     errors,
   };
+}
+
+/** The state file read: whether it could be (`stateReadable`), and is there and read (`stateOk`). */
+function stateFacts(r: FactsRead): { state: RolloutState; stateReadable: boolean; stateOk: boolean; version: number } {
+  let state: RolloutState = { exists: false, data: defaultStateData() };
+  let stateReadable = true;
+  if (r.present.has('state')) {
+    try {
+      const bytes = readSmall(r, 'state');
+      if (bytes !== undefined) state = parseStateBytes(bytes, r.paths.state, r.rolloutId, r.options.jsonReader);
+    } catch (e) {
+      stateReadable = false;
+      r.note(r.paths.state, e);
+    }
+  }
+  const stateOk = stateReadable && state.exists;
+  let version = 0;
+  if (stateOk) {
+    try {
+      version = stateVersion(state, r.rolloutId);
+    } catch (e) {
+      r.note(r.paths.state, e);
+    }
+  }
+  return { state, stateReadable, stateOk, version };
+}
+
+/** The call ids of a side file (intents, incomplete markers): none when absent or unreadable (noted). */
+function sideFile(r: FactsRead, kind: 'intents' | 'incomplete', parse: (bytes: Buffer) => string[]): string[] {
+  if (!r.present.has(kind)) return [];
+  try {
+    const bytes = readSmall(r, kind);
+    return bytes === undefined ? [] : parse(bytes);
+  } catch (e) {
+    r.note(r.paths[kind], e);
+    return [];
+  }
+}
+
+/** What J's lines say (or its index, for the indexed prefix). */
+interface JsonlFacts {
+  size: number;
+  entries: number;
+  callIds: Set<string>;
+  torn: boolean;
+  missingNewline: boolean;
+  badLines: number;
+  source: 'scan' | 'index';
+}
+
+function noJsonl(): JsonlFacts {
+  return { size: 0, entries: 0, callIds: new Set(), torn: false, missingNewline: false, badLines: 0, source: 'scan' };
+}
+
+/** J's facts; a failure to read it is noted, and what was counted before it stays. */
+async function jsonlFacts(
+  r: FactsRead,
+  idx: number | undefined,
+  digests: Record<string, unknown> | undefined,
+): Promise<JsonlFacts> {
+  const j = noJsonl();
+  const { paths, rolloutId, store, files } = r;
+  const fromIndex = () => {
+    j.source = 'index';
+    for (const k of Object.keys(digests!)) j.callIds.add(k);
+    j.entries = j.callIds.size;
+  };
+  // Fast path only with a readable, non-legacy index: the indexed prefix is counted from the
+  // index, only the tail past it is read.
+  const fast = !r.options.deep && digests !== undefined && idx !== undefined && idx > 0;
+  try {
+    const tail = fast ? files.jsonlEnd() : undefined;
+    if (tail) r.mtimes.set('jsonl', tail.mtimeMs);
+    if (tail && tail.size === idx) {
+      // Everything is indexed: no line to read and no lock to take. The indexed prefix never
+      // changes (J is append-only; only an unindexed torn tail is ever truncated).
+      j.size = tail.size;
+      fromIndex();
+      j.missingNewline = tail.lastByte !== 0x0a;
+      return j;
+    }
+    let read = await files.readJsonl(paths, rolloutId, { waitMs: lockWaitOf(store), from: fast ? idx : 0 });
+    if (read && read.from < (fast ? idx! : 0)) {
+      // indexed_size is past the end: count every line instead.
+      read.release?.();
+      read = await files.readJsonl(paths, rolloutId, { waitMs: lockWaitOf(store), from: 0 });
+    }
+    if (!read) return j;
+    j.size = read.size;
+    if (read.from > 0) fromIndex();
+    countLines(r, read, j);
+    j.missingNewline = read.size > 0 && read.lastByte !== 0x0a;
+    // Nothing above keeps a view of the bytes (call ids are strings): their memory is reused.
+    read.release?.();
+  } catch (e) {
+    r.note(paths.jsonl, e);
+  }
+  return j;
+}
+
+/** Counts the entries, bad lines and a torn tail of J's bytes `read` into `j`. */
+function countLines(r: FactsRead, read: JsonlBytes, j: JsonlFacts): void {
+  let pendingBad = false;
+  const jsonReader = r.options.jsonReader ?? new JsonBytesReader();
+  const where = { rolloutId: r.rolloutId, file: r.paths.jsonl };
+  scanBufferLines(
+    read.bytes,
+    (line) => {
+      if (line.stripped.length === 0) return;
+      if (pendingBad) {
+        j.badLines++;
+        pendingBad = false;
+      }
+      const v = classifyLine(line.stripped, where, jsonReader);
+      if (v.kind === 'entry') {
+        j.entries++;
+        j.callIds.add(v.entry.model_call_id);
+      } else if (v.kind === 'bad_json') pendingBad = true;
+      else j.badLines++;
+    },
+    { baseOffset: read.from },
+  );
+  j.torn = pendingBad;
+}
+
+/** The newest mtime of the rollout's files (those not opened are lstat'ed). */
+function newestMtime(r: FactsRead): number {
+  let mtime = 0;
+  for (const kind of FILE_ORDER) {
+    if (!r.present.has(kind)) continue;
+    const known = r.mtimes.get(kind) ?? r.files.mtime?.(kind);
+    if (known !== undefined) {
+      mtime = Math.max(mtime, known);
+      continue;
+    }
+    try {
+      // Synchronous: a stat is microseconds, a thread-pool round trip per file is not.
+      mtime = Math.max(mtime, lstatSync(r.paths[kind]).mtimeMs);
+    } catch {
+      /* vanished since the listing */
+    }
+  }
+  return mtime;
 }
 
 async function presentFiles(paths: ReturnType<typeof rolloutPaths>): Promise<Set<FileKind>> {
