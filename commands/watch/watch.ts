@@ -47,51 +47,58 @@ function decodingDetailLoader(model: DirectoryModel, tokenizers: CommandTokenize
 }
 
 export async function run(ctx: CommandContext<'watch'>): Promise<void> {
-  const { lockWaitMs } = ctx.store;
   // --json is a snapshot even on a terminal (a live view cannot be JSON).
-  if (!ctx.options.once && !ctx.options.json) {
-    // React's development build keeps debug data for every element it creates (several times
-    // the heap, and much slower renders): the live view runs the production build unless the
-    // caller asked otherwise. React reads it from the process's environment (the context's, in a
-    // real run) when it is first loaded, just below.
-    ctx.env.NODE_ENV ??= 'production';
-    const trace = traceFromEnv(ctx.env);
-    trace?.('watch: start');
-    // Decoders are looked up when a detail shows text, never before; nothing goes to stderr under the view.
-    const tokenizers = new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), () => undefined);
-    // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
-    // wait behind parsing a big rollout.
-    const workers = rowWorkers(ctx, trace);
-    // The first batch of the load is the first screen's rows, no more: the screen shows once
-    // they are read (the model's default, 48, when the terminal's height is not known).
-    const firstBatch = ctx.terminal.rows ? viewHeights(ctx.terminal.rows).page : undefined;
-    const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace, firstBatch });
-    // Its load's garbage is collected as it goes, as --once's (see once-memory.ts).
-    settleLoadMemory(live);
-    try {
-      // The load starts before the renderer is loaded (~0.6 s): the worker lists the directory
-      // and stats it meanwhile (shared-stat.ts), and the view shows what the model has so far.
-      void live.rescan();
-      const { view, source } = await (takeEarlyView() ?? loadLiveView());
-      trace?.(`watch: ink and react loaded (${source})`);
-      await view.runLive({
-        model: live,
-        styles: ctx.styles,
-        trace,
-        initialScan: false,
-        loadDetail: decodingDetailLoader(live, tokenizers),
-      });
-    } finally {
-      // Also when the renderer could not be loaded: the load started above stops, its waits for
-      // locks end, and the reads in flight are dropped (a quit waits for no read).
-      live.dispose();
-      // Nor does the detail's read, or any other: the process ends now, whatever is held.
-      endLockWaits(new Error('the live view was closed'));
-      await workers?.close(0);
-    }
-    return;
-  }
+  if (!ctx.options.once && !ctx.options.json) return runLive(ctx);
+  return runOnce(ctx);
+}
 
+/** The live view, until it is quit. */
+async function runLive(ctx: CommandContext<'watch'>): Promise<void> {
+  const { lockWaitMs } = ctx.store;
+  // React's development build keeps debug data for every element it creates (several times
+  // the heap, and much slower renders): the live view runs the production build unless the
+  // caller asked otherwise. React reads it from the process's environment (the context's, in a
+  // real run) when it is first loaded, just below.
+  ctx.env.NODE_ENV ??= 'production';
+  const trace = traceFromEnv(ctx.env);
+  trace?.('watch: start');
+  // Decoders are looked up when a detail shows text, never before; nothing goes to stderr under the view.
+  const tokenizers = new CommandTokenizers(tokenizerSource(ctx.options.tokenizer, ctx.env), () => undefined);
+  // Rows are computed in a worker thread from copies this thread takes: keys and drawing never
+  // wait behind parsing a big rollout.
+  const workers = rowWorkers(ctx, trace);
+  // The first batch of the load is the first screen's rows, no more: the screen shows once
+  // they are read (the model's default, 48, when the terminal's height is not known).
+  const firstBatch = ctx.terminal.rows ? viewHeights(ctx.terminal.rows).page : undefined;
+  const live = new DirectoryModel({ dir: ctx.dir, lockWaitMs, readers: workers?.readers, trace, firstBatch });
+  // Its load's garbage is collected as it goes, as --once's (see once-memory.ts).
+  settleLoadMemory(live);
+  try {
+    // The load starts before the renderer is loaded (~0.6 s): the worker lists the directory
+    // and stats it meanwhile (shared-stat.ts), and the view shows what the model has so far.
+    void live.rescan();
+    const { view, source } = await (takeEarlyView() ?? loadLiveView());
+    trace?.(`watch: ink and react loaded (${source})`);
+    await view.runLive({
+      model: live,
+      styles: ctx.styles,
+      trace,
+      initialScan: false,
+      loadDetail: decodingDetailLoader(live, tokenizers),
+    });
+  } finally {
+    // Also when the renderer could not be loaded: the load started above stops, its waits for
+    // locks end, and the reads in flight are dropped (a quit waits for no read).
+    live.dispose();
+    // Nor does the detail's read, or any other: the process ends now, whatever is held.
+    endLockWaits(new Error('the live view was closed'));
+    await workers?.close(0);
+  }
+}
+
+/** `--once` and `--json`: one snapshot of the directory, as JSON or as the view's text. */
+async function runOnce(ctx: CommandContext<'watch'>): Promise<void> {
+  const { lockWaitMs } = ctx.store;
   // The one-shot forms answer a question; the live view may wait for a run to start writing.
   requireCaptureFiles(ctx);
   // Before the load: its garbage is collected as it goes (see once-memory.ts).
