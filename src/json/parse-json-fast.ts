@@ -280,36 +280,9 @@ export class FastJsonParser {
       break;
     }
     // Elements followed by a comma are remembered with their text (all but a last complete one).
-    const commas = atElement ? n : n - 1;
-    if (slot === this.work) {
-      if (commas >= MEMO_MIN && commas <= MEMO_MAX) {
-        // The run becomes the newest memo; the one matched least recently becomes the work slot.
-        slot.remember(b, runStart, commas);
-        this.work = this.memo[this.memo.length - 1];
-        this.memo.pop();
-        this.memo.unshift(slot);
-      }
-    } else {
-      if (commas <= MEMO_MAX) slot.remember(b, runStart, commas);
-      else slot.forget();
-      if (this.memo[0] !== slot) {
-        this.memo.splice(this.memo.indexOf(slot), 1);
-        this.memo.unshift(slot);
-      }
-    }
+    this.keepRun(slot, b, runStart, atElement ? n : n - 1);
     this.pos = p;
-    if (n === 0) {
-      // Anything but ids (log probs, items, strings): an array literal of its own. Allocation
-      // feedback is per site: had these shared the id arrays' site, an array of objects pushed
-      // onto it would make V8 create every later id array with generic elements, and the run
-      // would stay up to 1.7x slower, depending on when the optimizing compiler looked.
-      const any: JsonValue[] = [];
-      for (;;) {
-        any.push(this.parseValue(c));
-        c = this.afterMember(93);
-        if (c < 0) return any;
-      }
-    }
+    if (n === 0) return this.parseOtherArray(c);
     const arr = new Array<JsonValue>(n);
     for (let i = 0; i < n; i++) arr[i] = out[i];
     if (!atElement) {
@@ -335,6 +308,44 @@ export class FastJsonParser {
       arr.push(this.parseValue(c));
       c = this.afterMember(93);
       if (c < 0) return arr;
+    }
+  }
+
+  /**
+   * An array of anything but ids (log probs, items, strings), `c` its first byte: an array literal
+   * of its own. Allocation feedback is per site: had these shared the id arrays' site, an array of
+   * objects pushed onto it would make V8 create every later id array with generic elements, and
+   * the run would stay up to 1.7x slower, depending on when the optimizing compiler looked.
+   */
+  private parseOtherArray(c: number): JsonValue[] {
+    const any: JsonValue[] = [];
+    for (;;) {
+      any.push(this.parseValue(c));
+      c = this.afterMember(93);
+      if (c < 0) return any;
+    }
+  }
+
+  /**
+   * Remembers the run of ids just read in `slot` (its first `commas` elements, with their text
+   * from `runStart`), the most recently matched first: the work slot's run becomes the newest
+   * memo when long enough, and the memo matched least recently becomes the work slot.
+   */
+  private keepRun(slot: RunSlot, b: Buffer, runStart: number, commas: number): void {
+    if (slot === this.work) {
+      if (commas >= MEMO_MIN && commas <= MEMO_MAX) {
+        slot.remember(b, runStart, commas);
+        this.work = this.memo[this.memo.length - 1];
+        this.memo.pop();
+        this.memo.unshift(slot);
+      }
+    } else {
+      if (commas <= MEMO_MAX) slot.remember(b, runStart, commas);
+      else slot.forget();
+      if (this.memo[0] !== slot) {
+        this.memo.splice(this.memo.indexOf(slot), 1);
+        this.memo.unshift(slot);
+      }
     }
   }
 
