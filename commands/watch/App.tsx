@@ -7,11 +7,11 @@
  * The whole frame is `rows - 1` lines high: Ink clears the entire terminal on every frame whose
  * output is as tall as the terminal (visible flicker), and one line less avoids that path.
  */
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { Box, useApp, useInput } from 'ink';
+import { useMemo } from 'react';
+import { Box } from 'ink';
 import type { Styles } from '../render/styles.js';
 import type { DirectoryModel } from '../../src/watch/directory-model.js';
-import { visibleRows, VisibleRowsCache, type SortMode } from '../../src/watch/rows.js';
+import { visibleRows, type SortMode } from '../../src/watch/rows.js';
 import { DirectoryView } from './DirectoryView.js';
 import { viewHeights } from './list-header.js';
 import { Footer } from './Footer.js';
@@ -19,10 +19,13 @@ import { Help } from './Help.js';
 import { RolloutView, maxDetailOffset, rolloutViewLines } from './RolloutView.js';
 import { useDirectoryModel } from './hooks/use-directory-model.js';
 import { useDirectoryWatcher, type DirectoryWatcherOptions } from './hooks/use-directory-watcher.js';
+import { useFrameTrace } from './hooks/use-frame-trace.js';
+import { useKeyContext, useKeys } from './hooks/use-keys.js';
 import { useNow } from './hooks/use-now.js';
 import { useRolloutDetail, type DetailLoader } from './hooks/use-rollout-detail.js';
+import { useReadSoon } from './hooks/use-read-soon.js';
 import { useTerminalSize, type SizedStream } from './hooks/use-terminal-size.js';
-import { initialUi, reduceKey, splitKeys, type KeyContext, type UiState } from './keys.js';
+import { useVisibleRows } from './hooks/use-visible-rows.js';
 import { selectedIndex, visibleOffset } from './navigation.js';
 import type { Trace } from './trace.js';
 
@@ -46,7 +49,6 @@ export interface WatchAppProps {
 
 export function WatchApp(props: WatchAppProps) {
   const { model, styles } = props;
-  const { exit } = useApp();
   const size = useTerminalSize(props.sizeStream);
   const handle = useDirectoryModel(model, {
     throttleMs: props.throttleMs,
@@ -66,46 +68,19 @@ export function WatchApp(props: WatchAppProps) {
     [props.loadDetail, model],
   );
 
-  // The view state lives in a ref as well as in React state: keys that arrive together are
-  // applied one after the other on the ref, without waiting for a render (see keys.ts).
-  const [ui, setUi] = useState<UiState>(() => initialUi(props.initialSort));
-  const uiRef = useRef(ui);
+  const [ui, keyContextRef] = useKeys(props.initialSort);
 
   const width = Math.max(20, size.columns);
   const { total, view: viewHeight, page } = viewHeights(size.rows);
   const { screen, help, searchDraft, filter, sort, nav, openId, detailOffset, callIndex } = ui;
 
   const snapshot = handle.snapshot;
-  // Kept up to date from each snapshot's delta: a frame during a load of 100,000 rollouts does
-  // not sort them all again.
-  const order = useRef<VisibleRowsCache | null>(null);
-  order.current ??= new VisibleRowsCache();
-  const cache = order.current;
-  const rows = useMemo(() => cache.rows(snapshot, filter, sort), [cache, snapshot, filter, sort]);
+  const rows = useVisibleRows(snapshot, filter, sort);
   // The rollout the user chose (the top row until a key moves the selection), wherever the load puts it.
   const selected = selectedIndex(nav, rows);
   const offset = visibleOffset(nav.offset, selected, rows.length, page);
-  // During a load, the rows on screen not read yet are read next, whatever the sort, filter or
-  // scroll position (the load's own order is the default view's).
-  const loading = !snapshot.ready && screen === 'list';
-  useEffect(() => {
-    if (!loading) return;
-    const unread: string[] = [];
-    for (const r of rows.slice(offset, offset + page)) if (!r.loaded) unread.push(r.id);
-    if (unread.length > 0) model.readSoon(unread);
-  }, [model, loading, rows, offset, page]);
-  // The trace's first frames with rows listed and with the visible rows read, once drawn.
-  const traced = useRef({ listed: false, read: false });
-  const trace = props.trace;
-  useEffect(() => {
-    if (!trace || screen !== 'list' || rows.length === 0) return;
-    if (!traced.current.listed) trace(`frame: ${rows.length} rows listed`);
-    traced.current.listed = true;
-    if (!traced.current.read && rows.slice(offset, offset + page).every((r) => r.loaded)) {
-      traced.current.read = true;
-      trace(`frame: visible rows read (${snapshot.totals.loaded} read)`);
-    }
-  }, [trace, screen, rows, offset, page, snapshot]);
+  useReadSoon(model, !snapshot.ready && screen === 'list', rows, offset, page);
+  useFrameTrace(props.trace, screen === 'list', rows, offset, page, snapshot.totals.loaded);
 
   // Ages are on screen only with rows or a rollout's detail.
   const now = useNow(props.clock, undefined, screen === 'detail' || rows.length > 0);
@@ -136,29 +111,12 @@ export function WatchApp(props: WatchAppProps) {
   // What the key reducer needs, current as of this render: the rows shown (the reducer reads
   // their ids; no list of every id is made per key), or for another filter, computed on demand
   // from the same snapshot.
-  const ctxRef = useRef<KeyContext | null>(null);
-  const keyContext: KeyContext = {
+  useKeyContext(keyContextRef, {
     rows: (f, s) => (f === filter && s === sort ? rows : visibleRows(snapshot.rows, f, s)),
     page,
     detailPage: viewHeight,
     detailMax: maxDetailOffset(detailLineCount, viewHeight),
     callCount: detailState.detail?.tree.length ?? 0,
-  };
-  // Once this render is on screen: keys apply to what is shown.
-  useLayoutEffect(() => {
-    ctxRef.current = keyContext;
-  });
-
-  useInput((input, key) => {
-    let next = uiRef.current;
-    for (const [i, k] of splitKeys(input, key)) {
-      next = reduceKey(next, i, k, ctxRef.current!);
-      if (next.quit) break;
-    }
-    if (next === uiRef.current) return;
-    uiRef.current = next;
-    setUi(next);
-    if (next.quit) exit();
   });
 
   let body;
