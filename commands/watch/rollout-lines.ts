@@ -87,6 +87,17 @@ export function detailLines(
   texts?: TextsByModel,
 ): string[] {
   const out: string[] = [];
+  headLines(out, d, width, now, styles);
+  treeLines(out, d, width, styles);
+  sideFileLines(out, d, width, styles);
+  verdictLines(out, d, width, styles);
+  divergenceLines(out, d, width, styles, texts);
+  checkLines(out, d, width, styles);
+  return out;
+}
+
+/** The rollout's heading: id, status, version, calls, files and age; conditions; why it is unread. */
+function headLines(out: string[], d: RolloutDetail, width: number, now: number, styles: Styles): void {
   const f = d.facts;
   const badge = styles.badge(d.status.status);
   const head = `rollout ${d.id}`;
@@ -105,7 +116,10 @@ export function detailLines(
   const unread = d.status.error ?? d.recordsError;
   if (unread) out.push(styles.error(truncate(couldNotBeRead(unread), width)));
   if (f?.snapshot_id) out.push(styles.dim(truncate(`snapshot ${f.snapshot_id}${f.frozen ? ' (frozen)' : ''}`, width)));
+}
 
+/** The chain tree: every placed call, the calls not placed, and the chains when more than one. */
+function treeLines(out: string[], d: RolloutDetail, width: number, styles: Styles): void {
   out.push(
     section(
       `chain tree (${d.tree.length} placed call${d.tree.length === 1 ? '' : 's'}, ${d.chains.length} chain${d.chains.length === 1 ? '' : 's'})`,
@@ -122,7 +136,10 @@ export function detailLines(
     for (const c of d.chains)
       out.push(styles.dim(truncate(`  ${c.name}: ${c.callIds.map(showId).join(' → ')}`, width)));
   }
+}
 
+/** What the side files and J's tail say: dangling intents, incomplete markers, a torn tail. */
+function sideFileLines(out: string[], d: RolloutDetail, width: number, styles: Styles): void {
   out.push(section(`dangling intents (${d.danglingIntents.length})`, width, styles));
   if (d.danglingIntents.length === 0) out.push(styles.dim('  none'));
   for (const id of d.danglingIntents)
@@ -149,11 +166,16 @@ export function detailLines(
       ),
     );
   }
+}
 
+/** The build's verdict (a preview: nothing written) and its causes. */
+function verdictLines(out: string[], d: RolloutDetail, width: number, styles: Styles): void {
   out.push(section('build verdict (preview, nothing written)', width, styles));
   const v = d.verdict;
   if (!v.built)
-    out.push(styles.dim(truncate(f?.retired ? '  not built: retired tombstone (consumed)' : '  not built', width)));
+    out.push(
+      styles.dim(truncate(d.facts?.retired ? '  not built: retired tombstone (consumed)' : '  not built', width)),
+    );
   else {
     // Delivered as `build` says it: tokens delivered/captured and the percentage.
     const delivered = `${v.tokensDelivered}/${v.tokensCaptured} (${((v.deliveredFraction ?? 0) * 100).toFixed(1)}%)`;
@@ -173,7 +195,10 @@ export function detailLines(
       wrapped.forEach((l, i) => out.push(i === 0 ? `  • ${l}` : `    ${l}`));
     }
   }
+}
 
+/** Each broken boundary's first divergence, with the decoded text around it when `texts` has its model's. */
+function divergenceLines(out: string[], d: RolloutDetail, width: number, styles: Styles, texts?: TextsByModel): void {
   if (d.divergences.length > 0) {
     out.push(
       section(
@@ -190,7 +215,10 @@ export function detailLines(
         for (const l of wrapText(w, width - 6, '  ')) out.push(styles.dim(`      ${l}`));
     }
   }
+}
 
+/** The digest check's findings, and the errors met reading the rollout. */
+function checkLines(out: string[], d: RolloutDetail, width: number, styles: Styles): void {
   if (d.rolloutFindings.length > 0 || d.digestError) {
     out.push(section('digest check', width, styles));
     for (const fd of d.rolloutFindings) {
@@ -208,5 +236,4 @@ export function detailLines(
     for (const e of d.errors)
       for (const l of wrapText(`${e.kind}: ${e.message}`, width - 2, '  ')) out.push(styles.error(`  ${l}`));
   }
-  return out;
 }
