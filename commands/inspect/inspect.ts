@@ -33,6 +33,7 @@ import { countRollout, emptySummary } from '../../src/status/summary.js';
 import type { CommandContext } from '../cli/context.js';
 import type { SortKey, StatusFilter } from '../cli/options.js';
 import { formatAgeSince, formatBytes, requireCaptureFiles, requireSelection, shardMember } from '../cli/shared.js';
+import type { Progress } from '../render/progress.js';
 import { summaryLines } from '../render/summary-text.js';
 import { detailLines } from '../watch/rollout-lines.js';
 import { callTokens } from '../../src/call-text/call-tokens.js';
@@ -141,6 +142,39 @@ function isSorted<T>(xs: readonly T[], order: (a: T, b: T) => number): boolean {
   return true;
 }
 
+/**
+ * `--json` in id order: the rows are written as they come, never held: memory stays that of the
+ * rollouts in flight however many the directory has.
+ */
+async function writeJsonInIdOrder(
+  ctx: CommandContext<'inspect'>,
+  listing: DirectoryListing,
+  bar: Progress | undefined,
+): Promise<void> {
+  const store = ctx.store;
+  const out = ctx.jsonMap({ dir: ctx.dir, ...shardMember(ctx, listing.rollouts.size) }, 'rollouts');
+  let shown = 0;
+  const write = (row: Row) => {
+    const [id, f, a, recordsError] = row;
+    let written: Promise<void> | undefined;
+    if (matchesStatus(a, ctx.options.status) && (ctx.options.limit === undefined || shown < ctx.options.limit)) {
+      written = out.entry(id, factsJson(f, a, recordsError));
+      shown++;
+    }
+    warnFacts(ctx, row);
+    // A slower reader of stdout holds the next rollouts back instead of the rows piling up.
+    return written;
+  };
+  await forEachRolloutFacts(
+    store,
+    { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) },
+    (id, f) =>
+      ctx.options.deep ? deepRow(store, id, f, listing.rollouts.get(id)).then(write) : write([id, f, rolloutStatus(f)]),
+  );
+  bar?.done();
+  out.end({ invalid_names: listing.invalidNames, temp_state_files: listing.tempStateFiles });
+}
+
 export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   const store = ctx.store;
   requireCaptureFiles(ctx);
@@ -149,34 +183,7 @@ export async function run(ctx: CommandContext<'inspect'>): Promise<void> {
   if (ctx.idsGiven) return inspectRollouts(ctx, listing);
   const bar =
     listing.rollouts.size > 500 ? ctx.progress({ title: 'reading', total: listing.rollouts.size }) : undefined;
-  if (ctx.options.json && ctx.options.sort === 'id') {
-    // In id order the rows are written as they come, never held: memory stays that of the
-    // rollouts in flight however many the directory has.
-    const out = ctx.jsonMap({ dir: ctx.dir, ...shardMember(ctx, listing.rollouts.size) }, 'rollouts');
-    let shown = 0;
-    const write = (row: Row) => {
-      const [id, f, a, recordsError] = row;
-      let written: Promise<void> | undefined;
-      if (matchesStatus(a, ctx.options.status) && (ctx.options.limit === undefined || shown < ctx.options.limit)) {
-        written = out.entry(id, factsJson(f, a, recordsError));
-        shown++;
-      }
-      warnFacts(ctx, row);
-      // A slower reader of stdout holds the next rollouts back instead of the rows piling up.
-      return written;
-    };
-    await forEachRolloutFacts(
-      store,
-      { deep: ctx.options.deep, listing, threads: ctx.threads, onProgress: (d) => bar?.update(d) },
-      (id, f) =>
-        ctx.options.deep
-          ? deepRow(store, id, f, listing.rollouts.get(id)).then(write)
-          : write([id, f, rolloutStatus(f)]),
-    );
-    bar?.done();
-    out.end({ invalid_names: listing.invalidNames, temp_state_files: listing.tempStateFiles });
-    return;
-  }
+  if (ctx.options.json && ctx.options.sort === 'id') return writeJsonInIdOrder(ctx, listing, bar);
   const facts = await directoryFacts(store, {
     deep: ctx.options.deep,
     listing,
