@@ -5,6 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import { existsSync } from 'node:fs';
 
 const UI_PACKAGES = ['commander', 'ink', 'ink-*', 'react', 'react/*', 'react-*', 'chalk', 'cli-table3', 'execa'];
 
@@ -24,6 +25,18 @@ const LAYERS_ABOVE = {
   status: ['rollout-read', 'watch', 'export'],
   'rollout-read': ['watch', 'export'],
 };
+
+/** The largest file and function of src/ and commands/, in lines (docs/architecture.md). */
+const MAX_FILE_LINES = 600;
+const MAX_FUNCTION_LINES = 120;
+
+/**
+ * The files allowed past those sizes, each with the decision record that says why (a path of
+ * docs/decisions/): none.
+ */
+const SIZE_EXCEPTIONS = {};
+for (const [file, record] of Object.entries(SIZE_EXCEPTIONS))
+  if (!existsSync(new URL(record, import.meta.url))) throw new Error(`${file}: no decision record ${record}`);
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'fixtures/**', 'man/**', 'coverage/**'] },
@@ -131,6 +144,19 @@ export default tseslint.config(
       'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
     },
     rules: { 'import-x/no-cycle': 'error' },
+  },
+  // Units small enough to hold in one's head (docs/architecture.md): files and functions of
+  // src/ and commands/ within the sizes above, but for the exceptions with a decision record.
+  {
+    files: ['src/**/*.ts', 'commands/**/*.ts', 'commands/**/*.tsx'],
+    ignores: Object.keys(SIZE_EXCEPTIONS),
+    rules: {
+      'max-lines': ['error', { max: MAX_FILE_LINES, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': [
+        'error',
+        { max: MAX_FUNCTION_LINES, skipBlankLines: false, skipComments: false, IIFEs: true },
+      ],
+    },
   },
   // The layers of docs/architecture.md: the pure rules of src/status read nothing, the one reading
   // of a rollout (src/rollout-read) sits above build, facts and status, and the results (watch,
