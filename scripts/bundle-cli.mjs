@@ -13,8 +13,9 @@
 //
 // What stays outside: every other package (chalk, cli-table3, koffi, zod, Arrow and Parquet are
 // loaded when needed), and the ways into `watch` (commands/watch/watch.js, early.js): its
-// view's bundle imports the library from dist/, and bin/tokcap.js runs `watch` from the modules,
-// so that the process has one instance of each module (error classes, the lock's bookkeeping).
+// view's bundle imports the library from dist/, and the bundle's entry (commands/cli/main.ts)
+// runs `watch`'s program from the modules, so that the process has one instance of each module
+// that `watch` uses (error classes, the lock's bookkeeping).
 import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -60,7 +61,7 @@ const plugins = [
         if (args.path.startsWith('node:') || BUNDLED.has(args.path.split('/')[0])) return undefined;
         return { path: args.path, external: true };
       });
-      // watch stays in dist/, imported from there (never from the bundle: see bin/tokcap.js).
+      // watch stays in dist/, imported from there (never from the bundle: see commands/cli/main.ts).
       b.onResolve({ filter: /^\.\.?\// }, (args) => {
         const target = resolve(args.resolveDir, args.path);
         if (!WATCH.has(target)) return undefined;

@@ -1,6 +1,6 @@
 /**
- * The real binary, spawned: bin/tokcap.js -> dist/commands/cli/main.js -> run.js (or complete.js),
- * or the same from their bundle in dist/cli/ when it is current (scripts/bundle-cli.mjs).
+ * The real binary, spawned: bin/tokcap.js -> dist/cli/main.js (the bundle, scripts/bundle-cli.mjs)
+ * -> run.js (or complete.js), or the same from dist/commands/ where no bundle was built.
  * Needs a build (`npm test` runs tsc first; `ensureBuilt` compiles when dist/ is missing or
  * older than the sources).
  */
