@@ -133,7 +133,7 @@ describe('doctor --hold and --probe', () => {
       await beating;
       rmSync(holdFile());
     }
-  }, 60_000);
+  });
 
   it('a SIGKILLed --hold leaves a stale file: the probe names it and gives no verdict, the next --hold replaces it', async () => {
     mkdirSync(dir(), { recursive: true });
@@ -166,7 +166,7 @@ describe('doctor --hold and --probe', () => {
     ]);
     expect(JSON.parse(again.stdout).stale_hold).toEqual({ host: hostname(), pid: holder.pid, reason: 'not_running' });
     expect(readdirSync(dir())).toEqual([]);
-  }, 60_000);
+  });
 
   it('a hold file of another host that is not refreshed is stale: the next --hold says so and replaces it', async () => {
     mkdirSync(dir(), { recursive: true });
@@ -179,7 +179,7 @@ describe('doctor --hold and --probe', () => {
       `tokcap: warning: ${holdFile()}: replaced a stale hold file of pid 4242 on node-b, not refreshed for 5s (its holder was killed, or its node is down)`,
     ]);
     expect(readdirSync(dir())).toEqual([]);
-  }, 60_000);
+  });
 
   it('no holder within --wait: exit 3, and the probe creates nothing', async () => {
     mkdirSync(dir(), { recursive: true });

@@ -81,7 +81,7 @@ describe(`an unreadable file met by a worker${IS_ROOT ? ' (as uid 65534)' : ''}`
 
 describe('a lock held by another process (python3)', () => {
   it('build: "timed out after 1s waiting for the lock", never the Python class of the JSON string', async () => {
-    const holder = await holdLock(store, 'r150', 'ex', 30);
+    const holder = await holdLock(store, 'r150', 'ex', 3600);
     try {
       const human = await tokcap(['build', store, 'r150', 'r151', '--lock-wait', '1s'], {
         ...threads(),

@@ -36,7 +36,7 @@ describe('inspect DIR ID --json: the first divergences of a broken chain', () =>
     ]);
     expect(made.exitCode).toBe(0);
     ids = Object.keys(JSON.parse(String((await tokcap(['inspect', dir, '--json'])).stdout)).rollouts);
-  }, 120_000);
+  });
 
   /** Each rollout's `divergences` as `command` gives it, by id (absent members as undefined). */
   async function divergencesBy(command: 'inspect' | 'build', extra: string[]): Promise<Record<string, unknown>> {

@@ -34,7 +34,7 @@ afterEach(async () => {
 describe('verify-digests with a rollout it could not read', () => {
   it('--json: the rollout is unchecked, ok is false, exit 3', async () => {
     const dir = await twoRollouts();
-    holder = await holdLock(dir, 'A', 'ex', 30);
+    holder = await holdLock(dir, 'A', 'ex', 3600);
     const { code, stdout, stderr } = await cli(['verify-digests', dir, 'A', 'B', '--lock-wait', '1s', '--json']);
     const doc = JSON.parse(stdout);
     expect(doc.ok).toBe(false);
@@ -48,7 +48,7 @@ describe('verify-digests with a rollout it could not read', () => {
 
   it('text: says the rollout could not be read, never that it was verified', async () => {
     const dir = await twoRollouts();
-    holder = await holdLock(dir, 'A', 'ex', 30);
+    holder = await holdLock(dir, 'A', 'ex', 3600);
     const { code, stdout } = await cli(['verify-digests', dir, '--lock-wait', '1s']);
     expect(code).toBe(3);
     expect(stdout).toContain('1 rollout verified');

@@ -39,7 +39,7 @@ beforeAll(async () => {
   writeFileSync(join(ROOT, 'exists.jsonl'), '');
   mkdirSync(join(ROOT, 'dataset', 'calls'), { recursive: true });
   writeFileSync(join(ROOT, 'dataset', 'calls', 'part-00000-of-00001.parquet'), '');
-}, 120_000);
+});
 
 describe('a usage error with --ids-from - does not wait for standard input', () => {
   const lines: [string, string[], Record<string, string>, RegExp][] = [

@@ -129,7 +129,7 @@ describe('one rollout lock at a time for the whole process, with worker threads'
       .map((n) => n.slice(0, -'.tokens.jsonl'.length))
       .sort();
     const held = [ids[0], ids[ids.length - 1]];
-    const holders = await Promise.all(held.map((id) => holdLock(dir, id, 'ex', 60)));
+    const holders = await Promise.all(held.map((id) => holdLock(dir, id, 'ex', 3600)));
     try {
       const run = startTokcap(['build', dir, '--json', '--lock-wait', '1s'], {
         env: { TOKCAP_WORKERS: '2', TOKCAP_DEBUG: '1' },

@@ -245,7 +245,7 @@ export async function faultedStore(template: Template, base: string, kind: Kind,
       appendFileSync(path, '{"a":' + '1'.repeat(2 * 1024 * 1024));
       break;
     case 'lock-held':
-      store.holder = await holdLock(dir, 'good', 'ex', 300);
+      store.holder = await holdLock(dir, 'good', 'ex', 3600);
       break;
     case 'lock-held-append':
       store.holder = await holdWithAppend(dir, template.extraLine);

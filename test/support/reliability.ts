@@ -112,7 +112,10 @@ export function py(args: string[], opts: RunOptions = {}): Promise<Spawned> {
   return startProcess('python3', [PY_STORE, ...args], opts).done;
 }
 
-/** A Python process holding R's lock (`hold DIR R ex|sh SECONDS`); resolves once it holds it. */
+/**
+ * A Python process holding R's lock (`hold DIR R ex|sh SECONDS`); resolves once it holds it. A test
+ * kills it once done with it: SECONDS only bounds a run that never does, never the time a test needs.
+ */
 export async function holdLock(dir: string, rolloutId: string, mode: 'ex' | 'sh', seconds: number): Promise<SpawnRun> {
   const run = startProcess('python3', [PY_STORE, dir, 'hold', rolloutId, mode, String(seconds)], {
     timeoutMs: (seconds + 30) * 1000,

@@ -212,7 +212,7 @@ describe('tokcap watch without a terminal', () => {
       holder.child.kill('SIGKILL');
       await holder.done;
     }
-  }, 60_000);
+  });
 
   it('--once on an empty directory exits 3 (no capture files) unless --allow-empty', async () => {
     const dir = tempDir();

@@ -44,7 +44,7 @@ afterAll(() => {
 async function watchWithHeldLock(name: string, lockWait: string): Promise<{ dir: string; holder: SpawnRun }> {
   const dir = fs.mkdtempSync(path.join(work, 'store-'));
   await generateStore({ dir }, { rollouts: 6, calls: 3, prompt: 20, gen: 4, turn: 3 });
-  const holder = await holdLock(dir, LOCKED, 'ex', 60);
+  const holder = await holdLock(dir, LOCKED, 'ex', 3600);
   holders.push(holder);
   const script = path.join(work, `${name}.sh`);
   fs.writeFileSync(

@@ -94,7 +94,7 @@ describe('copyRollout: one locked read for the facts and the preview', () => {
     const dir = tmp();
     await generateStore({ dir }, { rollouts: 2, calls: 2, prompt: 8, gen: 2, turn: 2, prefix: 'r' });
     const store = { dir, lockWaitMs: 300 };
-    const holder = await holdLock(dir, 'r0000', 'ex', 20);
+    const holder = await holdLock(dir, 'r0000', 'ex', 3600);
     try {
       const arena = new CopyArena(1024);
       const record = await copyRollout(store, 'r0000', arena);

@@ -78,7 +78,7 @@ describe('sweep and lock files', () => {
   it('an interrupted `tokcap sweep` has already printed a line for every rollout it removed', async () => {
     const dir = await tombstones(['a', 'b']);
     // b's lock is held: the sweep removes a, then waits on b until it is killed.
-    const holder = await holdLock(dir, 'b', 'ex', 30);
+    const holder = await holdLock(dir, 'b', 'ex', 3600);
     const sweep = startTokcap(['sweep', dir, '--older-than', '0s', '--lock-wait', '60s'], { timeoutMs: 60_000 });
     let out = '';
     await new Promise<void>((resolve) => {

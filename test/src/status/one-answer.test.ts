@@ -61,7 +61,7 @@ beforeAll(async () => {
     '14',
   ]);
   expect(made.code).toBe(0);
-  holder = await holdLock(dir, HELD, 'ex', 120);
+  holder = await holdLock(dir, HELD, 'ex', 3600);
 });
 
 afterAll(async () => {
@@ -267,7 +267,7 @@ describe('one answer per rollout, in every command', () => {
   }, 240_000);
 
   it('a held rollout whose summary needs its lock (an unindexed tail) is unavailable in every command, with the one error', async () => {
-    const tail = await holdLock(dir, HELD_TAIL, 'ex', 120);
+    const tail = await holdLock(dir, HELD_TAIL, 'ex', 3600);
     try {
       const unavailable = { status: 'unavailable', conditions: [] };
       const inspect = await cli(['inspect', dir, '--json', ...WAIT]);

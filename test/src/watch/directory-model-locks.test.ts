@@ -25,7 +25,7 @@ afterEach(async () => {
 
 /** A python3 process holding `id`'s lock for a minute: longer than any test here runs. */
 async function holdFor60s(dir: string, id: string): Promise<SpawnRun> {
-  const h = await holdLock(dir, id, 'ex', 60);
+  const h = await holdLock(dir, id, 'ex', 3600);
   holders.push(h);
   return h;
 }

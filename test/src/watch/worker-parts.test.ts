@@ -97,7 +97,7 @@ describe('the worker batches', () => {
   it('copy under lock in this thread: a rollout whose lock is held elsewhere is left out of what the worker reads', async () => {
     const dir = tempDir();
     const ids = await makeStore(dir, { rollouts: 3, mix: false });
-    holder = await holdLock(dir, ids[1], 'ex', 30);
+    holder = await holdLock(dir, ids[1], 'ex', 3600);
     const arena = new CopyArena();
     const { copied, held, records } = await copyForWorker(
       await readingModules(),
