@@ -79,15 +79,15 @@ describe('sweep and lock files', () => {
     const dir = await tombstones(['a', 'b']);
     // b's lock is held: the sweep removes a, then waits on b until it is killed.
     const holder = await holdLock(dir, 'b', 'ex', 3600);
-    const sweep = startTokcap(['sweep', dir, '--older-than', '0s', '--lock-wait', '60s'], { timeoutMs: 60_000 });
+    const sweep = startTokcap(['sweep', dir, '--older-than', '0s', '--lock-wait', '1h'], { timeoutMs: 600_000 });
     let out = '';
     await new Promise<void>((resolve) => {
       sweep.child.stdout!.on('data', (b: Buffer) => {
         out += b.toString();
         if (out.includes('\n')) resolve();
       });
-      // Printing only at the end (the old behaviour) never gets here: fail, do not hang.
-      setTimeout(resolve, 20_000);
+      // A sweep that printed only at the end would print nothing while it waits for b.
+      void sweep.done.then(() => resolve());
     });
     sweep.child.kill('SIGTERM');
     const done = await sweep.done;
