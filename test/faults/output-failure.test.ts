@@ -68,7 +68,7 @@ describe('export --format store interrupted by SIGKILL', () => {
       'python3',
       [
         '-c',
-        'import fcntl,sys,time\nf=open(sys.argv[1],"a+b")\nfcntl.flock(f.fileno(),fcntl.LOCK_EX)\nprint("held",flush=True)\ntime.sleep(60)',
+        'import fcntl,sys,time\nf=open(sys.argv[1],"a+b")\nfcntl.flock(f.fileno(),fcntl.LOCK_EX)\nprint("held",flush=True)\ntime.sleep(3600)',
         join(store, 'r5.tokens.lock'),
       ],
       { reject: false },
@@ -79,7 +79,7 @@ describe('export --format store interrupted by SIGKILL', () => {
       const out = join(outDir, 'copy');
       const run = execa(
         process.execPath,
-        [BIN, 'export', store, '--format', 'store', '--out', out, '--lock-wait', '60s'],
+        [BIN, 'export', store, '--format', 'store', '--out', out, '--lock-wait', '1h'],
         { reject: false },
       );
       // Waits while r0..r4 are copied into the temporary sibling and r5's lock is awaited.

@@ -20,6 +20,7 @@ import { generateStore } from '../../../src/fixture/generate-store.js';
 import { rolloutPaths } from '../../../src/layout/file-names.js';
 import { BIN, cleanEnv, cli, ROOT } from '../../support/cli.js';
 import { DEMO_STORE, copyStore, scratch, treeSnapshot } from '../../support/export.js';
+import { holdLock } from '../../support/reliability.js';
 
 const PY_STORE = join(ROOT, 'test', 'support', 'py_store.py');
 const CAPTURE_FILE = /\.tokens\.(jsonl|state\.json|intents|incomplete)$/;
@@ -256,25 +257,34 @@ describe('export --format store', () => {
     const src = join(d, 'src');
     await generateStore({ dir: src }, { rollouts: 150, calls: 6, mix: true, seed: 8 });
     const out = join(d, 'copy');
-    const child = execa('node', [BIN, 'export', src, '--format', 'store', '--out', out], {
-      env: cleanEnv(),
-      extendEnv: false,
-      reject: false,
-      stdin: 'ignore',
-    });
-    const deadline = Date.now() + 60_000;
-    const staged = () => readdirSync(d).find((n) => n.startsWith('.copy.tokcap-tmp-'));
-    while (!(
-      staged() !== undefined && readdirSync(join(d, staged()!)).filter((n) => CAPTURE_FILE.test(n)).length >= 6
-    )) {
-      if (child.exitCode !== null) throw new Error('the copy finished before it could be interrupted');
-      if (Date.now() > deadline) throw new Error('the copy did not start');
-      await new Promise((res) => setTimeout(res, 5));
+    // python3 holds the lock of the 20th rollout with a capture file: the copy stops there.
+    const held = readdirSync(src)
+      .filter((n) => n.endsWith('.tokens.jsonl'))
+      .sort()[19]
+      .slice(0, -'.tokens.jsonl'.length);
+    const holder = await holdLock(src, held, 'ex', 3600);
+    try {
+      const child = execa('node', [BIN, 'export', src, '--format', 'store', '--out', out, '--lock-wait', '1h'], {
+        env: cleanEnv(),
+        extendEnv: false,
+        reject: false,
+        stdin: 'ignore',
+      });
+      const staged = () => readdirSync(d).find((n) => n.startsWith('.copy.tokcap-tmp-'));
+      while (!(
+        staged() !== undefined && readdirSync(join(d, staged()!)).filter((n) => CAPTURE_FILE.test(n)).length >= 6
+      )) {
+        if (child.exitCode !== null) throw new Error('the copy finished before it could be interrupted');
+        await new Promise((res) => setTimeout(res, 5));
+      }
+      child.kill('SIGTERM');
+      const r = await child;
+      expect(r.signal).toBe('SIGTERM');
+      expect(readdirSync(d).sort()).toEqual(['src']);
+    } finally {
+      holder.child.kill('SIGKILL');
+      await holder.done;
     }
-    child.kill('SIGTERM');
-    const r = await child;
-    expect(r.signal).toBe('SIGTERM');
-    expect(readdirSync(d).sort()).toEqual(['src']);
   }, 240_000);
 
   it('--freeze does not apply (usage error, before anything is read)', async () => {
