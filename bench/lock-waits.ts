@@ -9,13 +9,12 @@
 // - a Python writer appending to R while two loops of read-only commands read R: its wait for
 //   the exclusive lock (a reader holds R only for a short copy, not across rendering).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rolloutPaths } from '../src/layout/file-names.js';
 import { withRolloutLock } from '../src/lock/rollout-lock.js';
-import { py } from '../test/support/reliability.js';
-import { writerUnderReaders } from '../test/support/writer-under-readers.js';
+import { writerStore, writerUnderReaders } from '../test/support/writer-under-readers.js';
 
 const REPS = Number(process.argv[2] ?? 5);
 
@@ -90,19 +89,7 @@ try {
   console.log(`  abort -> wait ended               ${ms(median(aborted))}`);
 
   const template = join(root, 'store');
-  mkdirSync(template);
-  const w = await py([
-    template,
-    'writer',
-    '--rollouts',
-    'A,R,B',
-    '--seconds',
-    '0.6',
-    '--seed',
-    '11',
-    '--log',
-    join(root, 'log'),
-  ]);
+  const w = await writerStore(template, join(root, 'log'));
   if (w.code !== 0) throw new Error(`py_store writer failed: ${w.stderr}`);
   const { figures, reads } = await writerUnderReaders(template, 'R', 2, 3 * REPS);
   if (!figures) throw new Error('the writer printed no figures');

@@ -10,7 +10,7 @@
  *    every read succeeds. How long the writer waits for its lock meanwhile is a measurement:
  *    bench/lock-waits.ts.
  */
-import { cpSync, mkdirSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../support/cli-binary.js';
@@ -18,7 +18,6 @@ import {
   holdLock,
   jsonlCallIds,
   parseJsonOut,
-  py,
   readStateFile,
   sized,
   stderrProblems,
@@ -26,7 +25,7 @@ import {
   tokcap,
   filesOf,
 } from '../support/reliability.js';
-import { writerUnderReaders } from '../support/writer-under-readers.js';
+import { writerStore, writerUnderReaders } from '../support/writer-under-readers.js';
 
 /** The holders let go when killed, after the commands ended: a command that waited for one never ends. */
 const HOLD_S = 600;
@@ -38,19 +37,7 @@ beforeAll(async () => {
   ensureBuilt();
   base = tempBase('locks');
   template = join(base, 'template');
-  mkdirSync(template);
-  const w = await py([
-    template,
-    'writer',
-    '--rollouts',
-    'A,R,B',
-    '--seconds',
-    '0.6',
-    '--seed',
-    '11',
-    '--log',
-    join(base, 'log'),
-  ]);
+  const w = await writerStore(template, join(base, 'log'));
   expect(w.code, w.stderr).toBe(0);
 });
 

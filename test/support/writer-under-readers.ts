@@ -3,9 +3,9 @@
  * loop on it: the reliability suite checks that every append and every read succeeds, and
  * bench/lock-waits.ts prints how long the writer waited for its exclusive lock meanwhile.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PY_STORE, type Spawned, startProcess, tokcap } from './reliability.js';
+import { py, PY_STORE, type Spawned, startProcess, tokcap } from './reliability.js';
 
 /**
  * argv: DIR R STOP. Appends to R until the file STOP exists; prints "appending" after its first
@@ -37,6 +37,12 @@ q = lambda xs, p: xs[min(len(xs) - 1, int(p * len(xs)))]
 print(json.dumps({'calls': calls, 'wait_max': waits[-1], 'wait_p95': q(waits, 0.95),
                   'append_p50': q(lats, 0.5), 'append_max': lats[-1]}))
 `;
+
+/** A store `dir` of rollouts A, R and B as the stdlib Python writer leaves them after 0.6 s (its log in `log`). */
+export async function writerStore(dir: string, log: string): Promise<Spawned> {
+  mkdirSync(dir);
+  return py([dir, 'writer', '--rollouts', 'A,R,B', '--seconds', '0.6', '--seed', '11', '--log', log]);
+}
 
 export interface WriterFigures {
   calls: string[];
