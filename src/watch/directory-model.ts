@@ -333,7 +333,7 @@ export class DirectoryModel {
     if (firstMtimes) {
       this.trace?.('scan: shared stat pass done');
       // The head of that order in one pass over the mtimes; the whole listing is sorted once its
-      // screen is drawn (~0.07 s of this thread at 100,000, no longer before the first batch).
+      // screen is drawn (~0.07 s of this thread at 100,000, after the first batch, not before it).
       const mtimes = firstMtimes;
       const head = recentHead(ids, mtimes, this.firstBatch);
       const headIds = Array.from(head, (i) => ids[i]);
