@@ -8,9 +8,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appendEntry } from '../../src/ops/writer.js';
-import { holdLock, type SpawnRun } from '../support/reliability.js';
+import { holdersKilledAfterEach } from '../support/reliability.js';
 import { entry, useTempDirs } from '../support/store.js';
 import { cli } from '../support/cli.js';
 
@@ -24,17 +24,12 @@ async function twoRollouts(): Promise<string> {
   return dir;
 }
 
-let holder: SpawnRun | undefined;
-afterEach(async () => {
-  holder?.child.kill('SIGKILL');
-  await holder?.done;
-  holder = undefined;
-});
+const holders = holdersKilledAfterEach();
 
 describe('verify-digests with a rollout it could not read', () => {
   it('--json: the rollout is unchecked, ok is false, exit 3', async () => {
     const dir = await twoRollouts();
-    holder = await holdLock(dir, 'A', 'ex', 3600);
+    await holders.lock(dir, 'A', 'ex', 3600);
     const { code, stdout, stderr } = await cli(['verify-digests', dir, 'A', 'B', '--lock-wait', '1s', '--json']);
     const doc = JSON.parse(stdout);
     expect(doc.ok).toBe(false);
@@ -48,7 +43,7 @@ describe('verify-digests with a rollout it could not read', () => {
 
   it('text: says the rollout could not be read, never that it was verified', async () => {
     const dir = await twoRollouts();
-    holder = await holdLock(dir, 'A', 'ex', 3600);
+    await holders.lock(dir, 'A', 'ex', 3600);
     const { code, stdout } = await cli(['verify-digests', dir, '--lock-wait', '1s']);
     expect(code).toBe(3);
     expect(stdout).toContain('1 rollout verified');

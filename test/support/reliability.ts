@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { projectRoot } from './conformance-corpus.js';
 
 export const BIN = join(projectRoot, 'bin', 'tokcap.js');
@@ -133,6 +134,27 @@ export async function holdLock(dir: string, rolloutId: string, mode: 'ex' | 'sh'
     void run.done.then((r) => reject(new Error(`lock holder exited early: ${r.code} ${r.stderr}`)));
   });
   return run;
+}
+
+/**
+ * Lock holders (`holdLock`) killed after each test of the file that calls this at its top level:
+ * `const held = holdersKilledAfterEach();`, then `await held.lock(dir, id, 'ex', 3600)` in a test.
+ */
+export function holdersKilledAfterEach(): { lock: (...args: Parameters<typeof holdLock>) => Promise<SpawnRun> } {
+  const runs: SpawnRun[] = [];
+  afterEach(async () => {
+    for (const run of runs.splice(0)) {
+      run.child.kill('SIGKILL');
+      await run.done;
+    }
+  });
+  return {
+    lock: async (...args) => {
+      const run = await holdLock(...args);
+      runs.push(run);
+      return run;
+    },
+  };
 }
 
 /** A fresh temp base holding `store/` and a sibling `outside/` that nothing may touch. */

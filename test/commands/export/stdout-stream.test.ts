@@ -7,11 +7,11 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateStore } from '../../../src/fixture/generate-store.js';
 import { BIN, cleanEnv, cli, ensureBuilt } from '../../support/cli.js';
 import { DEMO_STORE, scratch, treeSnapshot } from '../../support/export.js';
-import { holdLock, type SpawnRun } from '../../support/reliability.js';
+import { holdersKilledAfterEach } from '../../support/reliability.js';
 
 let root: string;
 let store: string;
@@ -28,12 +28,7 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-let holder: SpawnRun | undefined;
-afterEach(async () => {
-  holder?.child.kill('SIGKILL');
-  await holder?.done;
-  holder = undefined;
-});
+const holders = holdersKilledAfterEach();
 
 describe('export --out -', () => {
   it('writes exactly the bytes of the file export to stdout; the summary goes to stderr', async () => {
@@ -87,7 +82,7 @@ describe('export --out -', () => {
       .filter((n) => n.endsWith('.tokens.jsonl'))
       .sort()[99]
       .slice(0, -'.tokens.jsonl'.length);
-    holder = await holdLock(store, held, 'ex', 600);
+    await holders.lock(store, held, 'ex', 600);
     const child = execa('node', [BIN, 'export', store, '--out', '-', '--lock-wait', '600s'], {
       env: cleanEnv(),
       extendEnv: false,

@@ -7,13 +7,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { closeCopied, CopyArena } from '../../../src/ops/rollout-copy.js';
 import { DEFAULT_READERS } from '../../../src/watch/directory-model.js';
 import { ReadWorkerLink, type LinkListener, type ReaderReply } from '../../../src/watch/read-worker-link.js';
 import { copyForWorker, readingModules, WorkerBatches } from '../../../src/watch/worker-batches.js';
 import { WorkerListings } from '../../../src/watch/worker-listings.js';
-import { holdLock, type SpawnRun } from '../../support/reliability.js';
+import { holdersKilledAfterEach } from '../../support/reliability.js';
 import { makeStore, useTempDirs } from '../../support/watch.js';
 
 const tempDir = useTempDirs('tokcap-worker-parts-');
@@ -40,12 +40,7 @@ function recorder(): LinkListener & { replies: ReaderReply[]; losses: number; lo
   return r;
 }
 
-let holder: SpawnRun | undefined;
-afterEach(async () => {
-  holder?.child.kill('SIGKILL');
-  await holder?.done;
-  holder = undefined;
-});
+const holders = holdersKilledAfterEach();
 
 describe('the read worker link', () => {
   it('starts nothing when there is no worker file, and reads nothing there', () => {
@@ -97,7 +92,7 @@ describe('the worker batches', () => {
   it('copy under lock in this thread: a rollout whose lock is held elsewhere is left out of what the worker reads', async () => {
     const dir = tempDir();
     const ids = await makeStore(dir, { rollouts: 3, mix: false });
-    holder = await holdLock(dir, ids[1], 'ex', 3600);
+    await holders.lock(dir, ids[1], 'ex', 3600);
     const arena = new CopyArena();
     const { copied, held, records } = await copyForWorker(
       await readingModules(),
